@@ -1,0 +1,111 @@
+//! The one error type of the journal logic. Each variant is one kind of
+//! JavaScript exception the reference lets reach its caller; `js::throw`
+//! is the one place that turns it into that exception.
+
+use std::fmt;
+use std::io;
+
+pub type Result<T, E = JournalError> = std::result::Result<T, E>;
+
+/// Exit status of a refusal a supervisor must not retry (the reference's
+/// `BRAKE_EXIT`): STOP is present or the binding is held.
+pub const BRAKE_EXIT: i32 = 3;
+
+#[derive(Debug, Clone, PartialEq)]
+pub enum JournalError {
+  /// A `DiscordError`: a refusal whose message is part of the contract.
+  Discord { message: String, exit_code: i32 },
+  /// Node's own `Error` from an fs call the reference does not wrap
+  /// (`ensureJournal`'s mkdir): only the class and `code` are contract.
+  Node { code: String, errno: i32, syscall: &'static str, path: String },
+  /// A `TypeError` the reference lets escape: a property read of null or
+  /// undefined, or Node's argument validation (then `code` is set).
+  Type { message: String, code: Option<&'static str> },
+  /// A `RangeError`: an invalid date.
+  Range { message: String },
+}
+
+impl JournalError {
+  /// `new DiscordError(message)`: exit code 1, "operation failed".
+  pub fn failed(message: impl Into<String>) -> Self {
+    JournalError::Discord { message: message.into(), exit_code: 1 }
+  }
+
+  /// A refusal with `BRAKE_EXIT`.
+  pub fn brake(message: impl Into<String>) -> Self {
+    JournalError::Discord { message: message.into(), exit_code: BRAKE_EXIT }
+  }
+
+  /// The TypeError of reading `key` from null (or undefined).
+  pub fn read_of_null(key: &str) -> Self {
+    JournalError::Type { message: format!("Cannot read properties of null (reading '{key}')"), code: None }
+  }
+
+  pub fn invalid_date() -> Self {
+    JournalError::Range { message: "Invalid time value".into() }
+  }
+}
+
+impl fmt::Display for JournalError {
+  fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+    match self {
+      JournalError::Discord { message, .. } | JournalError::Type { message, .. } | JournalError::Range { message } => f.write_str(message),
+      JournalError::Node { code, errno, syscall, path } => {
+        write!(f, "{code}: {}, {syscall} '{path}'", nix::errno::Errno::from_raw(*errno).desc().to_lowercase())
+      }
+    }
+  }
+}
+
+impl std::error::Error for JournalError {}
+
+/// The `code` Node gives an fs failure: libuv's name for the errno, or
+/// Node's own code for a path it refuses before any system call.
+pub fn fs_code(err: &io::Error) -> Option<String> {
+  match err.raw_os_error() {
+    Some(errno) => Some(errno_name(errno)),
+    // Rust refuses a path with a NUL byte before the system call; Node does too.
+    None if err.kind() == io::ErrorKind::InvalidInput => Some("ERR_INVALID_ARG_VALUE".into()),
+    None => None,
+  }
+}
+
+fn errno_name(errno: i32) -> String {
+  match nix::errno::Errno::from_raw(errno) {
+    // The aliases libuv names differently from nix's first spelling.
+    nix::errno::Errno::EOPNOTSUPP => "ENOTSUP".into(),
+    nix::errno::Errno::UnknownErrno => format!("Unknown system error {}", -errno),
+    e => format!("{e:?}"),
+  }
+}
+
+/// The reference's `quietFs(err, label, verb)`: an fs failure told by its
+/// label and errno code only, never the host path (#1873).
+pub fn quiet_fs(code: Option<&str>, label: &str, verb: &str) -> JournalError {
+  JournalError::failed(format!("could not {verb} {label} ({})", code.unwrap_or("unknown error")))
+}
+
+/// `quietFs` for an io::Error.
+pub fn quiet_io(err: &io::Error, label: &str, verb: &str) -> JournalError {
+  quiet_fs(fs_code(err).as_deref(), label, verb)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn codes_are_libuv_names() {
+    assert_eq!(fs_code(&io::Error::from_raw_os_error(21)).as_deref(), Some("EISDIR"));
+    assert_eq!(fs_code(&io::Error::from_raw_os_error(95)).as_deref(), Some("ENOTSUP"));
+    assert_eq!(fs_code(&io::Error::from_raw_os_error(11)).as_deref(), Some("EAGAIN"));
+    assert_eq!(fs_code(&io::Error::other("x")), None);
+  }
+
+  #[test]
+  fn quiet_messages() {
+    let e = quiet_io(&io::Error::from_raw_os_error(21), "inbox.jsonl", "append to");
+    assert_eq!(e, JournalError::failed("could not append to inbox.jsonl (EISDIR)"));
+    assert_eq!(quiet_fs(None, "turn record t1", "write"), JournalError::failed("could not write turn record t1 (unknown error)"));
+  }
+}

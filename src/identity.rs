@@ -1,0 +1,101 @@
+//! Process identity beyond the pid number: the start time from
+//! /proc/<pid>/stat (ticks since boot, which a reused pid cannot reproduce
+//! within one boot) and the boot id (so the same pid and ticks after a
+//! reboot do not match either). A value that is not of the exact syntax the
+//! kernel prints is not an identity and reads as absent.
+
+use uuid::Uuid;
+
+use crate::lines::decode_utf8;
+use crate::text::js_trim;
+
+/// `validStart`: canonical unsigned decimal, no leading zero, at most 2^64-1.
+pub fn valid_start(v: &str) -> bool {
+  let b = v.as_bytes();
+  (1..=20).contains(&b.len()) && b[0] != b'0' && b.iter().all(u8::is_ascii_digit) && v.parse::<u64>().is_ok()
+}
+
+/// A UUID in the kernel's lowercase, hyphenated spelling.
+fn lower_hyphenated(v: &str) -> Option<Uuid> {
+  let u = Uuid::try_parse(v).ok()?;
+  (v.len() == 36 && u.hyphenated().to_string() == v).then_some(u)
+}
+
+/// `validBoot`: the UUID form of /proc/sys/kernel/random/boot_id.
+pub fn valid_boot(v: &str) -> bool {
+  lower_hyphenated(v).is_some()
+}
+
+/// `PROCESSING_GENERATION`: a lowercase version-4 UUID of the RFC 4122 variant.
+pub fn valid_generation(v: &str) -> bool {
+  lower_hyphenated(v).is_some_and(|u| u.get_version_num() == 4 && u.get_variant() == uuid::Variant::RFC4122)
+}
+
+/// `processStart(pid)` for `pid` already made a string: the 22nd field of
+/// /proc/<pid>/stat, counted after the last ")" so a comm with spaces or
+/// parentheses cannot shift it.
+pub fn process_start(pid: &str) -> Option<String> {
+  let stat = decode_utf8(std::fs::read(format!("/proc/{pid}/stat")).ok()?);
+  let after = stat.rfind(')').map_or(1, |i| i + 2);
+  let start = stat.get(after..).unwrap_or("").split(' ').nth(19)?;
+  valid_start(start).then(|| start.to_string())
+}
+
+/// `bootId()`.
+pub fn boot_id() -> Option<String> {
+  let text = decode_utf8(std::fs::read("/proc/sys/kernel/random/boot_id").ok()?);
+  let id = js_trim(&text);
+  valid_boot(id).then(|| id.to_string())
+}
+
+/// `pidAlive` for a number: `process.kill(pid, 0)` succeeds or fails with
+/// EPERM. Node refuses a pid that is not an int32 before any system call,
+/// which reads as not alive.
+pub fn pid_alive(pid: f64) -> bool {
+  if !(pid.fract() == 0.0 && pid >= f64::from(i32::MIN) && pid <= f64::from(i32::MAX)) {
+    return false;
+  }
+  match nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), None) {
+    Ok(()) => true,
+    Err(e) => e == nix::errno::Errno::EPERM,
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn start_syntax() {
+    assert!(valid_start("1"));
+    assert!(valid_start("18446744073709551615"));
+    assert!(!valid_start("18446744073709551616"));
+    assert!(!valid_start("0"));
+    assert!(!valid_start("01"));
+    assert!(!valid_start(" 1"));
+    assert!(!valid_start("123456789012345678901"));
+  }
+
+  #[test]
+  fn uuid_syntax() {
+    let g = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+    assert!(valid_boot(g) && valid_generation(g));
+    assert!(!valid_boot(&g.to_uppercase()));
+    assert!(!valid_boot("0b9c7a524e1f4d2a9c3b6f1e2d3c4b5a"));
+    assert!(!valid_boot(&format!("{{{g}}}")));
+    assert!(valid_boot("0b9c7a52-4e1f-1d2a-0c3b-6f1e2d3c4b5a"));
+    assert!(!valid_generation("0b9c7a52-4e1f-1d2a-9c3b-6f1e2d3c4b5a"));
+    assert!(!valid_generation("0b9c7a52-4e1f-4d2a-cc3b-6f1e2d3c4b5a"));
+  }
+
+  #[test]
+  fn own_process() {
+    let me = std::process::id().to_string();
+    assert!(process_start(&me).is_some());
+    assert!(boot_id().is_some());
+    assert!(pid_alive(f64::from(std::process::id())));
+    assert!(!pid_alive(1.5));
+    assert!(!pid_alive(f64::from(i32::MAX) + 1.0));
+    assert!(process_start("0").is_none());
+  }
+}

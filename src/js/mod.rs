@@ -1,0 +1,370 @@
+//! The napi boundary: argument conversion, the JavaScript semantics that
+//! need V8 (JSON.stringify, JSON.parse, Date, String(), object spread), and
+//! the one place (`throw`) where a Rust error becomes a JavaScript exception.
+//! Every exported function lives in the submodule named after the part of
+//! the journal it serves; the logic itself is in the crate's other modules.
+
+mod lock;
+mod raw;
+mod records;
+mod stop;
+mod turns;
+
+use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue, ValueType};
+use napi::{sys, Env};
+
+use crate::error::JournalError;
+use crate::records::Cmp;
+pub use raw::Js;
+
+/// A JavaScript value of the current call, of any type.
+#[derive(Clone, Copy)]
+pub struct Val(pub(crate) sys::napi_value);
+
+impl TypeName for Val {
+  fn type_name() -> &'static str {
+    "unknown"
+  }
+  fn value_type() -> ValueType {
+    ValueType::Unknown
+  }
+}
+
+impl ValidateNapiValue for Val {}
+
+impl FromNapiValue for Val {
+  unsafe fn from_napi_value(_env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+    Ok(Val(v))
+  }
+}
+
+impl ToNapiValue for Val {
+  unsafe fn to_napi_value(_env: sys::napi_env, v: Self) -> napi::Result<sys::napi_value> {
+    Ok(v.0)
+  }
+}
+
+/// Why a call did not return: a journal error still to be thrown, or a
+/// JavaScript exception already pending (from a seam, a getter, toJSON...),
+/// which must reach the caller as it was thrown.
+pub enum Thrown {
+  Journal(JournalError),
+  Pending,
+  /// An N-API call failed without an exception; a bug, surfaced as an Error.
+  Napi(sys::napi_status),
+}
+
+impl From<JournalError> for Thrown {
+  fn from(e: JournalError) -> Self {
+    Thrown::Journal(e)
+  }
+}
+
+pub type JsResult<T> = Result<T, Thrown>;
+
+/// Values of the realm the binding keeps: `DiscordError` (registered by
+/// index.js) and the built-ins the reference calls. Built-ins are taken
+/// once, at load, so a later monkey-patch of JSON or Date does not reach us.
+struct Realm {
+  discord_error: sys::napi_ref,
+  stringify: sys::napi_ref,
+  parse: sys::napi_ref,
+  string: sys::napi_ref,
+  set: sys::napi_ref,
+  map: sys::napi_ref,
+  date: sys::napi_ref,
+  spread_with_id: sys::napi_ref,
+}
+
+/// The constants: `OUTBOX_STATUS` (frozen, like the reference's),
+/// `BRAKE_EXIT`, `RECOVER_REASON`, `UNLOCK_HINT`.
+#[napi_derive::napi(module_exports)]
+pub fn module_exports(exports: napi::bindgen_prelude::Object, env: Env) -> napi::Result<()> {
+  use napi::JsValue;
+  let js = Js::new(&env);
+  let exports = Val(exports.raw());
+  let result = (|| {
+    let statuses = js.array(4)?;
+    for (i, s) in ["intent", "confirmed", "refused", "unknown"].into_iter().enumerate() {
+      js.set_index(statuses, i as u32, js.str(s)?)?;
+    }
+    js.freeze(statuses)?;
+    js.set(exports, "OUTBOX_STATUS", statuses)?;
+    js.set(exports, "BRAKE_EXIT", js.number(f64::from(crate::error::BRAKE_EXIT))?)?;
+    js.set(exports, "RECOVER_REASON", js.str(crate::stop::RECOVER_REASON)?)?;
+    js.set(exports, "UNLOCK_HINT", js.str(crate::lock::UNLOCK_HINT)?)
+  })();
+  done(js, result)
+}
+
+/// Registers the `DiscordError` class that every refusal is an instance of.
+/// index.js calls it once at load; it is not part of the package's API.
+#[napi_derive::napi(js_name = "__setup")]
+pub fn setup(env: Env, discord_error: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let global = js.global()?;
+    let json = js.get(global, "JSON")?;
+    // `{...record, id}` has no N-API equivalent: napi_set_property would run
+    // Object.prototype's __proto__ setter and define getters' results out of
+    // order. The spread stays JavaScript's own.
+    let spread = js.run_script("(function spreadWithId(record, id) { return { ...record, id }; })")?;
+    Ok(Realm {
+      discord_error: js.keep(discord_error)?,
+      stringify: js.keep(js.get(json, "stringify")?)?,
+      parse: js.keep(js.get(json, "parse")?)?,
+      string: js.keep(js.get(global, "String")?)?,
+      set: js.keep(js.get(global, "Set")?)?,
+      map: js.keep(js.get(global, "Map")?)?,
+      date: js.keep(js.get(global, "Date")?)?,
+      spread_with_id: js.keep(spread)?,
+    })
+  })();
+  let realm = done(js, result)?;
+  env.set_instance_data(realm, (), |_| {})
+}
+
+impl Js {
+  fn realm(self) -> JsResult<&'static Realm> {
+    let env = Env::from_raw(self.env);
+    match env.get_instance_data::<Realm>() {
+      Ok(Some(realm)) => Ok(realm),
+      _ => Err(Thrown::Journal(JournalError::Type { message: "discord-journal: load the package through index.js".into(), code: None })),
+    }
+  }
+
+  pub fn is(self, v: Val, t: sys::napi_valuetype) -> JsResult<bool> {
+    Ok(self.type_of(v)? == t)
+  }
+
+  pub fn is_nullish(self, v: Val) -> JsResult<bool> {
+    let t = self.type_of(v)?;
+    Ok(t == sys::ValueType::napi_null || t == sys::ValueType::napi_undefined)
+  }
+
+  /// `obj.name`, with JavaScript's TypeError for null and undefined.
+  pub fn prop(self, obj: Val, name: &str) -> JsResult<Val> {
+    match self.type_of(obj)? {
+      sys::ValueType::napi_null => Err(JournalError::read_of_null(name).into()),
+      sys::ValueType::napi_undefined => {
+        Err(JournalError::Type { message: format!("Cannot read properties of undefined (reading '{name}')"), code: None }.into())
+      }
+      _ => self.get(obj, name),
+    }
+  }
+
+  /// `typeof v === "string"`, with its text.
+  pub fn string_of(self, v: Val) -> JsResult<Option<String>> {
+    if self.is(v, sys::ValueType::napi_string)? {
+      Ok(Some(self.utf8(v)?))
+    } else {
+      Ok(None)
+    }
+  }
+
+  /// `String(v)` (a Symbol is described, not refused).
+  pub fn js_string(self, v: Val) -> JsResult<Val> {
+    if self.is(v, sys::ValueType::napi_string)? {
+      return Ok(v);
+    }
+    let f = self.kept(self.realm()?.string)?;
+    self.call(f, self.undefined()?, &[v])
+  }
+
+  /// `JSON.stringify(v)`: a string, or `None` for undefined.
+  pub fn stringify(self, v: Val) -> JsResult<Option<String>> {
+    let f = self.kept(self.realm()?.stringify)?;
+    let out = self.call(f, self.undefined()?, &[v])?;
+    self.string_of(out)
+  }
+
+  /// `JSON.stringify({...record, id}, null, 2)`.
+  pub fn stringify_turn(self, record: Val, id: Val) -> JsResult<Option<String>> {
+    let realm = self.realm()?;
+    let spread = self.kept(realm.spread_with_id)?;
+    let merged = self.call(spread, self.undefined()?, &[record, id])?;
+    let f = self.kept(realm.stringify)?;
+    let out = self.call(f, self.undefined()?, &[merged, self.null()?, self.number(2.0)?])?;
+    self.string_of(out)
+  }
+
+  /// `JSON.parse(text)` of a text the scanner accepted.
+  pub fn parse(self, text: &str) -> JsResult<Val> {
+    let f = self.kept(self.realm()?.parse)?;
+    let s = self.str(text)?;
+    self.call(f, self.undefined()?, &[s])
+  }
+
+  pub fn new_set(self, items: Val) -> JsResult<Val> {
+    let ctor = self.kept(self.realm()?.set)?;
+    self.construct(ctor, &[items])
+  }
+
+  pub fn new_map(self) -> JsResult<Val> {
+    let ctor = self.kept(self.realm()?.map)?;
+    self.construct(ctor, &[])
+  }
+
+  /// `new Date(v).toISOString()`. Numbers are converted here; anything else
+  /// goes through V8's Date (its parser, ToPrimitive, valueOf).
+  pub fn iso_of(self, v: Val) -> JsResult<String> {
+    if self.is(v, sys::ValueType::napi_number)? {
+      return crate::time::iso(self.number_value(v)?).ok_or_else(|| JournalError::invalid_date().into());
+    }
+    let ctor = self.kept(self.realm()?.date)?;
+    let date = self.construct(ctor, &[v])?;
+    let f = self.get(date, "toISOString")?;
+    let out = self.call(f, date, &[])?;
+    Ok(self.utf8(out)?)
+  }
+
+  /// What `e?.code` says of a thrown value, when it is a string.
+  pub fn code_of(self, e: Val) -> Option<String> {
+    if self.is_nullish(e).unwrap_or(true) {
+      return None;
+    }
+    let code = self.get(e, "code").ok()?;
+    if self.pending() {
+      let _ = self.take_exception();
+      return None;
+    }
+    self.string_of(code).ok().flatten()
+  }
+
+  /// Runs `f`; a JavaScript exception it raises is caught and reported by
+  /// its `code` (the reference's `catch (e) { quietFs(e, ...) }`).
+  pub fn catching<T>(self, f: impl FnOnce() -> JsResult<T>) -> JsResult<Result<T, Option<String>>> {
+    match f() {
+      Ok(v) => Ok(Ok(v)),
+      Err(Thrown::Pending) => {
+        let e = self.take_exception()?;
+        Ok(Err(self.code_of(e)))
+      }
+      Err(Thrown::Journal(e)) => Ok(Err(match e {
+        JournalError::Node { code, .. } => Some(code),
+        JournalError::Type { code, .. } => code.map(str::to_string),
+        _ => None,
+      })),
+      Err(other) => Err(other),
+    }
+  }
+
+  /// A JavaScript value as `===` sees it against a parsed JSON value.
+  pub fn cmp(self, v: Val) -> JsResult<Cmp> {
+    Ok(match self.type_of(v)? {
+      sys::ValueType::napi_undefined => Cmp::Undefined,
+      sys::ValueType::napi_null => Cmp::Null,
+      sys::ValueType::napi_boolean => Cmp::Bool(self.bool_value(v)?),
+      sys::ValueType::napi_number => Cmp::Num(self.number_value(v)?),
+      sys::ValueType::napi_string => Cmp::Str(self.units(v)?),
+      _ => Cmp::Other,
+    })
+  }
+
+  /// A string value that the scanner decoded to code units.
+  pub fn units_str(self, units: &[u16]) -> JsResult<Val> {
+    self.str16(units)
+  }
+
+  /// `this.throw(e)`: the one place a journal error becomes an exception.
+  fn throw_error(self, e: JournalError) -> JsResult<()> {
+    let v = match e {
+      JournalError::Discord { message, exit_code } => {
+        let ctor = self.kept(self.realm()?.discord_error)?;
+        self.construct(ctor, &[self.str(&message)?, self.number(f64::from(exit_code))?])?
+      }
+      e @ JournalError::Node { .. } => {
+        let JournalError::Node { code, errno, syscall, path } = &e else { unreachable!() };
+        let err = self.error(Some(code), &e.to_string())?;
+        self.set(err, "errno", self.number(f64::from(-errno))?)?;
+        self.set(err, "syscall", self.str(syscall)?)?;
+        self.set(err, "path", self.str(path)?)?;
+        err
+      }
+      JournalError::Type { message, code } => self.type_error(code, &message)?,
+      JournalError::Range { message } => self.range_error(&message)?,
+    };
+    self.throw(v);
+    Ok(())
+  }
+}
+
+/// Ends an exported call: a value, or the exception now pending.
+pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
+  let e = match r {
+    Ok(v) => return Ok(v),
+    Err(e) => e,
+  };
+  match e {
+    Thrown::Pending => {}
+    Thrown::Journal(e) => {
+      if js.throw_error(e).is_err() && !js.pending() {
+        return Err(napi::Error::from_reason("discord-journal: could not raise an error"));
+      }
+    }
+    Thrown::Napi(status) => return Err(napi::Error::from_reason(format!("discord-journal: N-API call failed with status {status}"))),
+  }
+  Err(napi::Error::new(napi::Status::PendingException, ""))
+}
+
+/// A `dir` argument: `path.join` refuses anything but a string.
+pub struct Dir {
+  /// For the file system (lone surrogates as U+FFFD, as Node passes them).
+  pub fs: String,
+  /// The exact string, for the paths the API returns.
+  pub units: Vec<u16>,
+}
+
+impl Dir {
+  pub fn from(js: Js, v: Val) -> JsResult<Dir> {
+    if !js.is(v, sys::ValueType::napi_string)? {
+      return Err(invalid_path(js, v).into());
+    }
+    Ok(Dir { fs: js.utf8(v)?, units: js.units(v)? })
+  }
+
+  /// `path.join(dir, ...names)` as the string the API returns.
+  pub fn join(&self, js: Js, names: &[&str]) -> JsResult<Val> {
+    let names: Vec<Vec<u16>> = names.iter().map(|n| n.encode_utf16().collect()).collect();
+    let mut parts: Vec<&[u16]> = vec![&self.units];
+    parts.extend(names.iter().map(Vec::as_slice));
+    js.str16(&crate::paths::join(&parts))
+  }
+}
+
+/// Node's ERR_INVALID_ARG_TYPE for a path argument that is not a string.
+fn invalid_path(js: Js, v: Val) -> JournalError {
+  let received = match js.type_of(v) {
+    Ok(sys::ValueType::napi_undefined) => "undefined".to_string(),
+    Ok(sys::ValueType::napi_null) => "null".to_string(),
+    Ok(sys::ValueType::napi_number) => format!("type number ({})", js.number_value(v).map(crate::text::js_number).unwrap_or_default()),
+    Ok(sys::ValueType::napi_boolean) => format!("type boolean ({})", js.bool_value(v).unwrap_or_default()),
+    Ok(sys::ValueType::napi_object) => "an instance of Object".to_string(),
+    Ok(sys::ValueType::napi_function) => "function".to_string(),
+    Ok(sys::ValueType::napi_symbol) => "type symbol".to_string(),
+    Ok(sys::ValueType::napi_bigint) => "type bigint".to_string(),
+    _ => "an unexpected value".to_string(),
+  };
+  JournalError::Type { message: format!("The \"path\" argument must be of type string. Received {received}"), code: Some("ERR_INVALID_ARG_TYPE") }
+}
+
+/// Destructures an options argument as `{ a = …, b = … } = {}` does:
+/// undefined takes every default, null (or undefined inside) throws; each
+/// named property is read once, in the order given.
+pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<[Option<Val>; N]> {
+  let mut out = [None; N];
+  match js.type_of(opts)? {
+    sys::ValueType::napi_undefined => return Ok(out),
+    sys::ValueType::napi_null => {
+      return Err(JournalError::Type { message: format!("Cannot destructure property '{}' of 'object null' as it is null.", names[0]), code: None }.into())
+    }
+    _ => {}
+  }
+  for (slot, name) in out.iter_mut().zip(names) {
+    let v = js.get(opts, name)?;
+    if !js.is(v, sys::ValueType::napi_undefined)? {
+      *slot = Some(v);
+    }
+  }
+  Ok(out)
+}

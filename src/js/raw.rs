@@ -1,0 +1,269 @@
+//! The N-API calls the boundary makes, each wrapped once. This is the only
+//! `unsafe` in the crate: every function here passes the env it was called
+//! with and values that belong to the current call's handle scope.
+
+use std::ptr;
+
+use napi::sys;
+
+use super::{Thrown, Val};
+
+/// The env of the current call. Copy: it is only a handle.
+#[derive(Clone, Copy)]
+pub struct Js {
+  pub(super) env: sys::napi_env,
+}
+
+macro_rules! napi_call {
+  ($js:expr, $f:ident($($arg:expr),*)) => {{
+    // SAFETY: `$js.env` is the env of the call in progress and every value
+    // passed was handed to that call or created in it; out-pointers point
+    // at locals that outlive the call.
+    let status = unsafe { sys::$f($js.env, $($arg),*) };
+    $js.check(status)
+  }};
+}
+
+impl Js {
+  pub fn new(env: &napi::Env) -> Js {
+    Js { env: env.raw() }
+  }
+
+  fn check(self, status: sys::napi_status) -> Result<(), Thrown> {
+    if status == sys::Status::napi_ok {
+      return Ok(());
+    }
+    if self.pending() {
+      Err(Thrown::Pending)
+    } else {
+      Err(Thrown::Napi(status))
+    }
+  }
+
+  pub fn pending(self) -> bool {
+    let mut pending = false;
+    // SAFETY: env of the current call; the out-pointer is a local.
+    unsafe { sys::napi_is_exception_pending(self.env, &mut pending) };
+    pending
+  }
+
+  /// Clears and returns the pending exception.
+  pub fn take_exception(self) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_and_clear_last_exception(&mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn throw(self, v: Val) {
+    // SAFETY: env of the current call; `v` belongs to it.
+    unsafe { sys::napi_throw(self.env, v.0) };
+  }
+
+  pub fn type_of(self, v: Val) -> Result<sys::napi_valuetype, Thrown> {
+    let mut t = 0;
+    napi_call!(self, napi_typeof(v.0, &mut t))?;
+    Ok(t)
+  }
+
+  pub fn undefined(self) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_undefined(&mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn null(self) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_null(&mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn global(self) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_global(&mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn boolean(self, b: bool) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_boolean(b, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn number(self, n: f64) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_double(n, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn str(self, s: &str) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn str16(self, units: &[u16]) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_string_utf16(units.as_ptr(), units.len() as isize, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn object(self) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_object(&mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn array(self, len: usize) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_array_with_length(len, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn number_value(self, v: Val) -> Result<f64, Thrown> {
+    let mut n = 0.0;
+    napi_call!(self, napi_get_value_double(v.0, &mut n))?;
+    Ok(n)
+  }
+
+  pub fn bool_value(self, v: Val) -> Result<bool, Thrown> {
+    let mut b = false;
+    napi_call!(self, napi_get_value_bool(v.0, &mut b))?;
+    Ok(b)
+  }
+
+  /// A string's code units.
+  pub fn units(self, v: Val) -> Result<Vec<u16>, Thrown> {
+    let mut len = 0usize;
+    napi_call!(self, napi_get_value_string_utf16(v.0, ptr::null_mut(), 0, &mut len))?;
+    let mut buf = vec![0u16; len + 1];
+    napi_call!(self, napi_get_value_string_utf16(v.0, buf.as_mut_ptr(), buf.len(), &mut len))?;
+    buf.truncate(len);
+    Ok(buf)
+  }
+
+  /// A string as UTF-8, lone surrogates as U+FFFD (what Node hands the
+  /// file system for a path).
+  pub fn utf8(self, v: Val) -> Result<String, Thrown> {
+    let mut len = 0usize;
+    napi_call!(self, napi_get_value_string_utf8(v.0, ptr::null_mut(), 0, &mut len))?;
+    let mut buf = vec![0u8; len + 1];
+    napi_call!(self, napi_get_value_string_utf8(v.0, buf.as_mut_ptr().cast(), buf.len(), &mut len))?;
+    buf.truncate(len);
+    Ok(String::from_utf8(buf).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned()))
+  }
+
+  /// `obj[name]` for a value that is not null or undefined (a primitive
+  /// reads through its wrapper, as in JavaScript).
+  pub fn get(self, obj: Val, name: &str) -> Result<Val, Thrown> {
+    let key = self.str(name)?;
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_property(obj.0, key.0, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn set(self, obj: Val, name: &str, value: Val) -> Result<(), Thrown> {
+    let key = self.str(name)?;
+    napi_call!(self, napi_set_property(obj.0, key.0, value.0))
+  }
+
+  pub fn set_index(self, arr: Val, i: u32, value: Val) -> Result<(), Thrown> {
+    napi_call!(self, napi_set_element(arr.0, i, value.0))
+  }
+
+  pub fn get_index(self, arr: Val, i: u32) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_element(arr.0, i, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn freeze(self, obj: Val) -> Result<(), Thrown> {
+    napi_call!(self, napi_object_freeze(obj.0))
+  }
+
+  /// ToBoolean: never throws.
+  pub fn truthy(self, v: Val) -> Result<bool, Thrown> {
+    let mut b = ptr::null_mut();
+    napi_call!(self, napi_coerce_to_bool(v.0, &mut b))?;
+    self.bool_value(Val(b))
+  }
+
+  /// ToString, as a template literal applies it (throws for a Symbol).
+  pub fn to_string(self, v: Val) -> Result<Val, Thrown> {
+    let mut s = ptr::null_mut();
+    napi_call!(self, napi_coerce_to_string(v.0, &mut s))?;
+    Ok(Val(s))
+  }
+
+  pub fn strict_equals(self, a: Val, b: Val) -> Result<bool, Thrown> {
+    let mut eq = false;
+    napi_call!(self, napi_strict_equals(a.0, b.0, &mut eq))?;
+    Ok(eq)
+  }
+
+  pub fn call(self, f: Val, this: Val, args: &[Val]) -> Result<Val, Thrown> {
+    let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_call_function(this.0, f.0, argv.len(), argv.as_ptr(), &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn construct(self, ctor: Val, args: &[Val]) -> Result<Val, Thrown> {
+    let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_new_instance(ctor.0, argv.len(), argv.as_ptr(), &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn error(self, code: Option<&str>, message: &str) -> Result<Val, Thrown> {
+    self.make_error(code, message, ErrorKind::Error)
+  }
+
+  pub fn type_error(self, code: Option<&str>, message: &str) -> Result<Val, Thrown> {
+    self.make_error(code, message, ErrorKind::Type)
+  }
+
+  pub fn range_error(self, message: &str) -> Result<Val, Thrown> {
+    self.make_error(None, message, ErrorKind::Range)
+  }
+
+  fn make_error(self, code: Option<&str>, message: &str, kind: ErrorKind) -> Result<Val, Thrown> {
+    let code = match code {
+      Some(c) => self.str(c)?.0,
+      None => ptr::null_mut(),
+    };
+    let msg = self.str(message)?;
+    let mut v = ptr::null_mut();
+    match kind {
+      ErrorKind::Error => napi_call!(self, napi_create_error(code, msg.0, &mut v))?,
+      ErrorKind::Type => napi_call!(self, napi_create_type_error(code, msg.0, &mut v))?,
+      ErrorKind::Range => napi_call!(self, napi_create_range_error(code, msg.0, &mut v))?,
+    }
+    Ok(Val(v))
+  }
+
+  /// A strong reference that keeps `v` alive for the life of the env.
+  pub fn keep(self, v: Val) -> Result<sys::napi_ref, Thrown> {
+    let mut r = ptr::null_mut();
+    napi_call!(self, napi_create_reference(v.0, 1, &mut r))?;
+    Ok(r)
+  }
+
+  pub fn kept(self, r: sys::napi_ref) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_get_reference_value(r, &mut v))?;
+    Ok(Val(v))
+  }
+
+  pub fn run_script(self, source: &str) -> Result<Val, Thrown> {
+    let src = self.str(source)?;
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_run_script(src.0, &mut v))?;
+    Ok(Val(v))
+  }
+}
+
+enum ErrorKind {
+  Error,
+  Type,
+  Range,
+}

@@ -1,0 +1,283 @@
+//! Exports for the record files: inbox, outbox, drops, admissions, reloads,
+//! notices, and the journal's paths and labels.
+
+use napi::{sys, Env};
+use napi_derive::napi;
+
+use super::{done, Dir, Js, JsResult, Val};
+use crate::error::{fs_code, JournalError};
+use crate::json::Doc;
+use crate::lines::{self, with_lines, LineFile};
+use crate::{paths, records};
+
+#[napi(js_name = "journalLabel")]
+pub fn journal_label(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let name = js.js_string(dir)?;
+    js.str(&paths::journal_label(&js.utf8(name)?))
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "ensureJournal")]
+pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let turns = paths::under(&d.fs, &["turns"]);
+    mkdir_p(&turns)?;
+    Ok(dir)
+  })();
+  done(js, result)
+}
+
+/// `mkdirSync(path, { recursive: true, mode: 0o700 })`, with Node's errors.
+fn mkdir_p(path: &str) -> Result<(), JournalError> {
+  use std::os::unix::fs::DirBuilderExt;
+  std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).map_err(|e| JournalError::Node {
+    code: fs_code(&e).unwrap_or_else(|| "UNKNOWN".into()),
+    errno: e.raw_os_error().unwrap_or(0),
+    syscall: "mkdir",
+    path: path.to_string(),
+  })
+}
+
+/// `typeof entry[key] === "string"`, reading the field as JavaScript does.
+fn string_field(js: Js, entry: Val, key: &str) -> JsResult<Option<String>> {
+  let v = js.prop(entry, key)?;
+  js.string_of(v)
+}
+
+/// `appendLine(join(dir, name), entry)`: the path is made (and `dir`
+/// checked) before the record is stringified.
+fn append(js: Js, dir: Val, name: &'static str, entry: Val) -> JsResult<()> {
+  let d = Dir::from(js, dir)?;
+  let Some(line) = js.stringify(entry)? else {
+    return Err(JournalError::Type { message: "Cannot read properties of undefined (reading 'includes')".into(), code: None }.into());
+  };
+  Ok(lines::append(&d.fs, name, &line)?)
+}
+
+#[napi(js_name = "appendInbox")]
+pub fn append_inbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  let result = (|| {
+    // `typeof entry.id !== "string" || entry.id.length === 0` reads id twice.
+    let ok = string_field(js, entry, "id")?.is_some() && string_field(js, entry, "id")?.is_some_and(|id| !id.is_empty());
+    if !ok {
+      return Err(JournalError::failed("inbox entry needs a message id").into());
+    }
+    append(js, dir, lines::INBOX, entry)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "readInboxIds")]
+pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let ids = with_lines(&d.fs, lines::INBOX, records::inbox_ids)?;
+    let arr = js.array(ids.len())?;
+    for (i, id) in ids.iter().enumerate() {
+      js.set_index(arr, i as u32, js.units_str(id)?)?;
+    }
+    js.new_set(arr)
+  })();
+  done(js, result)
+}
+
+const OUTBOX_STATUSES: [&str; 4] = ["intent", "confirmed", "refused", "unknown"];
+
+#[napi(js_name = "appendOutbox")]
+pub fn append_outbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let status = string_field(js, entry, "status")?;
+    if !status.is_some_and(|s| OUTBOX_STATUSES.contains(&s.as_str())) {
+      return Err(JournalError::failed(format!("outbox status must be one of {}", OUTBOX_STATUSES.join(", "))).into());
+    }
+    let ok = string_field(js, entry, "nonce")?.is_some() && string_field(js, entry, "nonce")?.is_some_and(|n| !n.is_empty());
+    if !ok {
+      return Err(JournalError::failed("outbox entry needs a nonce").into());
+    }
+    append(js, dir, lines::OUTBOX, entry)
+  })();
+  done(js, result)
+}
+
+/// The outbox's deliveries as parsed JavaScript objects, with their nonces;
+/// `keep` picks which.
+fn deliveries(js: Js, dir: Val, keep: impl Fn(&records::Delivery, &[Doc<'_>]) -> bool) -> JsResult<Vec<(Vec<u16>, Val)>> {
+  let d = Dir::from(js, dir)?;
+  let picked = with_lines(&d.fs, lines::OUTBOX, |docs| {
+    Ok(records::deliveries(docs)?.into_iter().filter(|g| keep(g, docs)).map(|g| (g.merged_text(docs), g.nonce)).collect::<Vec<_>>())
+  })?;
+  let parsed = js.parse(&records::array_text(picked.iter().map(|((text, _), _)| text.as_str())))?;
+  let mut out = Vec::with_capacity(picked.len());
+  for (i, ((_, intent_at_undefined), nonce)) in picked.into_iter().enumerate() {
+    let obj = js.get_index(parsed, i as u32)?;
+    if intent_at_undefined {
+      js.set(obj, "intentAt", js.undefined()?)?;
+    }
+    out.push((nonce, obj));
+  }
+  Ok(out)
+}
+
+#[napi(js_name = "readOutbox")]
+pub fn read_outbox(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let map = js.new_map()?;
+    let set = js.get(map, "set")?;
+    for (nonce, obj) in deliveries(js, dir, |_, _| true)? {
+      js.call(set, map, &[js.units_str(&nonce)?, obj])?;
+    }
+    Ok(map)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "unresolvedOutbox")]
+pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let picked = deliveries(js, dir, |g, docs| g.unresolved(docs))?;
+    let arr = js.array(picked.len())?;
+    for (i, (_, obj)) in picked.into_iter().enumerate() {
+      js.set_index(arr, i as u32, obj)?;
+    }
+    Ok(arr)
+  })();
+  done(js, result)
+}
+
+/// Every line of a file, parsed: one JSON.parse of the lines as an array.
+fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
+  let d = Dir::from(js, dir)?;
+  let text = match LineFile::read(&d.fs, name)? {
+    None => "[]".to_string(),
+    Some(file) => {
+      file.parse()?;
+      records::array_text(file.lines().map(|(_, l)| l))
+    }
+  };
+  js.parse(&text)
+}
+
+#[napi(js_name = "appendDrop")]
+pub fn append_drop(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  done(js, append(js, dir, lines::DROPS, entry))
+}
+
+#[napi(js_name = "readDrops")]
+pub fn read_drops(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  done(js, read_all(js, dir, lines::DROPS))
+}
+
+#[napi(js_name = "appendReload")]
+pub fn append_reload(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let outcome = string_field(js, entry, "outcome")?;
+    if !outcome.is_some_and(|o| o == "applied" || o == "refused") {
+      return Err(JournalError::failed("reload entry needs an outcome").into());
+    }
+    append(js, dir, lines::RELOADS, entry)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "readReloads")]
+pub fn read_reloads(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  done(js, read_all(js, dir, lines::RELOADS))
+}
+
+#[napi(js_name = "appendAdmission")]
+pub fn append_admission(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  let result = (|| {
+    if string_field(js, entry, "id")?.is_none() || string_field(js, entry, "at")?.is_none() {
+      return Err(JournalError::failed("admission needs id and at").into());
+    }
+    append(js, dir, lines::ADMISSIONS, entry)
+  })();
+  done(js, result)
+}
+
+/// A date argument: only a string can equal a slice of one.
+fn date_arg(js: Js, date: Val) -> JsResult<Option<Vec<u16>>> {
+  if js.is(date, sys::ValueType::napi_string)? {
+    Ok(Some(js.units(date)?))
+  } else {
+    Ok(None)
+  }
+}
+
+#[napi(js_name = "countAdmissionsOn")]
+pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let date = date_arg(js, date)?;
+    let n = with_lines(&d.fs, lines::ADMISSIONS, |docs| records::count_admissions_on(docs, date.as_deref()))?;
+    Ok(n as u32)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "utcDate")]
+pub fn utc_date(env: Env, now: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let iso = js.iso_of(now)?;
+    js.str(iso.get(..10).unwrap_or(&iso))
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "appendNotice")]
+pub fn append_notice(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  let result = (|| {
+    if string_field(js, entry, "kind")?.is_none() || string_field(js, entry, "date")?.is_none() {
+      return Err(JournalError::failed("notice needs kind and date").into());
+    }
+    append(js, dir, lines::NOTICES, entry)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "noticeOn")]
+pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
+    Ok(with_lines(&d.fs, lines::NOTICES, |docs| records::notice_on(docs, &kind, &date))?)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "stopPath")]
+pub fn stop_path(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["STOP"])))
+}
+
+#[napi(js_name = "lockPath")]
+pub fn lock_path(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock"])))
+}
+
+#[napi(js_name = "ownerPath")]
+pub fn owner_path(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock", "owner.json"])))
+}

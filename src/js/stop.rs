@@ -1,0 +1,123 @@
+//! Exports for the STOP brake and processing stops.
+
+use napi::Env;
+use napi_derive::napi;
+
+use super::{done, Dir, Js, JsResult, Val};
+use crate::error::JournalError;
+use crate::{identity, stop, time};
+
+/// `JSON.stringify({ at: new Date().toISOString(), reason })`, failing with
+/// the `code` of what it threw. A string reason is written here (serde_json
+/// escapes a well-formed string exactly as JSON.stringify does); any other
+/// value goes through V8.
+pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, Option<String>>> {
+  let at = time::iso(time::now_ms()).unwrap_or_default();
+  if let Some(units) = js.string_of(reason)?.map(|_| js.units(reason)).transpose()? {
+    if let Ok(text) = String::from_utf16(&units) {
+      return Ok(Ok(stop_line_text(&at, &text)));
+    }
+  }
+  js.catching(|| {
+    let obj = js.object()?;
+    js.set(obj, "at", js.str(&at)?)?;
+    js.set(obj, "reason", reason)?;
+    Ok(js.stringify(obj)?.unwrap_or_default())
+  })
+}
+
+/// The line for a string reason.
+pub fn stop_line_text(at: &str, reason: &str) -> String {
+  format!("{{\"at\":\"{at}\",\"reason\":{}}}", serde_json::Value::from(reason))
+}
+
+/// `requestStop(dir, reason)`: the lock, then the line; returns STOP's path.
+pub fn request_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
+  stop::with_lock(&dir.fs, || {
+    let line = stop_line(js, reason)?;
+    Ok::<_, super::Thrown>(stop::append(&dir.fs, || line)?)
+  })?;
+  dir.join(js, &["STOP"])
+}
+
+#[napi(js_name = "stopRequested")]
+pub fn stop_requested(env: Env, dir: Val) -> napi::Result<bool> {
+  let js = Js::new(&env);
+  done(js, Dir::from(js, dir).map(|d| stop::requested(&d.fs)))
+}
+
+#[napi(js_name = "requestStop")]
+pub fn request_stop_export(env: Env, dir: Val, reason: Option<Val>) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let reason = match reason {
+      Some(r) if !js.is(r, napi::sys::ValueType::napi_undefined)? => r,
+      _ => js.str("stop")?,
+    };
+    request_stop(js, &d, reason)
+  })();
+  done(js, result)
+}
+
+/// `PROCESSING_GENERATION.test(generation)` (RegExp.test applies ToString).
+fn generation(js: Js, generation: Val) -> JsResult<Option<String>> {
+  let text = js.utf8(js.to_string(generation)?)?;
+  Ok(identity::valid_generation(&text).then_some(text))
+}
+
+#[napi(js_name = "requestProcessingStop")]
+pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let Some(gen) = generation(js, gen)? else {
+      return Err(JournalError::failed("invalid processing generation").into());
+    };
+    let d = Dir::from(js, dir)?;
+    let at = time::iso(time::now_ms()).unwrap_or_default();
+    stop::request_processing(&d.fs, &gen, |reason| stop_line_text(&at, reason))?;
+    d.join(js, &["STOP"])
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "clearProcessingStop")]
+pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let Some(gen) = generation(js, gen)? else { return Ok(false) };
+    let d = Dir::from(js, dir)?;
+    Ok(stop::clear_processing(&d.fs, &gen)?)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "clearStop")]
+pub fn clear_stop(env: Env, dir: Val) -> napi::Result<()> {
+  let js = Js::new(&env);
+  done(js, Dir::from(js, dir).and_then(|d| Ok(stop::clear(&d.fs)?)))
+}
+
+#[napi(js_name = "readStop")]
+pub fn read_stop(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let lines = stop::read(&d.fs)?;
+    let arr = js.array(lines.len())?;
+    for (i, line) in lines.iter().enumerate() {
+      let v = match &line.text {
+        Some(text) => js.parse(text)?,
+        None => {
+          let o = js.object()?;
+          js.set(o, "reason", js.null()?)?;
+          o
+        }
+      };
+      js.set_index(arr, i as u32, v)?;
+    }
+    Ok(arr)
+  })();
+  done(js, result)
+}
+

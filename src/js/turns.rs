@@ -1,0 +1,90 @@
+//! Exports for the write-once turn records.
+
+use napi::Env;
+use napi_derive::napi;
+
+use super::{done, Dir, Js, JsResult, Val};
+use crate::error::JournalError;
+use crate::json::Doc;
+use crate::{paths, records, turns};
+
+/// `turnPath`: the id is checked as `String(id)`, and the file name is the
+/// template `${id}.json` (ToString again, as the reference evaluates it).
+/// Returns the path for the file system and the path string to return.
+fn turn_path(js: Js, dir: Val, id: Val) -> JsResult<(String, Val)> {
+  let checked = js.utf8(js.js_string(id)?)?;
+  if !paths::is_turn_id(&checked) {
+    return Err(JournalError::failed("invalid turn id (letters, digits, ., _ or -, at most 128)").into());
+  }
+  let d = Dir::from(js, dir)?;
+  let file = format!("{}.json", js.utf8(js.to_string(id)?)?);
+  Ok((paths::under(&d.fs, &["turns", &file]), d.join(js, &["turns", &file])?))
+}
+
+/// `String(id)` as text.
+fn id_text(js: Js, id: Val) -> JsResult<String> {
+  js.utf8(js.js_string(id)?)
+}
+
+#[napi(js_name = "turnPath")]
+pub fn turn_path_export(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  done(js, turn_path(js, dir, id).map(|(_, path)| path))
+}
+
+#[napi(js_name = "writeTurn")]
+pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let (fs_path, path) = turn_path(js, dir, id)?;
+    let label_id = id_text(js, id)?;
+    let shown = js.utf8(js.to_string(id)?)?;
+    let file = turns::create(&fs_path, &label_id, &shown)?;
+    // The file exists from here on: a record that cannot be stringified
+    // leaves it empty and is reported as a failed write, as in the reference.
+    let text = match js.catching(|| js.stringify_turn(record, id))? {
+      Ok(Some(text)) => text + "\n",
+      // A copied toJSON may make it undefined: `undefined + "\n"`.
+      Ok(None) => "undefined\n".to_string(),
+      Err(code) => return Err(turns::text_failed(&label_id, code.as_deref()).into()),
+    };
+    turns::write(file, &label_id, &text)?;
+    Ok(path)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "readTurn")]
+pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let (fs_path, _) = turn_path(js, dir, id)?;
+    let text = turns::read_text(&fs_path, &id_text(js, id)?)?;
+    js.parse(&text)
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "listTurns")]
+pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let texts = turns::list(&d.fs)?;
+    js.parse(&records::array_text(texts.iter().map(String::as_str)))
+  })();
+  done(js, result)
+}
+
+#[napi(js_name = "countTurnsOn")]
+pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
+  let js = Js::new(&env);
+  let result = (|| {
+    let d = Dir::from(js, dir)?;
+    let date = if js.is(date, napi::sys::ValueType::napi_string)? { Some(js.units(date)?) } else { None };
+    let texts = turns::list(&d.fs)?;
+    let docs: Vec<Doc<'_>> = texts.iter().filter_map(|t| Doc::parse(t)).collect();
+    Ok(records::count_started_on(&docs, date.as_deref())? as u32)
+  })();
+  done(js, result)
+}

@@ -1,0 +1,199 @@
+//! The STOP brake: presence refuses new turns. Each writer appends one JSON
+//! line `{at, reason}` (O_NOFOLLOW, fsynced), so the last line names who
+//! braked. `.stop.lock`, an atomic mkdir, serializes every STOP update and
+//! refuses rather than waits. Processing stops trust STOP only after
+//! verifying it is a file this process could have written.
+
+use std::fs::{File, OpenOptions};
+use std::io::{Read, Write};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+
+use crate::error::{quiet_fs, quiet_io, JournalError, Result};
+use crate::json::{str_eq, units, Doc, Scalar};
+use crate::lines::{decode_utf8, exists};
+use crate::paths::{journal_label, under};
+use crate::text::js_trim;
+use crate::time::is_canonical_iso;
+
+/// What `recover` writes, and the only STOP line it will remove.
+pub const RECOVER_REASON: &str = "recover";
+
+/// The largest STOP a processing stop will read.
+const STOP_MAX: u64 = 65536;
+
+pub fn stop_path(dir: &str) -> String {
+  under(dir, &["STOP"])
+}
+
+/// `stopRequested`.
+pub fn requested(dir: &str) -> bool {
+  exists(&stop_path(dir))
+}
+
+fn label(dir: &str) -> String {
+  format!("STOP in {}", journal_label(dir))
+}
+
+/// Runs `action` holding `.stop.lock`. A failure to remove the lock
+/// afterwards replaces whatever the action returned.
+pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+  let lock = under(dir, &[".stop.lock"]);
+  if std::fs::DirBuilder::new().mode(0o700).create(&lock).is_err() {
+    return Err(JournalError::failed("STOP update is locked; refusing").into());
+  }
+  let out = action();
+  match std::fs::remove_dir(&lock) {
+    Ok(()) => out,
+    Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
+  }
+}
+
+/// Appends one STOP line. The file is opened (and so created) before the
+/// line is made, as the reference does; `line` fails with the `code` of
+/// whatever it threw.
+pub fn append(dir: &str, line: impl FnOnce() -> Result<String, Option<String>>) -> Result<String> {
+  let path = stop_path(dir);
+  let file = OpenOptions::new()
+    .append(true)
+    .create(true)
+    .mode(0o600)
+    .custom_flags(nix::libc::O_NOFOLLOW)
+    .open(&path)
+    .map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+  let mut text = line().map_err(|code| quiet_fs(code.as_deref(), &label(dir), "write"))?;
+  text.push('\n');
+  write_synced(file, &text).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+  Ok(path)
+}
+
+fn write_synced(mut file: File, text: &str) -> std::io::Result<()> {
+  file.write_all(text.as_bytes())?;
+  file.sync_all()
+}
+
+/// `removeStop`.
+fn remove(dir: &str) -> Result<()> {
+  std::fs::remove_file(stop_path(dir)).map_err(|e| quiet_io(&e, &label(dir), "remove"))
+}
+
+/// `clearStop`: removes STOP if it exists.
+pub fn clear(dir: &str) -> Result<()> {
+  if requested(dir) {
+    remove(dir)?;
+  }
+  Ok(())
+}
+
+/// One STOP line as `readStop` returns it: the parsed value when it is an
+/// object with a string reason, else `{reason: null}` (not written by this
+/// code, so never treated as ours).
+pub struct StopLine {
+  /// The line's JSON text, when it is kept as parsed.
+  pub text: Option<String>,
+}
+
+impl StopLine {
+  pub fn reason_is(&self, reason: &str) -> bool {
+    let Some(text) = &self.text else { return false };
+    let Some(doc) = Doc::parse(text) else { return false };
+    matches!(doc.get("reason"), Some(Scalar::Str(s)) if str_eq(doc.src, s, reason))
+  }
+}
+
+/// `readStop`: the lines as written, oldest first; blank lines (by
+/// JavaScript's trim) skipped.
+pub fn read(dir: &str) -> Result<Vec<StopLine>> {
+  if !requested(dir) {
+    return Ok(Vec::new());
+  }
+  let bytes = std::fs::read(stop_path(dir)).map_err(|e| quiet_io(&e, &label(dir), "read"))?;
+  let text = decode_utf8(bytes);
+  Ok(
+    text
+      .split('\n')
+      .filter(|l| !js_trim(l).is_empty())
+      .map(|l| {
+        let kept = Doc::parse(l).is_some_and(|d| matches!(d.top, crate::json::Top::Obj(_)) && matches!(d.get("reason"), Some(Scalar::Str(_))));
+        StopLine { text: kept.then(|| l.to_string()) }
+      })
+      .collect(),
+  )
+}
+
+/// Whether STOP is exactly one line that `recover` wrote.
+pub fn is_ours(lines: &[StopLine]) -> bool {
+  lines.len() == 1 && lines[0].reason_is(RECOVER_REASON)
+}
+
+/// The STOP lines of a verified STOP: a regular file owned by this uid,
+/// mode 0600, at most 64 KiB, strict UTF-8 (a leading BOM dropped, as
+/// TextDecoder does), every non-empty line JSON. `Some([])` when there is
+/// none; `None` when it cannot be verified.
+pub fn processing_rows(dir: &str) -> Option<Vec<String>> {
+  let file = match OpenOptions::new().read(true).custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK).open(stop_path(dir)) {
+    Ok(f) => f,
+    Err(e) => return (e.kind() == std::io::ErrorKind::NotFound).then(Vec::new),
+  };
+  let meta = file.metadata().ok()?;
+  if !meta.is_file() || meta.uid() != nix::unistd::getuid().as_raw() || meta.mode() & 0o7777 != 0o600 || meta.size() > STOP_MAX {
+    return None;
+  }
+  let mut buf = Vec::with_capacity(STOP_MAX as usize + 1);
+  file.take(STOP_MAX + 1).read_to_end(&mut buf).ok()?;
+  if buf.len() as u64 > STOP_MAX {
+    return None;
+  }
+  let text = String::from_utf8(buf).ok()?;
+  let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+  let rows: Vec<String> = text.split('\n').filter(|l| !l.is_empty()).map(str::to_string).collect();
+  rows.iter().all(|r| Doc::parse(r).is_some()).then_some(rows)
+}
+
+/// `requestProcessingStop` inside the lock: append `processing:<generation>`
+/// unless a line already carries it. `line` makes the line for a reason.
+pub fn request_processing(dir: &str, generation: &str, line: impl FnOnce(&str) -> String) -> Result<String> {
+  with_lock(dir, || {
+    let rows = processing_rows(dir).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;
+    let reason = format!("processing:{generation}");
+    let present = rows.iter().filter_map(|r| Doc::parse(r)).any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if str_eq(d.src, s, &reason)));
+    if !present {
+      append(dir, || Ok(line(&reason)))?;
+    }
+    Ok(stop_path(dir))
+  })
+}
+
+/// `clearProcessingStop` inside the lock: removes STOP only when every line
+/// is exactly `{at, reason}` for this generation with a canonical ISO time.
+pub fn clear_processing(dir: &str, generation: &str) -> Result<bool> {
+  with_lock(dir, || {
+    let Some(rows) = processing_rows(dir) else { return Ok(false) };
+    let reason = format!("processing:{generation}");
+    if rows.is_empty() || !rows.iter().all(|r| Doc::parse(r).is_some_and(|d| is_processing_line(&d, &reason))) {
+      return Ok(false);
+    }
+    remove(dir)?;
+    Ok(true)
+  })
+}
+
+fn is_processing_line(d: &Doc<'_>, reason: &str) -> bool {
+  // Object.keys(r).sort().join(",") === "at,reason"; a falsy or non-object
+  // row has other keys (or none).
+  let Some(mut keys) = d.object_keys() else { return false };
+  keys.sort();
+  let joined: Vec<u16> = keys.join(&(b',' as u16));
+  if joined != "at,reason".encode_utf16().collect::<Vec<_>>() {
+    return false;
+  }
+  if !matches!(d.get("reason"), Some(Scalar::Str(s)) if str_eq(d.src, s, reason)) {
+    return false;
+  }
+  // A non-string `at` never equals the string toISOString returns; and no
+  // number beyond the Date range has a String() that Date.parse accepts, so
+  // the reference's toISOString cannot throw here.
+  match d.get("at") {
+    Some(Scalar::Str(s)) => String::from_utf16(&units(d.src, s)).is_ok_and(|at| is_canonical_iso(&at)),
+    _ => false,
+  }
+}
