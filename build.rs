@@ -1,3 +1,3 @@
 fn main() {
-    napi_build::setup();
+  napi_build::setup();
 }

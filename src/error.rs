@@ -17,7 +17,12 @@ pub enum JournalError {
   Discord { message: String, exit_code: i32 },
   /// Node's own `Error` from an fs call the reference does not wrap
   /// (`ensureJournal`'s mkdir): only the class and `code` are contract.
-  Node { code: String, errno: i32, syscall: &'static str, path: String },
+  Node {
+    code: String,
+    errno: i32,
+    syscall: &'static str,
+    path: String,
+  },
   /// A `TypeError` the reference lets escape: a property read of null or
   /// undefined, or Node's argument validation (then `code` is set).
   Type { message: String, code: Option<&'static str> },
@@ -28,21 +33,32 @@ pub enum JournalError {
 impl JournalError {
   /// `new DiscordError(message)`: exit code 1, "operation failed".
   pub fn failed(message: impl Into<String>) -> Self {
-    JournalError::Discord { message: message.into(), exit_code: 1 }
+    JournalError::Discord {
+      message: message.into(),
+      exit_code: 1,
+    }
   }
 
   /// A refusal with `BRAKE_EXIT`.
   pub fn brake(message: impl Into<String>) -> Self {
-    JournalError::Discord { message: message.into(), exit_code: BRAKE_EXIT }
+    JournalError::Discord {
+      message: message.into(),
+      exit_code: BRAKE_EXIT,
+    }
   }
 
   /// The TypeError of reading `key` from null (or undefined).
   pub fn read_of_null(key: &str) -> Self {
-    JournalError::Type { message: format!("Cannot read properties of null (reading '{key}')"), code: None }
+    JournalError::Type {
+      message: format!("Cannot read properties of null (reading '{key}')"),
+      code: None,
+    }
   }
 
   pub fn invalid_date() -> Self {
-    JournalError::Range { message: "Invalid time value".into() }
+    JournalError::Range {
+      message: "Invalid time value".into(),
+    }
   }
 }
 
@@ -50,8 +66,17 @@ impl fmt::Display for JournalError {
   fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match self {
       JournalError::Discord { message, .. } | JournalError::Type { message, .. } | JournalError::Range { message } => f.write_str(message),
-      JournalError::Node { code, errno, syscall, path } => {
-        write!(f, "{code}: {}, {syscall} '{path}'", nix::errno::Errno::from_raw(*errno).desc().to_lowercase())
+      JournalError::Node {
+        code,
+        errno,
+        syscall,
+        path,
+      } => {
+        write!(
+          f,
+          "{code}: {}, {syscall} '{path}'",
+          nix::errno::Errno::from_raw(*errno).desc().to_lowercase()
+        )
       }
     }
   }
@@ -106,6 +131,9 @@ mod tests {
   fn quiet_messages() {
     let e = quiet_io(&io::Error::from_raw_os_error(21), "inbox.jsonl", "append to");
     assert_eq!(e, JournalError::failed("could not append to inbox.jsonl (EISDIR)"));
-    assert_eq!(quiet_fs(None, "turn record t1", "write"), JournalError::failed("could not write turn record t1 (unknown error)"));
+    assert_eq!(
+      quiet_fs(None, "turn record t1", "write"),
+      JournalError::failed("could not write turn record t1 (unknown error)")
+    );
   }
 }

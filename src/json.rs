@@ -150,7 +150,9 @@ pub fn units(src: &str, raw: &RawStr) -> Vec<u16> {
       Some('n') => 0x0a,
       Some('r') => 0x0d,
       Some('t') => 0x09,
-      Some('u') => (0..4).fold(0u16, |acc, _| (acc << 4) | chars.next().and_then(|h| h.to_digit(16)).unwrap_or(0) as u16),
+      Some('u') => (0..4).fold(0u16, |acc, _| {
+        (acc << 4) | chars.next().and_then(|h| h.to_digit(16)).unwrap_or(0) as u16
+      }),
       Some(other) => other as u16,
       None => break,
     };
@@ -195,7 +197,12 @@ impl Parser<'_> {
       self.ws();
       let value_start = self.i;
       let value = self.value()?;
-      members.push(Member { key, value, span: start..self.i, value_span: value_start..self.i });
+      members.push(Member {
+        key,
+        value,
+        span: start..self.i,
+        value_span: value_start..self.i,
+      });
       self.ws();
       match self.peek()? {
         b',' => self.i += 1,
@@ -301,7 +308,12 @@ impl Parser<'_> {
       let c = self.peek()?;
       self.i += 1;
       match c {
-        b'"' => return Some(RawStr { span: start..self.i - 1, escaped }),
+        b'"' => {
+          return Some(RawStr {
+            span: start..self.i - 1,
+            escaped,
+          })
+        }
         b'\\' => {
           escaped = true;
           match self.peek()? {
@@ -365,14 +377,48 @@ mod tests {
   #[test]
   fn grammar_matches_json_parse() {
     for good in [
-      "0", "-0", "1e400", "-1.5E+3", "\"\\ud800\"", " {\"a\" : [1, {\"b\":[]}] } ", "null", "true", "\"\u{2028}\"", "[]", "{}", "\r\n\t1",
+      "0",
+      "-0",
+      "1e400",
+      "-1.5E+3",
+      "\"\\ud800\"",
+      " {\"a\" : [1, {\"b\":[]}] } ",
+      "null",
+      "true",
+      "\"\u{2028}\"",
+      "[]",
+      "{}",
+      "\r\n\t1",
       "{\"a\":1,\"a\":2}",
     ] {
       assert!(ok(good), "{good}");
     }
     for bad in [
-      "", " ", "01", "1.", ".1", "+1", "1e", "-", "[1,]", "{\"a\":1,}", "{a:1}", "'a'", "\"\t\"", "\"\\x\"", "\"\\u12\"", "tru", "nul",
-      "1 2", "\u{feff}1", "[", "{\"a\"}", "NaN", "Infinity", "\u{a0}1", "[1]]",
+      "",
+      " ",
+      "01",
+      "1.",
+      ".1",
+      "+1",
+      "1e",
+      "-",
+      "[1,]",
+      "{\"a\":1,}",
+      "{a:1}",
+      "'a'",
+      "\"\t\"",
+      "\"\\x\"",
+      "\"\\u12\"",
+      "tru",
+      "nul",
+      "1 2",
+      "\u{feff}1",
+      "[",
+      "{\"a\"}",
+      "NaN",
+      "Infinity",
+      "\u{a0}1",
+      "[1]]",
     ] {
       assert!(!ok(bad), "{bad:?}");
     }

@@ -26,7 +26,11 @@ pub(crate) mod testutil {
     pub fn new() -> Self {
       use std::sync::atomic::{AtomicUsize, Ordering};
       static N: AtomicUsize = AtomicUsize::new(0);
-      let p = std::env::temp_dir().join(format!("discord-journal-{}-{}", std::process::id(), N.fetch_add(1, Ordering::SeqCst)));
+      let p = std::env::temp_dir().join(format!(
+        "discord-journal-{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::SeqCst)
+      ));
       std::fs::create_dir_all(&p).expect("temp dir");
       TempDir(p)
     }

@@ -57,18 +57,29 @@ impl LineFile {
       return Ok(None);
     }
     let bytes = std::fs::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
-    Ok(Some(LineFile { name, text: decode_utf8(bytes) }))
+    Ok(Some(LineFile {
+      name,
+      text: decode_utf8(bytes),
+    }))
   }
 
   /// Its non-empty lines with their 1-based numbers, each without one
   /// leading U+FEFF (parseJsonFileText ignores it).
   pub fn lines(&self) -> impl Iterator<Item = (usize, &str)> {
-    self.text.split('\n').enumerate().filter(|(_, l)| !l.is_empty()).map(|(i, l)| (i + 1, l.strip_prefix('\u{feff}').unwrap_or(l)))
+    self
+      .text
+      .split('\n')
+      .enumerate()
+      .filter(|(_, l)| !l.is_empty())
+      .map(|(i, l)| (i + 1, l.strip_prefix('\u{feff}').unwrap_or(l)))
   }
 
   /// Every line parsed, or the refusal of the first that does not parse.
   pub fn parse(&self) -> Result<Vec<Doc<'_>>> {
-    self.lines().map(|(n, line)| Doc::parse(line).ok_or_else(|| self.not_json(n))).collect()
+    self
+      .lines()
+      .map(|(n, line)| Doc::parse(line).ok_or_else(|| self.not_json(n)))
+      .collect()
   }
 
   pub fn not_json(&self, line: usize) -> JournalError {
@@ -127,13 +138,25 @@ mod tests {
     let (_d, dir) = tmp();
     assert_eq!(with_lines(&dir, OUTBOX, |d| Ok(d.len())).expect("empty"), 0);
     std::fs::create_dir(format!("{dir}/{OUTBOX}")).expect("mkdir");
-    assert_eq!(with_lines(&dir, OUTBOX, |d| Ok(d.len())), Err(JournalError::failed("could not read outbox.jsonl (EISDIR)")));
-    assert_eq!(append(&dir, OUTBOX, "1"), Err(JournalError::failed("could not append to outbox.jsonl (EISDIR)")));
+    assert_eq!(
+      with_lines(&dir, OUTBOX, |d| Ok(d.len())),
+      Err(JournalError::failed("could not read outbox.jsonl (EISDIR)"))
+    );
+    assert_eq!(
+      append(&dir, OUTBOX, "1"),
+      Err(JournalError::failed("could not append to outbox.jsonl (EISDIR)"))
+    );
   }
 
   #[test]
   fn lossy_decoding_and_newline_refusal() {
-    assert_eq!(decode_utf8(vec![b'a', 0xff, 0xed, 0xa0, 0x80, b'b']), "a\u{fffd}\u{fffd}\u{fffd}\u{fffd}b");
-    assert_eq!(append("/nonexistent", INBOX, "a\nb"), Err(JournalError::failed("journal line must not contain a newline")));
+    assert_eq!(
+      decode_utf8(vec![b'a', 0xff, 0xed, 0xa0, 0x80, b'b']),
+      "a\u{fffd}\u{fffd}\u{fffd}\u{fffd}b"
+    );
+    assert_eq!(
+      append("/nonexistent", INBOX, "a\nb"),
+      Err(JournalError::failed("journal line must not contain a newline"))
+    );
   }
 }

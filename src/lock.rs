@@ -44,7 +44,11 @@ pub enum Owner {
   Invalid,
   /// `start` and `boot` are `None` where the record's value is not of the
   /// identity syntax (an older or corrupt record).
-  Valid { pid: f64, start: Option<String>, boot: Option<String> },
+  Valid {
+    pid: f64,
+    start: Option<String>,
+    boot: Option<String>,
+  },
 }
 
 /// `readPid`: `None` when there is no record file (the STOP-gated
@@ -54,15 +58,23 @@ pub fn read_pid(dir: &str) -> Option<Owner> {
   if !exists(&path) {
     return None;
   }
-  let Ok(bytes) = std::fs::read(&path) else { return Some(Owner::Invalid) };
+  let Ok(bytes) = std::fs::read(&path) else {
+    return Some(Owner::Invalid);
+  };
   let text = decode_utf8(bytes);
-  let Some(doc) = Doc::parse(&text) else { return Some(Owner::Invalid) };
+  let Some(doc) = Doc::parse(&text) else {
+    return Some(Owner::Invalid);
+  };
   let pid = match doc.get("pid") {
     Some(Scalar::Num(n)) if n.is_finite() && n.fract() == 0.0 && *n > 0.0 => *n,
     _ => return Some(Owner::Invalid),
   };
   let text_of = |key: &str, valid: fn(&str) -> bool| doc.get_str(key).and_then(|u| String::from_utf16(&u).ok()).filter(|s| valid(s));
-  Some(Owner::Valid { pid, start: text_of("start", valid_start), boot: text_of("boot", valid_boot) })
+  Some(Owner::Valid {
+    pid,
+    start: text_of("start", valid_start),
+    boot: text_of("boot", valid_boot),
+  })
 }
 
 /// What `identity(pid)` reported for one field, as far as `===` with a
@@ -171,10 +183,24 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     Ok(matches!(self.rec, Some(Owner::Valid { pid, .. }) if crate::identity::pid_alive(*pid)))
   }
   fn lacks_identity(&mut self) -> Result<bool, S::Error> {
-    Ok(!matches!(self.rec, Some(Owner::Valid { start: Some(_), boot: Some(_), .. })))
+    Ok(!matches!(
+      self.rec,
+      Some(Owner::Valid {
+        start: Some(_),
+        boot: Some(_),
+        ..
+      })
+    ))
   }
   fn identity_matches(&mut self) -> Result<Option<bool>, S::Error> {
-    let Some(Owner::Valid { pid, start: Some(start), boot: Some(boot) }) = self.rec else { return Ok(None) };
+    let Some(Owner::Valid {
+      pid,
+      start: Some(start),
+      boot: Some(boot),
+    }) = self.rec
+    else {
+      return Ok(None);
+    };
     let now = self.seams.identity(*pid)?;
     if now.start == Field::Null || now.boot == Field::Null {
       return Ok(None);
@@ -200,10 +226,15 @@ pub fn refusal<S: Seams>(dir: &str, seams: &mut S) -> Result<JournalError, S::Er
   let pid = pid_text(&existing);
   Ok(JournalError::brake(match state_of(existing.as_ref(), seams)? {
     OwnerState::Absent => format!("run.lock exists without an owner record: a start is in progress or was interrupted; {UNLOCK_HINT}"),
-    OwnerState::Invalid => format!("run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in {} by hand", journal_label(dir)),
+    OwnerState::Invalid => format!(
+      "run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in {} by hand",
+      journal_label(dir)
+    ),
     OwnerState::Live => format!("another connector is running for this binding (pid {pid})"),
     OwnerState::Unknown => format!("run.lock belongs to pid {pid}, which is alive but whose identity cannot be verified; refusing"),
-    OwnerState::Dead | OwnerState::Mismatch => format!("run.lock belongs to pid {pid}, which is gone or is a different process now; {UNLOCK_HINT}"),
+    OwnerState::Dead | OwnerState::Mismatch => {
+      format!("run.lock belongs to pid {pid}, which is gone or is a different process now; {UNLOCK_HINT}")
+    }
   }))
 }
 
@@ -211,7 +242,12 @@ pub fn refusal<S: Seams>(dir: &str, seams: &mut S) -> Result<JournalError, S::Er
 /// publishes the record `owner_text()` makes (failing with the `code` of
 /// what it threw), then applies the STOP gate. `pid` is the claimant's pid
 /// when it is a number (what `clearPid` compares with `===`).
-pub fn claim<S: Seams>(dir: &str, pid: Option<f64>, seams: &mut S, owner_text: impl FnOnce() -> Result<String, Option<String>>) -> Result<(), S::Error> {
+pub fn claim<S: Seams>(
+  dir: &str,
+  pid: Option<f64>,
+  seams: &mut S,
+  owner_text: impl FnOnce() -> Result<String, Option<String>>,
+) -> Result<(), S::Error> {
   let lock = lock_path(dir);
   if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
@@ -269,12 +305,18 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
   match state_of(rec.as_ref(), seams)? {
     OwnerState::Live => {
       return Err(
-        JournalError::failed(format!("refusing to unlock: the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone")).into(),
+        JournalError::failed(format!(
+          "refusing to unlock: the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"
+        ))
+        .into(),
       )
     }
     OwnerState::Unknown => {
       return Err(
-        JournalError::failed(format!("refusing to unlock: pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first")).into(),
+        JournalError::failed(format!(
+          "refusing to unlock: pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"
+        ))
+        .into(),
       )
     }
     OwnerState::Invalid => {
@@ -321,7 +363,10 @@ fn remove_lock(dir: &str, max_retries: u32) -> Result<()> {
       Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
       Err(e) => e,
     };
-    let transient = matches!(fs_code(&err).as_deref(), Some("EBUSY" | "EMFILE" | "ENFILE" | "ENOTEMPTY" | "EPERM"));
+    let transient = matches!(
+      fs_code(&err).as_deref(),
+      Some("EBUSY" | "EMFILE" | "ENFILE" | "ENOTEMPTY" | "EPERM")
+    );
     if !transient || attempt > max_retries {
       return Err(quiet_io(&err, &format!("run.lock in {}", journal_label(dir)), "remove"));
     }
@@ -348,7 +393,11 @@ pub enum Recovered {
 /// `recover`, the supervised pre-start: lets a run that crashed start again
 /// without a hand, while every operator brake holds. `stop_line(reason)`
 /// makes a STOP line for `unlock`'s STOP. See the README for each refusal.
-pub fn recover<S: Seams>(dir: &str, seams: &mut S, stop_line: impl FnOnce(&str) -> Result<String, Option<String>>) -> Result<Recovered, S::Error> {
+pub fn recover<S: Seams>(
+  dir: &str,
+  seams: &mut S,
+  stop_line: impl FnOnce(&str) -> Result<String, Option<String>>,
+) -> Result<Recovered, S::Error> {
   let label = journal_label(dir);
   if stop::requested(dir) {
     if !stop::is_ours(&stop::read(dir)?) {
@@ -366,7 +415,12 @@ pub fn recover<S: Seams>(dir: &str, seams: &mut S, stop_line: impl FnOnce(&str) 
   stop::with_lock(dir, || stop::append(dir, || stop_line(stop::RECOVER_REASON)))?;
   unlock_after_stop(dir, seams)?;
   if !stop::is_ours(&stop::read(dir)?) {
-    return Err(JournalError::brake(format!("STOP was written by an operator while recovering {label}; the brake stays. Remove it to run")).into());
+    return Err(
+      JournalError::brake(format!(
+        "STOP was written by an operator while recovering {label}; the brake stays. Remove it to run"
+      ))
+      .into(),
+    );
   }
   stop::clear(dir)?;
   Ok(Recovered::Cleared)

@@ -89,7 +89,8 @@ fn normalize_segments<T: Unit>(path: &[T], allow_above_root: bool) -> Vec<T> {
               }
               Some(at) => {
                 res.truncate(at);
-                last_segment_length = (res.len() as isize - 1 - res.iter().rposition(|&c| c == T::SLASH).map_or(-1, |p| p as isize)) as usize;
+                last_segment_length =
+                  (res.len() as isize - 1 - res.iter().rposition(|&c| c == T::SLASH).map_or(-1, |p| p as isize)) as usize;
               }
             }
             last_slash = ii;
@@ -157,7 +158,9 @@ pub fn is_binding_name(name: &str) -> bool {
 /// `TURN_ID`: /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/.
 pub fn is_turn_id(id: &str) -> bool {
   let b = id.as_bytes();
-  (1..=128).contains(&b.len()) && b[0].is_ascii_alphanumeric() && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
+  (1..=128).contains(&b.len())
+    && b[0].is_ascii_alphanumeric()
+    && b[1..].iter().all(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'_' | b'-'))
 }
 
 /// Where a refusal says a binding's journal is: its place under the data

@@ -137,7 +137,9 @@ impl Delivery {
   pub fn unresolved(&self, docs: &[Doc<'_>]) -> bool {
     self.lines.iter().rev().find_map(|&i| {
       let doc = &docs[i];
-      doc.get("status").map(|s| matches!(s, Scalar::Str(raw) if str_eq(doc.src, raw, "intent") || str_eq(doc.src, raw, "unknown")))
+      doc
+        .get("status")
+        .map(|s| matches!(s, Scalar::Str(raw) if str_eq(doc.src, raw, "intent") || str_eq(doc.src, raw, "unknown")))
     }) == Some(true)
   }
 
@@ -202,14 +204,26 @@ mod tests {
 
   #[test]
   fn inbox_ids_distinct_strings_only() {
-    let d = docs(&[r#"{"id":"1"}"#, r#"{"id":2}"#, r#"{"id":"1"}"#, r#""str""#, r#"[1]"#, r#"{"id":"\u0033"}"#]);
+    let d = docs(&[
+      r#"{"id":"1"}"#,
+      r#"{"id":2}"#,
+      r#"{"id":"1"}"#,
+      r#""str""#,
+      r#"[1]"#,
+      r#"{"id":"\u0033"}"#,
+    ]);
     assert_eq!(inbox_ids(&d).expect("ids"), vec![u("1"), u("3")]);
     assert_eq!(inbox_ids(&docs(&["null"])), Err(JournalError::read_of_null("id")));
   }
 
   #[test]
   fn admissions_slice_code_units() {
-    let d = docs(&[r#"{"id":"a","at":"2021-01-01T00"}"#, r#"{"id":"a","at":"2021-01-01"}"#, r#"{"id":"b","at":"2021-01-01x"}"#, r#"{"id":"c","at":"2021-01-0"}"#]);
+    let d = docs(&[
+      r#"{"id":"a","at":"2021-01-01T00"}"#,
+      r#"{"id":"a","at":"2021-01-01"}"#,
+      r#"{"id":"b","at":"2021-01-01x"}"#,
+      r#"{"id":"c","at":"2021-01-0"}"#,
+    ]);
     assert_eq!(count_admissions_on(&d, Some(&u("2021-01-01"))).expect("count"), 2);
     assert_eq!(count_admissions_on(&d, None).expect("count"), 0);
   }
@@ -218,7 +232,10 @@ mod tests {
   fn notice_stops_at_first_match() {
     let d = docs(&[r#"{"kind":"c","date":"d"}"#, "null"]);
     assert_eq!(notice_on(&d, &Cmp::Str(u("c")), &Cmp::Str(u("d"))), Ok(true));
-    assert_eq!(notice_on(&d, &Cmp::Str(u("x")), &Cmp::Str(u("d"))), Err(JournalError::read_of_null("kind")));
+    assert_eq!(
+      notice_on(&d, &Cmp::Str(u("x")), &Cmp::Str(u("d"))),
+      Err(JournalError::read_of_null("kind"))
+    );
     assert_eq!(notice_on(&docs(&["{}"]), &Cmp::Undefined, &Cmp::Undefined), Ok(true));
     assert_eq!(notice_on(&docs(&[r#"{"kind":-0}"#]), &Cmp::Num(0.0), &Cmp::Undefined), Ok(true));
   }
@@ -232,9 +249,15 @@ mod tests {
     ]);
     let g = deliveries(&d).expect("groups");
     assert_eq!(g.len(), 2);
-    assert_eq!(g[0].merged_text(&d).0, r#"{"nonce":"a","status":"intent","at":"t1","intentAt":"t1","status":"confirmed","nonce":"a","at":"t2","intentAt":"t1"}"#);
+    assert_eq!(
+      g[0].merged_text(&d).0,
+      r#"{"nonce":"a","status":"intent","at":"t1","intentAt":"t1","status":"confirmed","nonce":"a","at":"t2","intentAt":"t1"}"#
+    );
     assert!(!g[0].unresolved(&d));
-    assert_eq!(g[1].merged_text(&d), (r#"{"nonce":"b","status":"intent","intentAt":null}"#.to_string(), true));
+    assert_eq!(
+      g[1].merged_text(&d),
+      (r#"{"nonce":"b","status":"intent","intentAt":null}"#.to_string(), true)
+    );
     assert!(g[1].unresolved(&d));
   }
 }

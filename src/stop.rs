@@ -113,8 +113,11 @@ pub fn read(dir: &str) -> Result<Vec<StopLine>> {
       .split('\n')
       .filter(|l| !js_trim(l).is_empty())
       .map(|l| {
-        let kept = Doc::parse(l).is_some_and(|d| matches!(d.top, crate::json::Top::Obj(_)) && matches!(d.get("reason"), Some(Scalar::Str(_))));
-        StopLine { text: kept.then(|| l.to_string()) }
+        let kept =
+          Doc::parse(l).is_some_and(|d| matches!(d.top, crate::json::Top::Obj(_)) && matches!(d.get("reason"), Some(Scalar::Str(_))));
+        StopLine {
+          text: kept.then(|| l.to_string()),
+        }
       })
       .collect(),
   )
@@ -130,7 +133,11 @@ pub fn is_ours(lines: &[StopLine]) -> bool {
 /// TextDecoder does), every non-empty line JSON. `Some([])` when there is
 /// none; `None` when it cannot be verified.
 pub fn processing_rows(dir: &str) -> Option<Vec<String>> {
-  let file = match OpenOptions::new().read(true).custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK).open(stop_path(dir)) {
+  let file = match OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
+    .open(stop_path(dir))
+  {
     Ok(f) => f,
     Err(e) => return (e.kind() == std::io::ErrorKind::NotFound).then(Vec::new),
   };
@@ -155,7 +162,10 @@ pub fn request_processing(dir: &str, generation: &str, line: impl FnOnce(&str) -
   with_lock(dir, || {
     let rows = processing_rows(dir).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;
     let reason = format!("processing:{generation}");
-    let present = rows.iter().filter_map(|r| Doc::parse(r)).any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if str_eq(d.src, s, &reason)));
+    let present = rows
+      .iter()
+      .filter_map(|r| Doc::parse(r))
+      .any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if str_eq(d.src, s, &reason)));
     if !present {
       append(dir, || Ok(line(&reason)))?;
     }

@@ -61,7 +61,13 @@ pub fn list(dir: &str) -> Result<Vec<String>> {
   if !exists(&turns) {
     return Ok(Vec::new());
   }
-  let refuse = |e: &std::io::Error| quiet_fs(fs_code(e).as_deref(), &format!("the turns directory in {}", journal_label(dir)), "read");
+  let refuse = |e: &std::io::Error| {
+    quiet_fs(
+      fs_code(e).as_deref(),
+      &format!("the turns directory in {}", journal_label(dir)),
+      "read",
+    )
+  };
   let mut names: Vec<Vec<u8>> = Vec::new();
   for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
     names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());

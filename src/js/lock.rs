@@ -79,7 +79,13 @@ fn call_identity(js: Js, identity: Option<Val>, pid: Val) -> JsResult<Val> {
     None => identity_object(js, pid),
     Some(f) => {
       if !js.is(f, sys::ValueType::napi_function)? {
-        return Err(JournalError::Type { message: "identity is not a function".into(), code: None }.into());
+        return Err(
+          JournalError::Type {
+            message: "identity is not a function".into(),
+            code: None,
+          }
+          .into(),
+        );
       }
       js.call(f, js.undefined()?, &[pid])
     }
@@ -109,10 +115,16 @@ impl Seams for JsSeams {
     if self.identity.is_none() {
       let pid = js_number(pid);
       let as_field = |s: Option<String>| s.map_or(Field::Null, |s| Field::Str(s.encode_utf16().collect()));
-      return Ok(Identity { start: as_field(process_start(&pid)), boot: as_field(boot_id()) });
+      return Ok(Identity {
+        start: as_field(process_start(&pid)),
+        boot: as_field(boot_id()),
+      });
     }
     let now = call_identity(js, self.identity, js.number(pid)?)?;
-    Ok(Identity { start: field(js, js.prop(now, "start")?)?, boot: field(js, js.prop(now, "boot")?)? })
+    Ok(Identity {
+      start: field(js, js.prop(now, "start")?)?,
+      boot: field(js, js.prop(now, "boot")?)?,
+    })
   }
 
   fn before_remove(&mut self) -> JsResult<()> {
@@ -122,7 +134,13 @@ impl Seams for JsSeams {
       return Ok(());
     }
     if !js.is(f, sys::ValueType::napi_function)? {
-      return Err(JournalError::Type { message: "beforeRemove is not a function".into(), code: None }.into());
+      return Err(
+        JournalError::Type {
+          message: "beforeRemove is not a function".into(),
+          code: None,
+        }
+        .into(),
+      );
     }
     js.call(f, js.undefined()?, &[])?;
     Ok(())
@@ -151,7 +169,10 @@ fn owner_object(js: Js, rec: Option<&Owner>) -> JsResult<Val> {
 #[napi(js_name = "readPid")]
 pub fn read_pid(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| owner_object(js, lock::read_pid(&d.fs).as_ref())))
+  done(
+    js,
+    Dir::from(js, dir).and_then(|d| owner_object(js, lock::read_pid(&d.fs).as_ref())),
+  )
 }
 
 /// `pidAlive(pid)`: `process.kill(pid, 0)` succeeds or fails with EPERM.
@@ -211,7 +232,8 @@ impl OwnerView for JsOwner {
       return Ok(None);
     }
     Ok(Some(
-      js.strict_equals(js.get(now, "start")?, js.get(self.rec, "start")?)? && js.strict_equals(js.get(now, "boot")?, js.get(self.rec, "boot")?)?,
+      js.strict_equals(js.get(now, "start")?, js.get(self.rec, "start")?)?
+        && js.strict_equals(js.get(now, "boot")?, js.get(self.rec, "boot")?)?,
     ))
   }
 }
@@ -243,8 +265,12 @@ enum Now {
 /// failing with the `code` of what it threw.
 fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> Result<String, Option<String>> {
   let fast = (|| -> JsResult<Option<String>> {
-    let (Now::Ms(ms), true) = (now, js.is(pid, sys::ValueType::napi_number)?) else { return Ok(None) };
-    let (Some(start), Some(boot)) = (js.string_of(start)?, js.string_of(boot)?) else { return Ok(None) };
+    let (Now::Ms(ms), true) = (now, js.is(pid, sys::ValueType::napi_number)?) else {
+      return Ok(None);
+    };
+    let (Some(start), Some(boot)) = (js.string_of(start)?, js.string_of(boot)?) else {
+      return Ok(None);
+    };
     if start.contains('\u{fffd}') || boot.contains('\u{fffd}') {
       return Ok(None);
     }
@@ -252,7 +278,11 @@ fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> Result<Stri
     let n = js.number_value(pid)?;
     let pid = if n.is_finite() { js_number(n) } else { "null".into() };
     let s = |v: &str| serde_json::Value::from(v).to_string();
-    Ok(Some(format!("{{\"pid\":{pid},\"start\":{},\"boot\":{},\"at\":\"{at}\"}}", s(&start), s(&boot))))
+    Ok(Some(format!(
+      "{{\"pid\":{pid},\"start\":{},\"boot\":{},\"at\":\"{at}\"}}",
+      s(&start),
+      s(&boot)
+    )))
   })();
   if let Ok(Some(text)) = fast {
     return Ok(text);
@@ -283,16 +313,32 @@ pub fn write_pid(env: Env, dir: Val, pid: Val, opts: Val) -> napi::Result<()> {
     let now = now.map_or_else(|| Now::Ms(time::now_ms()), Now::Js);
     let id = call_identity(js, identity, pid)?;
     if js.is_nullish(id)? {
-      return Err(JournalError::Type { message: "Cannot destructure property 'start' of 'identity(...)' as it is null or undefined.".into(), code: None }.into());
+      return Err(
+        JournalError::Type {
+          message: "Cannot destructure property 'start' of 'identity(...)' as it is null or undefined.".into(),
+          code: None,
+        }
+        .into(),
+      );
     }
     let (start, boot) = (js.get(id, "start")?, js.get(id, "boot")?);
     let null = sys::ValueType::napi_null;
     if js.is(start, null)? || js.is(boot, null)? {
-      return Err(JournalError::failed("cannot read this process's start time or the boot id from /proc; refusing to claim the binding").into());
+      return Err(
+        JournalError::failed("cannot read this process's start time or the boot id from /proc; refusing to claim the binding").into(),
+      );
     }
     let d = Dir::from(js, dir)?;
-    let pid_number = if js.is(pid, sys::ValueType::napi_number)? { Some(js.number_value(pid)?) } else { None };
-    let mut seams = JsSeams { js, identity, before_remove: None };
+    let pid_number = if js.is(pid, sys::ValueType::napi_number)? {
+      Some(js.number_value(pid)?)
+    } else {
+      None
+    };
+    let mut seams = JsSeams {
+      js,
+      identity,
+      before_remove: None,
+    };
     lock::claim(&d.fs, pid_number, &mut seams, || owner_text(js, pid, start, boot, &now))
   })();
   done(js, result)
@@ -309,7 +355,11 @@ pub fn unlock(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
     };
     let d = Dir::from(js, dir)?;
     request_stop(js, &d, reason)?;
-    let mut seams = JsSeams { js, identity, before_remove };
+    let mut seams = JsSeams {
+      js,
+      identity,
+      before_remove,
+    };
     match lock::unlock_after_stop(&d.fs, &mut seams)? {
       Unlocked::NoLock => js.boolean(false),
       Unlocked::Cleared(rec) => owner_object(js, rec.as_ref()),
@@ -324,12 +374,18 @@ pub fn recover(env: Env, dir: Val, opts: Val) -> napi::Result<&'static str> {
   let result = (|| {
     let [identity, before_remove] = options(js, opts, ["identity", "beforeRemove"])?;
     let d = Dir::from(js, dir)?;
-    let mut seams = JsSeams { js, identity, before_remove };
+    let mut seams = JsSeams {
+      js,
+      identity,
+      before_remove,
+    };
     let at = || time::iso(time::now_ms()).unwrap_or_default();
-    Ok(match lock::recover(&d.fs, &mut seams, |reason| Ok(stop_line_text(&at(), reason)))? {
-      Recovered::Clean => "clean",
-      Recovered::Cleared => "cleared",
-    })
+    Ok(
+      match lock::recover(&d.fs, &mut seams, |reason| Ok(stop_line_text(&at(), reason)))? {
+        Recovered::Clean => "clean",
+        Recovered::Cleared => "cleared",
+      },
+    )
   })();
   done(js, result)
 }
@@ -341,7 +397,14 @@ pub fn stop_target(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
     let d = Dir::from(js, dir)?;
     let rec = lock::read_pid(&d.fs);
     let [identity] = options(js, opts, ["identity"])?;
-    match lock::stop_target(rec, &mut JsSeams { js, identity, before_remove: None })? {
+    match lock::stop_target(
+      rec,
+      &mut JsSeams {
+        js,
+        identity,
+        before_remove: None,
+      },
+    )? {
       Some(pid) => js.number(pid),
       None => js.null(),
     }
@@ -354,9 +417,12 @@ pub fn clear_pid(env: Env, dir: Val, pid: Val) -> napi::Result<()> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let pid = if js.is(pid, sys::ValueType::napi_number)? { Some(js.number_value(pid)?) } else { None };
+    let pid = if js.is(pid, sys::ValueType::napi_number)? {
+      Some(js.number_value(pid)?)
+    } else {
+      None
+    };
     Ok(lock::clear_pid(&d.fs, pid)?)
   })();
   done(js, result)
 }
-

@@ -4,6 +4,8 @@
 //! Every exported function lives in the submodule named after the part of
 //! the journal it serves; the logic itself is in the crate's other modules.
 
+#![cfg_attr(test, allow(dead_code))]
+
 mod lock;
 mod raw;
 mod records;
@@ -129,7 +131,10 @@ impl Js {
     let env = Env::from_raw(self.env);
     match env.get_instance_data::<Realm>() {
       Ok(Some(realm)) => Ok(realm),
-      _ => Err(Thrown::Journal(JournalError::Type { message: "discord-journal: load the package through index.js".into(), code: None })),
+      _ => Err(Thrown::Journal(JournalError::Type {
+        message: "discord-journal: load the package through index.js".into(),
+        code: None,
+      })),
     }
   }
 
@@ -146,9 +151,13 @@ impl Js {
   pub fn prop(self, obj: Val, name: &str) -> JsResult<Val> {
     match self.type_of(obj)? {
       sys::ValueType::napi_null => Err(JournalError::read_of_null(name).into()),
-      sys::ValueType::napi_undefined => {
-        Err(JournalError::Type { message: format!("Cannot read properties of undefined (reading '{name}')"), code: None }.into())
-      }
+      sys::ValueType::napi_undefined => Err(
+        JournalError::Type {
+          message: format!("Cannot read properties of undefined (reading '{name}')"),
+          code: None,
+        }
+        .into(),
+      ),
       _ => self.get(obj, name),
     }
   }
@@ -215,7 +224,7 @@ impl Js {
     let date = self.construct(ctor, &[v])?;
     let f = self.get(date, "toISOString")?;
     let out = self.call(f, date, &[])?;
-    Ok(self.utf8(out)?)
+    self.utf8(out)
   }
 
   /// What `e?.code` says of a thrown value, when it is a string.
@@ -268,21 +277,25 @@ impl Js {
 
   /// `this.throw(e)`: the one place a journal error becomes an exception.
   fn throw_error(self, e: JournalError) -> JsResult<()> {
-    let v = match e {
+    let v = match &e {
       JournalError::Discord { message, exit_code } => {
         let ctor = self.kept(self.realm()?.discord_error)?;
-        self.construct(ctor, &[self.str(&message)?, self.number(f64::from(exit_code))?])?
+        self.construct(ctor, &[self.str(message)?, self.number(f64::from(*exit_code))?])?
       }
-      e @ JournalError::Node { .. } => {
-        let JournalError::Node { code, errno, syscall, path } = &e else { unreachable!() };
+      JournalError::Node {
+        code,
+        errno,
+        syscall,
+        path,
+      } => {
         let err = self.error(Some(code), &e.to_string())?;
         self.set(err, "errno", self.number(f64::from(-errno))?)?;
         self.set(err, "syscall", self.str(syscall)?)?;
         self.set(err, "path", self.str(path)?)?;
         err
       }
-      JournalError::Type { message, code } => self.type_error(code, &message)?,
-      JournalError::Range { message } => self.range_error(&message)?,
+      JournalError::Type { message, code } => self.type_error(*code, message)?,
+      JournalError::Range { message } => self.range_error(message)?,
     };
     self.throw(v);
     Ok(())
@@ -302,7 +315,11 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
         return Err(napi::Error::from_reason("discord-journal: could not raise an error"));
       }
     }
-    Thrown::Napi(status) => return Err(napi::Error::from_reason(format!("discord-journal: N-API call failed with status {status}"))),
+    Thrown::Napi(status) => {
+      return Err(napi::Error::from_reason(format!(
+        "discord-journal: N-API call failed with status {status}"
+      )))
+    }
   }
   Err(napi::Error::new(napi::Status::PendingException, ""))
 }
@@ -320,7 +337,10 @@ impl Dir {
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v).into());
     }
-    Ok(Dir { fs: js.utf8(v)?, units: js.units(v)? })
+    Ok(Dir {
+      fs: js.utf8(v)?,
+      units: js.units(v)?,
+    })
   }
 
   /// `path.join(dir, ...names)` as the string the API returns.
@@ -337,7 +357,10 @@ fn invalid_path(js: Js, v: Val) -> JournalError {
   let received = match js.type_of(v) {
     Ok(sys::ValueType::napi_undefined) => "undefined".to_string(),
     Ok(sys::ValueType::napi_null) => "null".to_string(),
-    Ok(sys::ValueType::napi_number) => format!("type number ({})", js.number_value(v).map(crate::text::js_number).unwrap_or_default()),
+    Ok(sys::ValueType::napi_number) => format!(
+      "type number ({})",
+      js.number_value(v).map(crate::text::js_number).unwrap_or_default()
+    ),
     Ok(sys::ValueType::napi_boolean) => format!("type boolean ({})", js.bool_value(v).unwrap_or_default()),
     Ok(sys::ValueType::napi_object) => "an instance of Object".to_string(),
     Ok(sys::ValueType::napi_function) => "function".to_string(),
@@ -345,7 +368,10 @@ fn invalid_path(js: Js, v: Val) -> JournalError {
     Ok(sys::ValueType::napi_bigint) => "type bigint".to_string(),
     _ => "an unexpected value".to_string(),
   };
-  JournalError::Type { message: format!("The \"path\" argument must be of type string. Received {received}"), code: Some("ERR_INVALID_ARG_TYPE") }
+  JournalError::Type {
+    message: format!("The \"path\" argument must be of type string. Received {received}"),
+    code: Some("ERR_INVALID_ARG_TYPE"),
+  }
 }
 
 /// Destructures an options argument as `{ a = …, b = … } = {}` does:
@@ -356,7 +382,13 @@ pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<
   match js.type_of(opts)? {
     sys::ValueType::napi_undefined => return Ok(out),
     sys::ValueType::napi_null => {
-      return Err(JournalError::Type { message: format!("Cannot destructure property '{}' of 'object null' as it is null.", names[0]), code: None }.into())
+      return Err(
+        JournalError::Type {
+          message: format!("Cannot destructure property '{}' of 'object null' as it is null.", names[0]),
+          code: None,
+        }
+        .into(),
+      )
     }
     _ => {}
   }

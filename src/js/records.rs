@@ -35,12 +35,16 @@ pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
 /// `mkdirSync(path, { recursive: true, mode: 0o700 })`, with Node's errors.
 fn mkdir_p(path: &str) -> Result<(), JournalError> {
   use std::os::unix::fs::DirBuilderExt;
-  std::fs::DirBuilder::new().recursive(true).mode(0o700).create(path).map_err(|e| JournalError::Node {
-    code: fs_code(&e).unwrap_or_else(|| "UNKNOWN".into()),
-    errno: e.raw_os_error().unwrap_or(0),
-    syscall: "mkdir",
-    path: path.to_string(),
-  })
+  std::fs::DirBuilder::new()
+    .recursive(true)
+    .mode(0o700)
+    .create(path)
+    .map_err(|e| JournalError::Node {
+      code: fs_code(&e).unwrap_or_else(|| "UNKNOWN".into()),
+      errno: e.raw_os_error().unwrap_or(0),
+      syscall: "mkdir",
+      path: path.to_string(),
+    })
 }
 
 /// `typeof entry[key] === "string"`, reading the field as JavaScript does.
@@ -54,7 +58,13 @@ fn string_field(js: Js, entry: Val, key: &str) -> JsResult<Option<String>> {
 fn append(js: Js, dir: Val, name: &'static str, entry: Val) -> JsResult<()> {
   let d = Dir::from(js, dir)?;
   let Some(line) = js.stringify(entry)? else {
-    return Err(JournalError::Type { message: "Cannot read properties of undefined (reading 'includes')".into(), code: None }.into());
+    return Err(
+      JournalError::Type {
+        message: "Cannot read properties of undefined (reading 'includes')".into(),
+        code: None,
+      }
+      .into(),
+    );
   };
   Ok(lines::append(&d.fs, name, &line)?)
 }
@@ -112,7 +122,13 @@ pub fn append_outbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
 fn deliveries(js: Js, dir: Val, keep: impl Fn(&records::Delivery, &[Doc<'_>]) -> bool) -> JsResult<Vec<(Vec<u16>, Val)>> {
   let d = Dir::from(js, dir)?;
   let picked = with_lines(&d.fs, lines::OUTBOX, |docs| {
-    Ok(records::deliveries(docs)?.into_iter().filter(|g| keep(g, docs)).map(|g| (g.merged_text(docs), g.nonce)).collect::<Vec<_>>())
+    Ok(
+      records::deliveries(docs)?
+        .into_iter()
+        .filter(|g| keep(g, docs))
+        .map(|g| (g.merged_text(docs), g.nonce))
+        .collect::<Vec<_>>(),
+    )
   })?;
   let parsed = js.parse(&records::array_text(picked.iter().map(|((text, _), _)| text.as_str())))?;
   let mut out = Vec::with_capacity(picked.len());

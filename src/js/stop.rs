@@ -120,4 +120,3 @@ pub fn read_stop(env: Env, dir: Val) -> napi::Result<Val> {
   })();
   done(js, result)
 }
-

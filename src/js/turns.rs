@@ -81,7 +81,11 @@ pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let date = if js.is(date, napi::sys::ValueType::napi_string)? { Some(js.units(date)?) } else { None };
+    let date = if js.is(date, napi::sys::ValueType::napi_string)? {
+      Some(js.units(date)?)
+    } else {
+      None
+    };
     let texts = turns::list(&d.fs)?;
     let docs: Vec<Doc<'_>> = texts.iter().filter_map(|t| Doc::parse(t)).collect();
     Ok(records::count_started_on(&docs, date.as_deref())? as u32)
