@@ -12,25 +12,27 @@ use crate::json::Doc;
 use crate::lines::{decode_utf8, exists};
 use crate::paths::{journal_label, turn_label, under};
 
-/// Creates the record file for `id` (already checked against TURN_ID by
-/// the caller's `turnPath`). `shown` is how the refusal spells the id.
-pub fn create(path: &str, id: &str, shown: &str) -> Result<File> {
-  OpenOptions::new().write(true).create_new(true).mode(0o600).open(path).map_err(|e| {
-    if e.raw_os_error() == Some(libc_eexist()) {
-      JournalError::failed(format!("turn record already exists: {shown}"))
-    } else {
-      quiet_io(&e, &turn_label(id), "write")
-    }
-  })
+/// Creates the record file (its id already checked against TURN_ID by
+/// the caller's `turnPath`), failing exclusively: a file, directory or
+/// symlink already at the path is EEXIST.
+pub fn create(path: &str) -> std::io::Result<File> {
+  OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
 }
 
-fn libc_eexist() -> i32 {
-  nix::errno::Errno::EEXIST as i32
+/// The refusal of a second writer: `shown` is the id as the template
+/// `${id}` spells it.
+pub fn exists_refusal(shown: &str) -> JournalError {
+  JournalError::failed(format!("turn record already exists: {shown}"))
+}
+
+/// Any other failure to create or write a record, by `String(id)`.
+pub fn write_refusal(err: &std::io::Error, id: &str) -> JournalError {
+  quiet_io(err, &turn_label(id), "write")
 }
 
 /// Writes a created record's text; the file is closed on return.
-pub fn write(mut file: File, id: &str, text: &str) -> Result<()> {
-  file.write_all(text.as_bytes()).map_err(|e| quiet_io(&e, &turn_label(id), "write"))
+pub fn write(mut file: File, text: &str) -> std::io::Result<()> {
+  file.write_all(text.as_bytes())
 }
 
 /// A failure while making the record's text (a JavaScript exception, by its

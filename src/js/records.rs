@@ -39,11 +39,18 @@ fn mkdir_p(path: &str) -> Result<(), JournalError> {
     .recursive(true)
     .mode(0o700)
     .create(path)
-    .map_err(|e| JournalError::Node {
-      code: fs_code(&e).unwrap_or_else(|| "UNKNOWN".into()),
-      errno: e.raw_os_error().unwrap_or(0),
-      syscall: "mkdir",
-      path: path.to_string(),
+    .map_err(|e| match e.raw_os_error() {
+      Some(errno) => JournalError::Node {
+        code: fs_code(&e).unwrap_or_default(),
+        errno,
+        syscall: "mkdir",
+        path: path.to_string(),
+      },
+      // Node refuses a path with a NUL byte before any system call.
+      None => JournalError::Type {
+        message: "The argument 'path' must be a string, Uint8Array, or URL without null bytes.".into(),
+        code: Some("ERR_INVALID_ARG_VALUE"),
+      },
     })
 }
 

@@ -47,13 +47,15 @@ pub fn stop_requested(env: Env, dir: Val) -> napi::Result<bool> {
 }
 
 #[napi(js_name = "requestStop")]
-pub fn request_stop_export(env: Env, dir: Val, reason: Option<Val>) -> napi::Result<Val> {
+pub fn request_stop_export(env: Env, dir: Val, reason: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let reason = match reason {
-      Some(r) if !js.is(r, napi::sys::ValueType::napi_undefined)? => r,
-      _ => js.str("stop")?,
+    // The default applies to undefined only; null is a reason like any other.
+    let reason = if js.is(reason, napi::sys::ValueType::napi_undefined)? {
+      js.str("stop")?
+    } else {
+      reason
     };
     request_stop(js, &d, reason)
   })();

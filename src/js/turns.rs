@@ -37,18 +37,23 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
   let js = Js::new(&env);
   let result = (|| {
     let (fs_path, path) = turn_path(js, dir, id)?;
-    let label_id = id_text(js, id)?;
-    let shown = js.utf8(js.to_string(id)?)?;
-    let file = turns::create(&fs_path, &label_id, &shown)?;
+    let file = match turns::create(&fs_path) {
+      Ok(f) => f,
+      // The id is converted again only on these paths, as in the reference.
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()),
+      Err(e) => return Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
+    };
     // The file exists from here on: a record that cannot be stringified
     // leaves it empty and is reported as a failed write, as in the reference.
     let text = match js.catching(|| js.stringify_turn(record, id))? {
       Ok(Some(text)) => text + "\n",
       // A copied toJSON may make it undefined: `undefined + "\n"`.
       Ok(None) => "undefined\n".to_string(),
-      Err(code) => return Err(turns::text_failed(&label_id, code.as_deref()).into()),
+      Err(code) => return Err(turns::text_failed(&id_text(js, id)?, code.as_deref()).into()),
     };
-    turns::write(file, &label_id, &text)?;
+    if let Err(e) = turns::write(file, &text) {
+      return Err(turns::write_refusal(&e, &id_text(js, id)?).into());
+    }
     Ok(path)
   })();
   done(js, result)
