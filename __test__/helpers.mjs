@@ -1,0 +1,94 @@
+// Shared set-up for the suite. The module under test is the one named by
+// JOURNAL_MODULE (a path), or this package; the same tests run against the
+// reference journal.mjs, and those about what only the addon has skip there.
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { createRequire } from "node:module";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import { after } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+export const modulePath = process.env.JOURNAL_MODULE ? resolve(process.env.JOURNAL_MODULE) : join(root, "index.js");
+
+async function load(path) {
+  if (path.endsWith(".mjs")) return import(pathToFileURL(path).href);
+  return createRequire(import.meta.url)(path);
+}
+
+export const M = await load(modulePath);
+/** Whether the module under test is this addon (it exports DiscordError). */
+export const isAddon = typeof M.DiscordError === "function";
+export const addonOnly = isAddon ? {} : { skip: "the reference does not export DiscordError" };
+
+export const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+export const OTHER_GEN = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
+
+const made = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+/** A fresh binding directory `<tmp>/discord/alpha` with `turns/`, or bare. */
+export function journal({ name = "alpha", bare = false } = {}) {
+  const top = mkdtempSync(join(tmpdir(), "discord-journal-test-"));
+  made.push(top);
+  const dir = join(top, "discord", name);
+  if (bare) return dir;
+  M.ensureJournal(dir);
+  return dir;
+}
+
+/** Asserts `f` throws a DiscordError with this message and exit code. */
+export function refuses(f, message, exitCode = 1) {
+  let thrown;
+  try {
+    f();
+  } catch (e) {
+    thrown = e;
+  }
+  assert.ok(thrown, `expected a refusal: ${message}`);
+  assert.equal(thrown.name, "DiscordError");
+  assert.equal(thrown.message, message);
+  assert.equal(thrown.exitCode, exitCode);
+  assert.ok(thrown instanceof Error);
+  if (isAddon) assert.ok(thrown instanceof M.DiscordError);
+  return thrown;
+}
+
+/** Asserts `f` throws an instance of `cls` (and `code`, when given). */
+export function throwsClass(f, cls, code) {
+  assert.throws(f, (e) => {
+    assert.equal(e.constructor, cls, `expected ${cls.name}, got ${e.constructor.name}: ${e.message}`);
+    if (code !== undefined) assert.equal(e.code, code);
+    assert.notEqual(e.name, "DiscordError");
+    return true;
+  });
+}
+
+/** The permission bits of a path. */
+export const mode = (p) => statSync(p).mode & 0o7777;
+/** What a create with `want` gives under this process's umask. */
+export function underUmask(want) {
+  const u = process.umask();
+  return want & ~u;
+}
+
+/** A pid that is not alive right now. */
+export function deadPid() {
+  for (let p = 4_194_303; p > 1000; p -= 7919) {
+    try {
+      process.kill(p, 0);
+    } catch (e) {
+      if (e.code === "ESRCH") return p;
+    }
+  }
+  throw new Error("no dead pid found");
+}
+
+/** A refusal message must never carry a host path. */
+export function noHostPath(e, dir) {
+  assert.ok(!e.message.includes(dir), `message names the host path: ${e.message}`);
+  assert.ok(!e.message.includes(tmpdir()), `message names the temp dir: ${e.message}`);
+}
