@@ -1,0 +1,93 @@
+// Write-once turn records under turns/<id>.json.
+import assert from "node:assert/strict";
+import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { M, journal, mode, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
+
+describe("turns", () => {
+  test("writeTurn creates the record once, pretty-printed with its id last, 0600", () => {
+    const dir = journal();
+    const path = M.writeTurn(dir, "t1", { startedAt: "2021-01-01T10:00:00.000Z", id: "ignored", text: "hi" });
+    assert.equal(path, join(dir, "turns", "t1.json"));
+    assert.equal(readFileSync(path, "utf8"), '{\n  "startedAt": "2021-01-01T10:00:00.000Z",\n  "id": "t1",\n  "text": "hi"\n}\n');
+    assert.equal(mode(path), underUmask(0o600));
+    const e = refuses(() => M.writeTurn(dir, "t1", {}), "turn record already exists: t1");
+    noHostPath(e, dir);
+    assert.deepEqual(M.readTurn(dir, "t1"), { startedAt: "2021-01-01T10:00:00.000Z", id: "t1", text: "hi" });
+  });
+
+  test("the record is {...record, id}: spread semantics for odd records", () => {
+    const dir = journal();
+    M.writeTurn(dir, "s", "ab");
+    assert.deepEqual(M.readTurn(dir, "s"), { 0: "a", 1: "b", id: "s" });
+    M.writeTurn(dir, "n", null);
+    assert.deepEqual(M.readTurn(dir, "n"), { id: "n" });
+    M.writeTurn(dir, 7, { get g() { return 1; } });
+    assert.deepEqual(M.readTurn(dir, 7), { g: 1, id: 7 });
+    M.writeTurn(dir, "u", { toJSON() { return undefined; } });
+    assert.equal(readFileSync(join(dir, "turns", "u.json"), "utf8"), "undefined\n");
+  });
+
+  test("a record JSON.stringify refuses is a failed write, and the empty file stays", () => {
+    const dir = journal();
+    refuses(() => M.writeTurn(dir, "big", { n: 1n }), "could not write turn record big (unknown error)");
+    assert.equal(readFileSync(join(dir, "turns", "big.json"), "utf8"), "");
+    refuses(() => M.writeTurn(dir, "big", {}), "turn record already exists: big");
+    refuses(
+      () => M.writeTurn(dir, "coded", { toJSON() { throw Object.assign(new Error("x"), { code: "EFROMJSON" }); } }),
+      "could not write turn record coded (EFROMJSON)",
+    );
+  });
+
+  test("refusals name the turn by id, never by path", () => {
+    const dir = journal();
+    symlinkSync("/nonexistent-target", join(dir, "turns", "link.json"));
+    refuses(() => M.writeTurn(dir, "link", {}), "turn record already exists: link");
+    rmSync(join(dir, "turns"), { recursive: true });
+    noHostPath(refuses(() => M.writeTurn(dir, "t1", {}), "could not write turn record t1 (ENOENT)"), dir);
+    noHostPath(refuses(() => M.readTurn(dir, "nope"), "could not read turn record nope (ENOENT)"), dir);
+    refuses(() => M.readTurn(dir, "a/b"), "invalid turn id (letters, digits, ., _ or -, at most 128)");
+  });
+
+  test("readTurn ignores one BOM and refuses what does not parse", () => {
+    const dir = journal();
+    writeFileSync(join(dir, "turns", "b.json"), '\uFEFF{"x":1}');
+    assert.deepEqual(M.readTurn(dir, "b"), { x: 1 });
+    writeFileSync(join(dir, "turns", "broken.json"), "{nope");
+    noHostPath(refuses(() => M.readTurn(dir, "broken"), "turn record broken: not valid JSON"), dir);
+    refuses(() => M.listTurns(dir), "turn record broken: not valid JSON");
+  });
+
+  test("listTurns: *.json in readdir order (by name bytes); a bad name is not echoed", () => {
+    const dir = journal();
+    for (const n of ["b", "a", "B", "é", "a.b", "_"]) writeFileSync(join(dir, "turns", `${n}.json`), JSON.stringify({ n }));
+    writeFileSync(join(dir, "turns", "note.txt"), "ignored");
+    assert.deepEqual(M.listTurns(dir).map((t) => t.n), ["B", "_", "a.b", "a", "b", "é"]);
+    writeFileSync(join(dir, "turns", ".hidden.json"), "{bad");
+    refuses(() => M.listTurns(dir), "turn record: not valid JSON");
+    rmSync(join(dir, "turns", ".hidden.json"));
+    mkdirSync(join(dir, "turns", "sub.json"));
+    refuses(() => M.listTurns(dir), "could not read turn record sub (EISDIR)");
+  });
+
+  test("no turns directory lists nothing; turns as a file refuses with the journal's label", () => {
+    const dir = journal({ bare: true });
+    assert.deepEqual(M.listTurns(dir), []);
+    assert.equal(M.countTurnsOn(dir, "2021-01-01"), 0);
+    const other = journal();
+    rmSync(join(other, "turns"), { recursive: true });
+    writeFileSync(join(other, "turns"), "");
+    refuses(() => M.listTurns(other), "could not read the turns directory in discord/alpha under the data root (ENOTDIR)");
+  });
+
+  test("countTurnsOn counts string startedAt on the date; a null record is a TypeError", () => {
+    const dir = journal();
+    M.writeTurn(dir, "t1", { startedAt: "2021-01-01T10:00:00.000Z" });
+    M.writeTurn(dir, "t2", { startedAt: "2021-01-02T10:00:00.000Z" });
+    M.writeTurn(dir, "t3", { startedAt: 5 });
+    assert.deepEqual([M.countTurnsOn(dir, "2021-01-01"), M.countTurnsOn(dir, "2021-01-02"), M.countTurnsOn(dir, null)], [1, 1, 0]);
+    writeFileSync(join(dir, "turns", "z.json"), "null");
+    throwsClass(() => M.countTurnsOn(dir, "2021-01-01"), TypeError);
+  });
+});
