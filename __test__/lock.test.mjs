@@ -1,0 +1,273 @@
+// Process identity and the run lock: readPid, ownerState, writePid, the
+// STOP gate, unlock, recover, stopTarget, clearPid.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { GEN, M, deadPid, journal, mode, modulePath, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
+
+const HINT = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
+const lockDir = (dir) => join(dir, "run.lock");
+function owner(dir, record) {
+  mkdirSync(lockDir(dir), { recursive: true });
+  writeFileSync(join(lockDir(dir), "owner.json"), typeof record === "string" ? record : JSON.stringify(record));
+}
+const seam = (start, boot = GEN) => () => ({ start, boot });
+
+describe("identity", () => {
+  test("constants", () => {
+    assert.equal(M.BRAKE_EXIT, 3);
+    assert.equal(M.RECOVER_REASON, "recover");
+    assert.equal(M.UNLOCK_HINT, HINT);
+  });
+
+  test("validStart and validBoot accept only the kernel's syntax", () => {
+    assert.deepEqual(
+      ["1", "0", "01", "18446744073709551615", "18446744073709551616", "123456789012345678901", 5, null, " 1"].map(M.validStart),
+      [true, false, false, true, false, false, false, false, false],
+    );
+    assert.deepEqual([GEN, GEN.toUpperCase(), `{${GEN}}`, "x", null, 1].map(M.validBoot), [true, false, false, false, false, false]);
+  });
+
+  test("this process has an identity; a dead pid has no start time", () => {
+    const id = M.identityOf(process.pid);
+    assert.deepEqual(Object.keys(id), ["start", "boot"]);
+    assert.ok(M.validStart(id.start));
+    assert.ok(M.validBoot(id.boot));
+    assert.equal(M.processStart(process.pid), id.start);
+    assert.equal(M.processStart(String(process.pid)), id.start);
+    assert.equal(M.bootId(), id.boot);
+    assert.equal(M.processStart(deadPid()), null);
+    assert.equal(M.processStart(Symbol("s")), null);
+  });
+
+  test("pidAlive is process.kill(pid, 0), argument checks included", () => {
+    assert.equal(M.pidAlive(process.pid), true);
+    assert.equal(M.pidAlive(String(process.pid)), true);
+    assert.equal(M.pidAlive(deadPid()), false);
+    for (const p of [1.5, "abc", 2 ** 31, NaN, Infinity, {}, 5n, Symbol("s"), undefined]) assert.equal(M.pidAlive(p), false, String(p));
+  });
+});
+
+describe("readPid and ownerState", () => {
+  test("no record, an unreadable record, an old record", () => {
+    const dir = journal();
+    assert.equal(M.readPid(dir), null);
+    assert.equal(M.ownerState(null), "absent");
+    for (const bad of ["{not json", "[]", "null", '{"pid":0}', '{"pid":1.5}', '{"pid":"1"}', '\uFEFF{"pid":1}']) {
+      owner(dir, bad);
+      assert.deepEqual(M.readPid(dir), { invalid: true }, bad);
+      assert.equal(M.ownerState(M.readPid(dir)), "invalid");
+    }
+    owner(dir, { pid: process.pid });
+    assert.deepEqual(M.readPid(dir), { pid: process.pid, start: null, boot: null });
+    assert.equal(M.ownerState(M.readPid(dir)), "unknown");
+    owner(dir, { pid: process.pid, start: "01", boot: GEN.toUpperCase() });
+    assert.deepEqual(M.readPid(dir), { pid: process.pid, start: null, boot: null });
+  });
+
+  test("each state, with the identity seam called with the recorded pid", () => {
+    const calls = [];
+    const identity = (answer) => (pid) => (calls.push(pid), answer);
+    const rec = { pid: process.pid, start: "5", boot: GEN };
+    assert.equal(M.ownerState({ ...rec, pid: deadPid() }, { identity: identity({}) }), "dead");
+    assert.equal(M.ownerState(rec, { identity: identity({ start: "6", boot: GEN }) }), "mismatch");
+    assert.equal(M.ownerState(rec, { identity: identity({ start: "5", boot: GEN }) }), "live");
+    assert.equal(M.ownerState(rec, { identity: identity({ start: null, boot: GEN }) }), "unknown");
+    assert.equal(M.ownerState({ invalid: true }), "invalid");
+    assert.equal(M.ownerAlive(rec, { identity: identity({ start: "5", boot: GEN }) }), true);
+    assert.deepEqual(calls, [process.pid, process.pid, process.pid, process.pid]);
+  });
+
+  test("hand-made records and options behave as JavaScript does", () => {
+    assert.equal(M.ownerState({ pid: process.pid, start: 5, boot: 5 }, { identity: seam(5, 5) }), "live");
+    assert.equal(M.ownerState(5), "dead");
+    assert.equal(M.ownerState(null, 5), "absent");
+    throwsClass(() => M.ownerState(undefined), TypeError);
+    throwsClass(() => M.ownerState(null, null), TypeError);
+    throwsClass(() => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: 5 }), TypeError);
+    throwsClass(() => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: () => null }), TypeError);
+    const thrown = new RangeError("from the seam");
+    assert.throws(() => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: () => { throw thrown; } }), (e) => e === thrown);
+  });
+
+  test("pid reuse: a live pid whose start time differs is a mismatch, never live", () => {
+    const dir = journal();
+    const me = M.identityOf(process.pid);
+    owner(dir, { pid: process.pid, start: String(BigInt(me.start) + 1n), boot: me.boot });
+    assert.equal(M.ownerState(M.readPid(dir)), "mismatch");
+    assert.equal(M.stopTarget(dir), null);
+  });
+});
+
+describe("writePid", () => {
+  test("claims with an atomic mkdir and publishes {pid, start, boot, at}", () => {
+    const dir = journal();
+    const seen = [];
+    M.writePid(dir, process.pid, { now: Date.UTC(2021, 0, 1), identity: (p) => (seen.push(p), M.identityOf(p)) });
+    assert.deepEqual(seen, [process.pid]);
+    const me = M.identityOf(process.pid);
+    assert.equal(readFileSync(join(lockDir(dir), "owner.json"), "utf8"), JSON.stringify({ pid: process.pid, start: me.start, boot: me.boot, at: "2021-01-01T00:00:00.000Z" }) + "\n");
+    assert.equal(mode(lockDir(dir)), underUmask(0o700));
+    assert.equal(mode(join(lockDir(dir), "owner.json")), underUmask(0o600));
+    assert.equal(existsSync(join(lockDir(dir), "owner.json.tmp")), false);
+    assert.equal(M.ownerState(M.readPid(dir)), "live");
+    assert.equal(M.stopTarget(dir), process.pid);
+  });
+
+  test("each refusal of an existing lock is a brake, naming no host path", () => {
+    const dir = journal();
+    const brake = (msg) => noHostPath(refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), msg, M.BRAKE_EXIT), dir);
+    mkdirSync(lockDir(dir));
+    brake(`run.lock exists without an owner record: a start is in progress or was interrupted; ${HINT}`);
+    owner(dir, "{not json");
+    brake("run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in discord/alpha under the data root by hand");
+    owner(dir, { pid: process.pid, start: "9", boot: GEN });
+    brake(`another connector is running for this binding (pid ${process.pid})`);
+    owner(dir, { pid: process.pid });
+    brake(`run.lock belongs to pid ${process.pid}, which is alive but whose identity cannot be verified; refusing`);
+    const dead = deadPid();
+    owner(dir, { pid: dead, start: "9", boot: GEN });
+    brake(`run.lock belongs to pid ${dead}, which is gone or is a different process now; ${HINT}`);
+  });
+
+  test("refuses to claim without its own identity; seams and options as JavaScript", () => {
+    const dir = journal();
+    refuses(() => M.writePid(dir, 5, { identity: seam(null) }), "cannot read this process's start time or the boot id from /proc; refusing to claim the binding");
+    assert.equal(existsSync(lockDir(dir)), false);
+    throwsClass(() => M.writePid(dir, 5, null), TypeError);
+    throwsClass(() => M.writePid(dir, 5, { identity: () => null }), TypeError);
+    refuses(() => M.writePid(dir, 5, { identity: seam("9"), now: "nope" }), "could not write run.lock/owner.json in discord/alpha under the data root (unknown error)");
+    assert.equal(M.readPid(dir), null);
+  });
+
+  test("the STOP gate: a claim that finds STOP after publishing releases itself", () => {
+    const dir = journal();
+    M.requestStop(dir, "operator");
+    refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), "STOP is present in discord/alpha under the data root; remove it to run", M.BRAKE_EXIT);
+    assert.equal(existsSync(lockDir(dir)), false);
+  });
+
+  test("a claim racing unlock never stands once unlock has written STOP", () => {
+    const dir = journal();
+    // unlock's seam runs after STOP is written: a claim made there must not stand.
+    owner(dir, { pid: deadPid(), start: "5", boot: GEN });
+    const cleared = M.unlock(dir, {
+      beforeRemove: () => {
+        rmSync(lockDir(dir), { recursive: true });
+        refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), "STOP is present in discord/alpha under the data root; remove it to run", M.BRAKE_EXIT);
+      },
+    });
+    assert.equal(cleared.start, "5");
+    assert.equal(existsSync(lockDir(dir)), false);
+  });
+});
+
+describe("unlock, recover, clearPid", () => {
+  test("unlock writes STOP first, refuses live, unknown and invalid owners, clears a dead one", () => {
+    const dir = journal();
+    assert.equal(M.unlock(dir), false);
+    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["unlock"]);
+    owner(dir, { pid: process.pid, start: "5", boot: GEN });
+    refuses(() => M.unlock(dir, { identity: seam("5") }), `refusing to unlock: the connector is running (pid ${process.pid}); use stop, and unlock only a lock whose owner is gone`);
+    refuses(() => M.unlock(dir, { identity: seam(null) }), `refusing to unlock: pid ${process.pid} is alive and its identity cannot be verified; nothing removed. Stop that process first`);
+    owner(dir, "[]");
+    noHostPath(refuses(() => M.unlock(dir), "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in discord/alpha under the data root by hand"), dir);
+    assert.equal(existsSync(lockDir(dir)), true);
+    const dead = deadPid();
+    owner(dir, { pid: dead, start: "5", boot: GEN });
+    const calls = [];
+    assert.deepEqual(M.unlock(dir, { beforeRemove: (...a) => calls.push(a), reason: "custom" }), { pid: dead, start: "5", boot: GEN });
+    assert.deepEqual(calls, [[]]);
+    assert.equal(existsSync(lockDir(dir)), false);
+    mkdirSync(lockDir(dir));
+    assert.equal(M.unlock(dir), null);
+    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["unlock", "unlock", "unlock", "unlock", "custom", "unlock"]);
+  });
+
+  test("recover: clean, cleared, refused by a brake, and an operator braking meanwhile", () => {
+    const dir = journal();
+    assert.equal(M.recover(dir), "clean");
+    owner(dir, { pid: deadPid(), start: "5", boot: GEN });
+    assert.equal(M.recover(dir), "cleared");
+    assert.equal(M.stopRequested(dir), false);
+    M.requestStop(dir);
+    refuses(() => M.recover(dir), "STOP is present in discord/alpha under the data root; the brake is on. Remove it to run", M.BRAKE_EXIT);
+    M.clearStop(dir);
+    writeFileSync(join(dir, "STOP"), JSON.stringify({ at: "2021-01-01T00:00:00.000Z", reason: "recover" }) + "\n", { mode: 0o600 });
+    assert.equal(M.recover(dir), "clean");
+    owner(dir, { pid: process.pid, start: "5", boot: GEN });
+    refuses(() => M.recover(dir, { identity: seam("5") }), `another connector is running for this binding (pid ${process.pid})`, M.BRAKE_EXIT);
+    assert.equal(M.stopRequested(dir), false);
+    refuses(
+      () => M.recover(dir, { identity: seam("6"), beforeRemove: () => M.requestStop(dir, "operator") }),
+      "STOP was written by an operator while recovering discord/alpha under the data root; the brake stays. Remove it to run",
+      M.BRAKE_EXIT,
+    );
+    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["recover", "operator"]);
+    assert.equal(existsSync(lockDir(dir)), false);
+  });
+
+  test("recover asks the identity seam as often as the reference: twice for a mismatch it clears", () => {
+    const dir = journal();
+    owner(dir, { pid: process.pid, start: "5", boot: GEN });
+    const calls = [];
+    assert.equal(M.recover(dir, { identity: (p) => (calls.push(p), { start: "6", boot: GEN }) }), "cleared");
+    assert.deepEqual(calls, [process.pid, process.pid]);
+  });
+
+  test("clearPid removes the lock only for its own pid", () => {
+    const dir = journal();
+    owner(dir, { pid: 5 });
+    M.clearPid(dir, "5");
+    M.clearPid(dir, 6);
+    assert.equal(existsSync(lockDir(dir)), true);
+    M.clearPid(dir, 5);
+    assert.equal(existsSync(lockDir(dir)), false);
+  });
+});
+
+describe("a real second process", () => {
+  const holder = (dir) =>
+    spawn(
+      process.execPath,
+      [
+        "--input-type=module",
+        "-e",
+        `const p = ${JSON.stringify(modulePath)};
+         const M = p.endsWith(".mjs") ? await import("file://" + p) : (await import("node:module")).createRequire(import.meta.url)(p);
+         M.writePid(${JSON.stringify(dir)}, process.pid);
+         process.stdout.write("held\\n");
+         setInterval(() => {}, 1000);`,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"] },
+    );
+  const ready = (child) => new Promise((resolve, reject) => {
+    child.stdout.on("data", (d) => d.toString().includes("held") && resolve());
+    child.on("exit", (code) => reject(new Error(`holder exited ${code}`)));
+  });
+
+  test("live while it runs, dead once killed; unlock then clears it", async () => {
+    const dir = journal();
+    const child = holder(dir);
+    try {
+      await ready(child);
+      const rec = M.readPid(dir);
+      assert.equal(rec.pid, child.pid);
+      assert.equal(M.ownerState(rec), "live");
+      assert.equal(M.stopTarget(dir), child.pid);
+      refuses(() => M.writePid(dir, process.pid), `another connector is running for this binding (pid ${child.pid})`, M.BRAKE_EXIT);
+      refuses(() => M.unlock(dir), `refusing to unlock: the connector is running (pid ${child.pid}); use stop, and unlock only a lock whose owner is gone`);
+      refuses(() => M.recover(dir), "STOP is present in discord/alpha under the data root; the brake is on. Remove it to run", M.BRAKE_EXIT);
+    } finally {
+      const gone = new Promise((r) => child.on("exit", r));
+      child.kill("SIGKILL");
+      await gone;
+    }
+    assert.equal(M.ownerState(M.readPid(dir)), "dead");
+    assert.equal(M.stopTarget(dir), null);
+    assert.equal(M.unlock(dir).pid, child.pid);
+    assert.equal(existsSync(lockDir(dir)), false);
+  });
+});

@@ -1,0 +1,54 @@
+// The package: both module systems see every export, and every refusal is
+// an instance of the exported DiscordError.
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { pathToFileURL } from "node:url";
+import { M, addonOnly, journal, modulePath } from "./helpers.mjs";
+
+const EXPORTS = [
+  "OUTBOX_STATUS", "BRAKE_EXIT", "RECOVER_REASON", "UNLOCK_HINT", "journalLabel", "ensureJournal", "appendInbox", "readInboxIds",
+  "appendOutbox", "readOutbox", "unresolvedOutbox", "appendDrop", "readDrops", "turnPath", "writeTurn", "readTurn", "listTurns",
+  "utcDate", "appendAdmission", "countAdmissionsOn", "countTurnsOn", "stopPath", "stopRequested", "requestStop",
+  "requestProcessingStop", "clearProcessingStop", "clearStop", "readStop", "lockPath", "ownerPath", "validStart", "validBoot",
+  "processStart", "bootId", "identityOf", "readPid", "pidAlive", "ownerState", "ownerAlive", "writePid", "unlock", "recover",
+  "stopTarget", "clearPid", "appendReload", "readReloads", "appendNotice", "noticeOn",
+];
+
+describe("package", () => {
+  test("exports the 48 names of journal.mjs", () => {
+    assert.equal(EXPORTS.length, 48);
+    for (const name of EXPORTS) assert.ok(name in M, name);
+  });
+
+  test("require() and a named ESM import both see every export", addonOnly, async () => {
+    const required = createRequire(import.meta.url)(modulePath);
+    const imported = await import(pathToFileURL(modulePath).href);
+    for (const name of [...EXPORTS, "DiscordError"]) {
+      assert.equal(typeof required[name], typeof M[name], name);
+      assert.ok(name in imported, `ESM named export ${name}`);
+      assert.equal(imported[name], required[name], name);
+    }
+  });
+
+  test("DiscordError: an Error subclass with name and exitCode (default 1)", addonOnly, () => {
+    const { DiscordError } = M;
+    const e = new DiscordError("m");
+    assert.ok(e instanceof Error);
+    assert.equal(e.name, "DiscordError");
+    assert.equal(e.message, "m");
+    assert.equal(e.exitCode, 1);
+    assert.equal(new DiscordError("m", 3).exitCode, 3);
+    assert.match(e.stack, /DiscordError: m/);
+  });
+
+  test("refusals from Rust are instances of the exported class, with a stack", addonOnly, () => {
+    const dir = journal();
+    mkdirSync(join(dir, "run.lock"));
+    for (const f of [() => M.appendInbox(dir, {}), () => M.turnPath(dir, "../x"), () => M.writePid(dir, process.pid)]) {
+      assert.throws(f, (e) => e instanceof M.DiscordError && e.constructor === M.DiscordError && typeof e.stack === "string");
+    }
+  });
+});
