@@ -133,7 +133,8 @@ function peakMemory(modulePath, dir) {
   return JSON.parse(out);
 }
 
-if (childMode) {
+const main = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+if (main && childMode) {
   const M = await load(childMode);
   const dir = opt("dir");
   const before = process.resourceUsage().maxRSS;
@@ -142,6 +143,9 @@ if (childMode) {
   process.exit(0);
 }
 
+if (main && !childMode) await bench();
+
+async function bench() {
 const ours = await load(join(here, "..", "index.js"));
 const theirs = against ? await load(against) : null;
 const work = mkdtempSync(join(tmpdir(), "discord-journal-bench-"));
@@ -190,4 +194,5 @@ try {
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ lines: LINES, turns: TURNS, pairs: PAIRS, against: against ?? null, node: process.version, rows: results, memory }, null, 2) + "\n");
 } finally {
   rmSync(work, { recursive: true, force: true });
+}
 }

@@ -5,6 +5,7 @@
 
 pub mod error;
 pub mod identity;
+pub mod incremental;
 pub mod json;
 pub mod lines;
 pub mod lock;

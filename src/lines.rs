@@ -7,7 +7,6 @@ use std::io::Write;
 use std::os::unix::fs::OpenOptionsExt;
 
 use crate::error::{quiet_io, JournalError, Result};
-use crate::json::Doc;
 use crate::paths;
 
 /// The journal's line files, by name.
@@ -43,64 +42,12 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
     .map_err(|e| quiet_io(&e, name, "append to"))
 }
 
-/// A line file's text as Node decodes it (invalid UTF-8 becomes U+FFFD).
-pub struct LineFile {
-  pub name: &'static str,
-  text: String,
-}
-
-impl LineFile {
-  /// The file's text; `None` when it does not exist.
-  pub fn read(dir: &str, name: &'static str) -> Result<Option<LineFile>> {
-    let path = paths::under(dir, &[name]);
-    if !exists(&path) {
-      return Ok(None);
-    }
-    let bytes = std::fs::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
-    Ok(Some(LineFile {
-      name,
-      text: decode_utf8(bytes),
-    }))
-  }
-
-  /// Its non-empty lines with their 1-based numbers, each without one
-  /// leading U+FEFF (parseJsonFileText ignores it).
-  pub fn lines(&self) -> impl Iterator<Item = (usize, &str)> {
-    self
-      .text
-      .split('\n')
-      .enumerate()
-      .filter(|(_, l)| !l.is_empty())
-      .map(|(i, l)| (i + 1, l.strip_prefix('\u{feff}').unwrap_or(l)))
-  }
-
-  /// Every line parsed, or the refusal of the first that does not parse.
-  pub fn parse(&self) -> Result<Vec<Doc<'_>>> {
-    self
-      .lines()
-      .map(|(n, line)| Doc::parse(line).ok_or_else(|| self.not_json(n)))
-      .collect()
-  }
-
-  pub fn not_json(&self, line: usize) -> JournalError {
-    JournalError::failed(format!("{}:{line}: not valid JSON", self.name))
-  }
-}
-
 /// Node's `buffer.toString("utf8")`: each maximal invalid subpart becomes
 /// one U+FFFD (WHATWG), which is also what Rust's lossy decoding does.
 pub fn decode_utf8(bytes: Vec<u8>) -> String {
   match String::from_utf8(bytes) {
     Ok(s) => s,
     Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-  }
-}
-
-/// The parsed lines of `dir/name` (none when the file does not exist).
-pub fn with_lines<T>(dir: &str, name: &'static str, f: impl FnOnce(&[Doc<'_>]) -> Result<T>) -> Result<T> {
-  match LineFile::read(dir, name)? {
-    None => f(&[]),
-    Some(file) => f(&file.parse()?),
   }
 }
 

@@ -1,13 +1,18 @@
-//! What the readers of the record files decide, on parsed lines: inbox ids,
-//! the outbox's latest state per nonce, the daily ceiling's counts, notices.
+//! What the readers of the record files keep and decide: inbox ids, the
+//! outbox's latest state per nonce, the daily ceiling's counts, notices, and
+//! whole lines for drops and reloads. Each reader is a `Fold`, fed once per
+//! appended line (see `incremental`).
+//!
 //! JavaScript reads fields with `e.id`, so a line that is JSON `null` throws
-//! a TypeError when reached, and every comparison is `===`: strings by
-//! UTF-16 code units, numbers by value, a fresh object never equal.
+//! a TypeError when the reader reaches it (after every line parsed: a line
+//! that does not parse wins). Every comparison is `===`: strings by UTF-16
+//! code units, numbers by value (-0 equals 0), a fresh object never equal.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use crate::error::{JournalError, Result};
-use crate::json::{str_eq, units, Doc, Scalar};
+use crate::incremental::{Fold, Line, Piece};
+use crate::json::{str_eq, units, Doc, Scalar, Top};
 
 /// An argument as `===` sees it when compared with a parsed JSON value.
 #[derive(Clone, Debug, PartialEq)]
@@ -21,243 +26,270 @@ pub enum Cmp {
   Other,
 }
 
-/// `doc[key] === want`.
-pub fn field_is(doc: &Doc<'_>, key: &str, want: &Cmp) -> bool {
-  match (doc.get(key), want) {
-    (None, Cmp::Undefined) => true,
-    (Some(Scalar::Null), Cmp::Null) => true,
-    (Some(Scalar::Bool(a)), Cmp::Bool(b)) => a == b,
-    (Some(Scalar::Num(a)), Cmp::Num(b)) => a == b,
-    (Some(Scalar::Str(s)), Cmp::Str(b)) => units(doc.src, s) == *b,
-    _ => false,
+/// A field's value as a key that is equal exactly when `===` holds;
+/// containers (never `===` to anything from another parse) have none.
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
+enum Key {
+  Undefined,
+  Null,
+  Bool(bool),
+  Num(u64),
+  Str(Vec<u16>),
+}
+
+fn num_key(n: f64) -> Option<Key> {
+  // -0 === 0; NaN (never parsed, but an argument can be one) equals nothing.
+  (!n.is_nan()).then(|| Key::Num(if n == 0.0 { 0 } else { n.to_bits() }))
+}
+
+fn field_key(doc: &Doc<'_>, name: &str) -> Option<Key> {
+  match doc.get(name) {
+    None => Some(Key::Undefined),
+    Some(Scalar::Null) => Some(Key::Null),
+    Some(Scalar::Bool(b)) => Some(Key::Bool(*b)),
+    Some(Scalar::Num(n)) => num_key(*n),
+    Some(Scalar::Str(s)) => Some(Key::Str(units(doc.src, s))),
+    Some(Scalar::Arr | Scalar::Obj) => None,
   }
 }
 
-/// Reading a field of each line in turn: the TypeError a `null` line raises.
-fn fields_of(doc: &Doc<'_>, key: &str) -> Result<()> {
-  if doc.is_null() {
+fn cmp_key(c: &Cmp) -> Option<Key> {
+  match c {
+    Cmp::Undefined => Some(Key::Undefined),
+    Cmp::Null => Some(Key::Null),
+    Cmp::Bool(b) => Some(Key::Bool(*b)),
+    Cmp::Num(n) => num_key(*n),
+    Cmp::Str(s) => Some(Key::Str(s.clone())),
+    Cmp::Other => None,
+  }
+}
+
+fn null_read(null: bool, key: &str) -> Result<()> {
+  if null {
     return Err(JournalError::read_of_null(key));
   }
   Ok(())
 }
 
-/// `typeof doc[key] === "string" && doc[key].slice(0, 10) === date`.
-fn day_is(doc: &Doc<'_>, key: &str, date: &[u16]) -> bool {
-  match doc.get(key) {
-    Some(Scalar::Str(s)) => {
-      let u = units(doc.src, s);
-      u[..u.len().min(10)] == *date
+/// readInboxIds: the string ids' JSON tokens in line order (the JavaScript
+/// Set they become keeps the first of duplicates).
+#[derive(Clone, Default)]
+pub struct Inbox {
+  ids: Vec<Piece>,
+  null: bool,
+}
+
+impl Fold for Inbox {
+  fn line(&mut self, l: &Line<'_>) {
+    if l.doc.is_null() {
+      self.null = true;
+    } else if let Some(m) = l.doc.member("id").filter(|m| matches!(m.value, Scalar::Str(_))) {
+      self.ids.push(l.piece(m.value_span.clone()));
     }
-    _ => false,
   }
 }
 
-/// readInboxIds: the distinct string ids, first-seen order.
-pub fn inbox_ids(docs: &[Doc<'_>]) -> Result<Vec<Vec<u16>>> {
-  let mut seen = HashSet::new();
-  let mut ids = Vec::new();
-  for doc in docs {
-    fields_of(doc, "id")?;
-    if let Some(id) = doc.get_str("id") {
-      if seen.insert(id.clone()) {
-        ids.push(id);
-      }
-    }
+impl Inbox {
+  pub fn ids(&self) -> Result<&[Piece]> {
+    null_read(self.null, "id")?;
+    Ok(&self.ids)
   }
-  Ok(ids)
 }
 
-/// countAdmissionsOn: distinct ids of admissions whose `at` starts with
-/// `date` (only a string date can match).
-pub fn count_admissions_on(docs: &[Doc<'_>], date: Option<&[u16]>) -> Result<usize> {
-  let mut ids = HashSet::new();
-  for doc in docs {
-    fields_of(doc, "id")?;
-    if let (Some(date), Some(id)) = (date, doc.get_str("id")) {
-      if day_is(doc, "at", date) {
-        ids.insert(id);
-      }
-    }
-  }
-  Ok(ids.len())
+/// countAdmissionsOn: for each day prefix (`at.slice(0, 10)`), the distinct
+/// ids admitted.
+#[derive(Clone, Default)]
+pub struct Admissions {
+  by_day: HashMap<Vec<u16>, HashSet<Vec<u16>>>,
+  null: bool,
 }
 
-/// countTurnsOn over parsed turn records.
-pub fn count_started_on(docs: &[Doc<'_>], date: Option<&[u16]>) -> Result<usize> {
-  let mut n = 0;
-  for doc in docs {
-    fields_of(doc, "startedAt")?;
-    if date.is_some_and(|d| day_is(doc, "startedAt", d)) {
-      n += 1;
+impl Fold for Admissions {
+  fn line(&mut self, l: &Line<'_>) {
+    if l.doc.is_null() {
+      self.null = true;
+    } else if let (Some(id), Some(mut at)) = (l.doc.get_str("id"), l.doc.get_str("at")) {
+      at.truncate(10);
+      self.by_day.entry(at).or_default().insert(id);
     }
   }
-  Ok(n)
 }
 
-/// noticeOn: whether some line has `kind === kind && date === date`,
-/// stopping at the first match (a `null` line after it is never read).
-pub fn notice_on(docs: &[Doc<'_>], kind: &Cmp, date: &Cmp) -> Result<bool> {
-  for doc in docs {
-    fields_of(doc, "kind")?;
-    if field_is(doc, "kind", kind) && field_is(doc, "date", date) {
-      return Ok(true);
+impl Admissions {
+  /// Only a string date can equal a slice of one.
+  pub fn count_on(&self, date: Option<&[u16]>) -> Result<usize> {
+    null_read(self.null, "id")?;
+    Ok(date.and_then(|d| self.by_day.get(d)).map_or(0, HashSet::len))
+  }
+}
+
+/// noticeOn: the first line of each (kind, date) pair, and the first null
+/// line; `some()` stops at a match, so a null line after it is never read.
+#[derive(Clone, Default)]
+pub struct Notices {
+  first: HashMap<(Key, Key), usize>,
+  first_null: Option<usize>,
+  seen: usize,
+}
+
+impl Fold for Notices {
+  fn line(&mut self, l: &Line<'_>) {
+    let at = self.seen;
+    self.seen += 1;
+    if l.doc.is_null() {
+      self.first_null.get_or_insert(at);
+    } else if let (Some(k), Some(d)) = (field_key(&l.doc, "kind"), field_key(&l.doc, "date")) {
+      self.first.entry((k, d)).or_insert(at);
     }
   }
-  Ok(false)
 }
 
-/// One nonce of the outbox: its lines in order and what the merged record
-/// `{...prev, ...e, intentAt}` says.
+impl Notices {
+  pub fn on(&self, kind: &Cmp, date: &Cmp) -> Result<bool> {
+    let hit = match (cmp_key(kind), cmp_key(date)) {
+      (Some(k), Some(d)) => self.first.get(&(k, d)).copied(),
+      _ => None,
+    };
+    match (hit, self.first_null) {
+      (Some(i), Some(z)) if i < z => Ok(true),
+      (Some(_), None) => Ok(true),
+      (_, Some(_)) => Err(JournalError::read_of_null("kind")),
+      (None, None) => Ok(false),
+    }
+  }
+}
+
+/// One nonce of the outbox: its lines' members in order and what the merged
+/// record `{...prev, ...e, intentAt}` needs.
+#[derive(Clone)]
 pub struct Delivery {
-  pub nonce: Vec<u16>,
-  lines: Vec<usize>,
+  /// The nonce's JSON token, as the Map key.
+  pub nonce: Piece,
+  members: Vec<Piece>,
+  /// The first line's `at` value; none: intentAt is undefined.
+  intent_at: Option<Piece>,
+  /// The merged status is "intent" or "unknown" (the last line with a
+  /// status decides).
+  pub unresolved: bool,
 }
 
-/// readOutbox's grouping: deliveries in first-seen order of their nonce.
-pub fn deliveries(docs: &[Doc<'_>]) -> Result<Vec<Delivery>> {
-  let mut out: Vec<Delivery> = Vec::new();
-  let mut index: std::collections::HashMap<Vec<u16>, usize> = std::collections::HashMap::new();
-  for (i, doc) in docs.iter().enumerate() {
-    fields_of(doc, "nonce")?;
-    let Some(nonce) = doc.get_str("nonce") else { continue };
-    match index.get(&nonce) {
-      Some(&at) => out[at].lines.push(i),
+/// readOutbox: deliveries in first-seen order of their nonce.
+#[derive(Clone, Default)]
+pub struct Outbox {
+  index: HashMap<Vec<u16>, usize>,
+  deliveries: Vec<Delivery>,
+  null: bool,
+}
+
+impl Fold for Outbox {
+  fn line(&mut self, l: &Line<'_>) {
+    let doc = &l.doc;
+    if doc.is_null() {
+      self.null = true;
+      return;
+    }
+    let Some(nonce) = doc.member("nonce").filter(|m| matches!(m.value, Scalar::Str(_))) else { return };
+    let Scalar::Str(raw) = &nonce.value else { return };
+    let key = units(doc.src, raw);
+    let at = match self.index.get(&key) {
+      Some(&i) => i,
       None => {
-        index.insert(nonce.clone(), out.len());
-        out.push(Delivery { nonce, lines: vec![i] });
+        self.index.insert(key, self.deliveries.len());
+        self.deliveries.push(Delivery {
+          nonce: l.piece(nonce.value_span.clone()),
+          members: Vec::new(),
+          intent_at: doc.member("at").map(|m| l.piece(m.value_span.clone())),
+          unresolved: false,
+        });
+        self.deliveries.len() - 1
+      }
+    };
+    let d = &mut self.deliveries[at];
+    if let Top::Obj(members) = &doc.top {
+      if let (Some(a), Some(b)) = (members.first(), members.last()) {
+        d.members.push(l.piece(a.span.start..b.span.end));
       }
     }
+    if let Some(status) = doc.get("status") {
+      d.unresolved = matches!(status, Scalar::Str(s) if str_eq(doc.src, s, "intent") || str_eq(doc.src, s, "unknown"));
+    }
   }
-  Ok(out)
+}
+
+impl Outbox {
+  pub fn deliveries(&self) -> Result<&[Delivery]> {
+    null_read(self.null, "nonce")?;
+    Ok(&self.deliveries)
+  }
 }
 
 impl Delivery {
-  /// The merged record's `status === "intent" || status === "unknown"`:
-  /// the last line that has a status decides.
-  pub fn unresolved(&self, docs: &[Doc<'_>]) -> bool {
-    self.lines.iter().rev().find_map(|&i| {
-      let doc = &docs[i];
-      doc
-        .get("status")
-        .map(|s| matches!(s, Scalar::Str(raw) if str_eq(doc.src, raw, "intent") || str_eq(doc.src, raw, "unknown")))
-    }) == Some(true)
-  }
-
-  /// The merged record as one JSON object text whose `JSON.parse` is
-  /// `{...prev, ...e, intentAt}` folded over the lines: every line's members
-  /// in order, each followed by `intentAt` (the first line's `at`). JSON.parse
-  /// keeps a repeated key where it first appeared with its last value, which
-  /// is what the spreads do. When the first line has no `at`, intentAt is
-  /// undefined, which JSON cannot say: the text carries `null` there and the
-  /// second value is true, for the caller to set it to undefined.
-  pub fn merged_text(&self, docs: &[Doc<'_>]) -> (String, bool) {
-    let first = &docs[self.lines[0]];
-    let (intent_at, undefined) = match first.member("at") {
-      Some(m) => (&first.src[m.value_span.clone()], false),
-      None => ("null", true),
-    };
-    let mut text = String::from("{");
-    for &i in &self.lines {
-      let doc = &docs[i];
-      if let crate::json::Top::Obj(members) = &doc.top {
-        if let (Some(a), Some(b)) = (members.first(), members.last()) {
-          text.push_str(&doc.src[a.span.start..b.span.end]);
-          text.push(',');
-        }
-      }
-      text.push_str("\"intentAt\":");
-      text.push_str(intent_at);
-      text.push(',');
+  /// Appends the merged record as one JSON object text whose `JSON.parse`
+  /// is `{...prev, ...e, intentAt}` folded over the lines: every line's
+  /// members in order, each followed by `intentAt` (the first line's `at`).
+  /// JSON.parse keeps a repeated key where it first appeared with its last
+  /// value, which is what the spreads do. When the first line has no `at`,
+  /// intentAt is undefined, which JSON cannot say: the text carries `null`
+  /// there and this returns true, for the caller to set it to undefined.
+  pub fn merged(&self, file: &[u8], out: &mut Vec<u8>) -> bool {
+    let intent_at = self.intent_at.as_ref().map_or(&b"null"[..], |p| p.bytes(file));
+    out.push(b'{');
+    for m in &self.members {
+      out.extend_from_slice(m.bytes(file));
+      out.extend_from_slice(b",\"intentAt\":");
+      out.extend_from_slice(intent_at);
+      out.push(b',');
     }
-    text.pop();
-    text.push('}');
-    (text, undefined)
+    if out.last() == Some(&b',') {
+      out.pop();
+    }
+    out.push(b'}');
+    self.intent_at.is_none()
   }
 }
 
-/// The texts of all lines as one JSON array text, for one `JSON.parse`
-/// that returns what parsing each line would (each line already parsed).
-pub fn array_text<'a>(texts: impl Iterator<Item = &'a str>) -> String {
-  let mut out = String::from("[");
+/// readDrops, readReloads: every line, for one JSON.parse of them all.
+#[derive(Clone, Default)]
+pub struct AllLines {
+  pub lines: Vec<Piece>,
+}
+
+impl Fold for AllLines {
+  fn line(&mut self, l: &Line<'_>) {
+    self.lines.push(l.all());
+  }
+}
+
+/// `[p1,p2,...]`: pieces of JSON text as one JSON array text.
+pub fn array_text(file: &[u8], pieces: &[Piece]) -> Vec<u8> {
+  array_of(pieces.iter().map(|p| p.bytes(file)))
+}
+
+/// `[t1,t2,...]` of JSON texts.
+pub fn array_of<'a>(texts: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<u8> {
+  let mut out = Vec::with_capacity(texts.clone().map(|t| t.len() + 1).sum::<usize>() + 2);
+  out.push(b'[');
   for t in texts {
-    out.push_str(t);
-    out.push(',');
+    out.extend_from_slice(t);
+    out.push(b',');
   }
   if out.len() > 1 {
     out.pop();
   }
-  out.push(']');
+  out.push(b']');
   out
 }
 
-#[cfg(test)]
-mod tests {
-  use super::*;
-
-  fn docs(lines: &[&'static str]) -> Vec<Doc<'static>> {
-    lines.iter().map(|l| Doc::parse(l).expect("valid")).collect()
+/// countTurnsOn over parsed turn records: `typeof t.startedAt === "string"
+/// && t.startedAt.slice(0, 10) === date`.
+pub fn count_started_on(docs: &[Doc<'_>], date: Option<&[u16]>) -> Result<usize> {
+  let mut n = 0;
+  for doc in docs {
+    null_read(doc.is_null(), "startedAt")?;
+    if let (Some(date), Some(mut started)) = (date, doc.get_str("startedAt")) {
+      started.truncate(10);
+      n += usize::from(started == date);
+    }
   }
-
-  fn u(s: &str) -> Vec<u16> {
-    s.encode_utf16().collect()
-  }
-
-  #[test]
-  fn inbox_ids_distinct_strings_only() {
-    let d = docs(&[
-      r#"{"id":"1"}"#,
-      r#"{"id":2}"#,
-      r#"{"id":"1"}"#,
-      r#""str""#,
-      r#"[1]"#,
-      r#"{"id":"\u0033"}"#,
-    ]);
-    assert_eq!(inbox_ids(&d).expect("ids"), vec![u("1"), u("3")]);
-    assert_eq!(inbox_ids(&docs(&["null"])), Err(JournalError::read_of_null("id")));
-  }
-
-  #[test]
-  fn admissions_slice_code_units() {
-    let d = docs(&[
-      r#"{"id":"a","at":"2021-01-01T00"}"#,
-      r#"{"id":"a","at":"2021-01-01"}"#,
-      r#"{"id":"b","at":"2021-01-01x"}"#,
-      r#"{"id":"c","at":"2021-01-0"}"#,
-    ]);
-    assert_eq!(count_admissions_on(&d, Some(&u("2021-01-01"))).expect("count"), 2);
-    assert_eq!(count_admissions_on(&d, None).expect("count"), 0);
-  }
-
-  #[test]
-  fn notice_stops_at_first_match() {
-    let d = docs(&[r#"{"kind":"c","date":"d"}"#, "null"]);
-    assert_eq!(notice_on(&d, &Cmp::Str(u("c")), &Cmp::Str(u("d"))), Ok(true));
-    assert_eq!(
-      notice_on(&d, &Cmp::Str(u("x")), &Cmp::Str(u("d"))),
-      Err(JournalError::read_of_null("kind"))
-    );
-    assert_eq!(notice_on(&docs(&["{}"]), &Cmp::Undefined, &Cmp::Undefined), Ok(true));
-    assert_eq!(notice_on(&docs(&[r#"{"kind":-0}"#]), &Cmp::Num(0.0), &Cmp::Undefined), Ok(true));
-  }
-
-  #[test]
-  fn outbox_merge_text() {
-    let d = docs(&[
-      r#"{"nonce":"a","status":"intent","at":"t1"}"#,
-      r#"{"nonce":"b","status":"intent"}"#,
-      r#"{"status":"confirmed","nonce":"a","at":"t2"}"#,
-    ]);
-    let g = deliveries(&d).expect("groups");
-    assert_eq!(g.len(), 2);
-    assert_eq!(
-      g[0].merged_text(&d).0,
-      r#"{"nonce":"a","status":"intent","at":"t1","intentAt":"t1","status":"confirmed","nonce":"a","at":"t2","intentAt":"t1"}"#
-    );
-    assert!(!g[0].unresolved(&d));
-    assert_eq!(
-      g[1].merged_text(&d),
-      (r#"{"nonce":"b","status":"intent","intentAt":null}"#.to_string(), true)
-    );
-    assert!(g[1].unresolved(&d));
-  }
+  Ok(n)
 }

@@ -209,9 +209,19 @@ impl Js {
     self.construct(ctor, &[items])
   }
 
-  pub fn new_map(self) -> JsResult<Val> {
+  /// `new Map(entries)`.
+  pub fn new_map(self, entries: Val) -> JsResult<Val> {
     let ctor = self.kept(self.realm()?.map)?;
-    self.construct(ctor, &[])
+    self.construct(ctor, &[entries])
+  }
+
+  /// `JSON.parse` of a text the scanner accepted, given as UTF-8 bytes. The
+  /// buffer is freed before the parse, which is the peak of a large read.
+  pub fn parse_bytes(self, text: Vec<u8>) -> JsResult<Val> {
+    let s = if text.is_ascii() { self.latin1(&text)? } else { self.str_utf8(&text)? };
+    drop(text);
+    let f = self.kept(self.realm()?.parse)?;
+    self.call(f, self.undefined()?, &[s])
   }
 
   /// `new Date(v).toISOString()`. Numbers are converted here; anything else
@@ -268,11 +278,6 @@ impl Js {
       sys::ValueType::napi_string => Cmp::Str(self.units(v)?),
       _ => Cmp::Other,
     })
-  }
-
-  /// A string value that the scanner decoded to code units.
-  pub fn units_str(self, units: &[u16]) -> JsResult<Val> {
-    self.str16(units)
   }
 
   /// `this.throw(e)`: the one place a journal error becomes an exception.

@@ -101,6 +101,21 @@ impl Js {
     Ok(Val(v))
   }
 
+  /// A string from UTF-8 bytes (invalid sequences become U+FFFD, as Node
+  /// decodes a file).
+  pub fn str_utf8(self, bytes: &[u8]) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_string_utf8(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
+    Ok(Val(v))
+  }
+
+  /// A string from Latin-1 bytes: for ASCII, a plain copy.
+  pub fn latin1(self, bytes: &[u8]) -> Result<Val, Thrown> {
+    let mut v = ptr::null_mut();
+    napi_call!(self, napi_create_string_latin1(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
+    Ok(Val(v))
+  }
+
   pub fn str16(self, units: &[u16]) -> Result<Val, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf16(units.as_ptr(), units.len() as isize, &mut v))?;

@@ -6,9 +6,10 @@ use napi_derive::napi;
 
 use super::{done, Dir, Js, JsResult, Val};
 use crate::error::{fs_code, JournalError};
-use crate::json::Doc;
-use crate::lines::{self, with_lines, LineFile};
-use crate::{paths, records};
+use crate::incremental;
+use crate::lines;
+use crate::records::{array_text, AllLines, Admissions, Inbox, Notices, Outbox};
+use crate::paths;
 
 #[napi(js_name = "journalLabel")]
 pub fn journal_label(env: Env, dir: Val) -> napi::Result<Val> {
@@ -95,12 +96,12 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let ids = with_lines(&d.fs, lines::INBOX, records::inbox_ids)?;
-    let arr = js.array(ids.len())?;
-    for (i, id) in ids.iter().enumerate() {
-      js.set_index(arr, i as u32, js.units_str(id)?)?;
-    }
-    js.new_set(arr)
+    let text = incremental::read::<Inbox, _>(&d.fs, lines::INBOX, |file, inbox| Ok(array_text(file, inbox.ids()?)))?;
+    let ids = match text {
+      Some(text) => js.parse_bytes(text)?,
+      None => js.array(0)?,
+    };
+    js.new_set(ids)
   })();
   done(js, result)
 }
@@ -124,70 +125,65 @@ pub fn append_outbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
   done(js, result)
 }
 
-/// The outbox's deliveries as parsed JavaScript objects, with their nonces;
-/// `keep` picks which.
-fn deliveries(js: Js, dir: Val, keep: impl Fn(&records::Delivery, &[Doc<'_>]) -> bool) -> JsResult<Vec<(Vec<u16>, Val)>> {
+/// The outbox's merged records in one JSON.parse: `[[nonce, record], ...]`
+/// for a Map, or `[record, ...]` of the unresolved ones. A record whose
+/// intentAt is undefined is mended after the parse.
+fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let picked = with_lines(&d.fs, lines::OUTBOX, |docs| {
-    Ok(
-      records::deliveries(docs)?
-        .into_iter()
-        .filter(|g| keep(g, docs))
-        .map(|g| (g.merged_text(docs), g.nonce))
-        .collect::<Vec<_>>(),
-    )
-  })?;
-  let parsed = js.parse(&records::array_text(picked.iter().map(|((text, _), _)| text.as_str())))?;
-  let mut out = Vec::with_capacity(picked.len());
-  for (i, ((_, intent_at_undefined), nonce)) in picked.into_iter().enumerate() {
-    let obj = js.get_index(parsed, i as u32)?;
-    if intent_at_undefined {
-      js.set(obj, "intentAt", js.undefined()?)?;
+  let made = incremental::read::<Outbox, _>(&d.fs, lines::OUTBOX, |file, outbox| {
+    let mut text = vec![b'['];
+    let mut mend = Vec::new();
+    let picked = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only);
+    for (i, delivery) in picked.enumerate() {
+      if i > 0 {
+        text.push(b',');
+      }
+      if !unresolved_only {
+        text.push(b'[');
+        text.extend_from_slice(delivery.nonce.bytes(file));
+        text.push(b',');
+      }
+      if delivery.merged(file, &mut text) {
+        mend.push(i as u32);
+      }
+      if !unresolved_only {
+        text.push(b']');
+      }
     }
-    out.push((nonce, obj));
+    text.push(b']');
+    Ok((text, mend))
+  })?;
+  let Some((text, mend)) = made else { return js.array(0) };
+  let parsed = js.parse_bytes(text)?;
+  for i in mend {
+    let mut record = js.get_index(parsed, i)?;
+    if !unresolved_only {
+      record = js.get_index(record, 1)?;
+    }
+    js.set(record, "intentAt", js.undefined()?)?;
   }
-  Ok(out)
+  Ok(parsed)
 }
 
 #[napi(js_name = "readOutbox")]
 pub fn read_outbox(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
-  let result = (|| {
-    let map = js.new_map()?;
-    let set = js.get(map, "set")?;
-    for (nonce, obj) in deliveries(js, dir, |_, _| true)? {
-      js.call(set, map, &[js.units_str(&nonce)?, obj])?;
-    }
-    Ok(map)
-  })();
-  done(js, result)
+  done(js, outbox(js, dir, false).and_then(|entries| js.new_map(entries)))
 }
 
 #[napi(js_name = "unresolvedOutbox")]
 pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
-  let result = (|| {
-    let picked = deliveries(js, dir, |g, docs| g.unresolved(docs))?;
-    let arr = js.array(picked.len())?;
-    for (i, (_, obj)) in picked.into_iter().enumerate() {
-      js.set_index(arr, i as u32, obj)?;
-    }
-    Ok(arr)
-  })();
-  done(js, result)
+  done(js, outbox(js, dir, true))
 }
 
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let text = match LineFile::read(&d.fs, name)? {
-    None => "[]".to_string(),
-    Some(file) => {
-      file.parse()?;
-      records::array_text(file.lines().map(|(_, l)| l))
-    }
-  };
-  js.parse(&text)
+  match incremental::read::<AllLines, _>(&d.fs, name, |file, all| Ok(array_text(file, &all.lines)))? {
+    Some(text) => js.parse_bytes(text),
+    None => js.array(0),
+  }
 }
 
 #[napi(js_name = "appendDrop")]
@@ -248,8 +244,8 @@ pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
-    let n = with_lines(&d.fs, lines::ADMISSIONS, |docs| records::count_admissions_on(docs, date.as_deref()))?;
-    Ok(n as u32)
+    let n = incremental::read::<Admissions, _>(&d.fs, lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
+    Ok(n.unwrap_or(0) as u32)
   })();
   done(js, result)
 }
@@ -282,7 +278,7 @@ pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool>
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
-    Ok(with_lines(&d.fs, lines::NOTICES, |docs| records::notice_on(docs, &kind, &date))?)
+    Ok(incremental::read::<Notices, _>(&d.fs, lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })();
   done(js, result)
 }

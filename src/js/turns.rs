@@ -76,7 +76,7 @@ pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let texts = turns::list(&d.fs)?;
-    js.parse(&records::array_text(texts.iter().map(String::as_str)))
+    js.parse_bytes(records::array_of(texts.iter().map(String::as_bytes)))
   })();
   done(js, result)
 }
