@@ -79,7 +79,13 @@ struct Entry<F> {
 
 impl<F: Fold> Default for Entry<F> {
   fn default() -> Self {
-    Entry { parsed: 0, hash: blake3::hash(b""), lines: 0, invalid: None, fold: F::default() }
+    Entry {
+      parsed: 0,
+      hash: blake3::hash(b""),
+      lines: 0,
+      invalid: None,
+      fold: F::default(),
+    }
   }
 }
 
@@ -91,7 +97,9 @@ const MAX_ENTRIES: usize = 64;
 fn take<F: Fold>(key: &Key) -> Entry<F> {
   let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
   let found = guard.get_or_insert_with(HashMap::new).remove(key);
-  found.and_then(|b| b.downcast::<Entry<F>>().ok()).map_or_else(Entry::default, |b| *b)
+  found
+    .and_then(|b| b.downcast::<Entry<F>>().ok())
+    .map_or_else(Entry::default, |b| *b)
 }
 
 fn put<F: Fold>(key: Key, entry: Entry<F>) {
@@ -119,7 +127,11 @@ fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -
         None => (&*text, 0),
       };
       let Some(doc) = Doc::parse(text) else { return Some(n) };
-      fold.line(&Line { n, doc, base: borrowed.then_some(start + skip) });
+      fold.line(&Line {
+        n,
+        doc,
+        base: borrowed.then_some(start + skip),
+      });
     }
     start = end + 1;
     n += 1;
@@ -127,15 +139,63 @@ fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -
   None
 }
 
+/// A file's bytes as read, with one spare byte in front so that a JSON
+/// array of its lines can be built in place.
+pub struct Bytes {
+  buf: Vec<u8>,
+}
+
+impl Bytes {
+  fn read(path: &str) -> std::io::Result<Bytes> {
+    let mut file = std::fs::File::open(path)?;
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut buf = Vec::with_capacity(size + 2);
+    buf.push(b'[');
+    std::io::Read::read_to_end(&mut file, &mut buf)?;
+    Ok(Bytes { buf })
+  }
+
+  pub fn file(&self) -> &[u8] {
+    &self.buf[1..]
+  }
+
+  /// `[p1,p2,...]` of pieces of this file. When every piece is a span (they
+  /// come in file order, one per line, so each starts after the previous
+  /// one's newline) the text is compacted into the file's own buffer: no
+  /// second copy of a large file.
+  pub fn into_array(mut self, pieces: &[Piece]) -> Vec<u8> {
+    if !pieces.iter().all(|p| matches!(p, Piece::Span(_))) {
+      return crate::records::array_text(self.file(), pieces);
+    }
+    let mut w = 1;
+    for p in pieces {
+      if let Piece::Span(r) = p {
+        let (start, end) = (r.start + 1, r.end + 1);
+        self.buf.copy_within(start..end, w);
+        w += end - start;
+        self.buf[w] = b',';
+        w += 1;
+      }
+    }
+    if pieces.is_empty() {
+      w += 1;
+    }
+    self.buf[w - 1] = b']';
+    self.buf.truncate(w);
+    self.buf
+  }
+}
+
 /// Reads `dir/name` through its cache and answers with `f(file bytes, fold)`;
 /// `Ok(None)` when the file does not exist. A line that does not parse
 /// refuses the read with `<name>:<n>: not valid JSON`.
-pub fn read<F: Fold, R>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R>) -> Result<Option<R>> {
+pub fn read<F: Fold, R>(dir: &str, name: &str, f: impl FnOnce(Bytes, &F) -> Result<R>) -> Result<Option<R>> {
   let path = paths::under(dir, &[name]);
   if !exists(&path) {
     return Ok(None);
   }
-  let bytes = std::fs::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
+  let data = Bytes::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
+  let bytes = data.file();
   let key: Key = (std::any::TypeId::of::<F>(), path);
   let mut entry: Entry<F> = take(&key);
   let mut hasher = blake3::Hasher::new();
@@ -150,27 +210,29 @@ pub fn read<F: Fold, R>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Resu
   let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1).max(entry.parsed);
   if complete > entry.parsed {
     if entry.invalid.is_none() {
-      entry.invalid = feed(&mut entry.fold, &bytes, entry.parsed..complete, entry.lines + 1);
+      entry.invalid = feed(&mut entry.fold, bytes, entry.parsed..complete, entry.lines + 1);
     }
     hasher.update(&bytes[entry.parsed..complete]);
     entry.lines += bytes[entry.parsed..complete].iter().filter(|&&b| b == b'\n').count();
     entry.parsed = complete;
     entry.hash = hasher.finalize();
   }
-  let answer = (|| {
-    if let Some(n) = entry.invalid {
-      return Err(not_json(name, n));
+  // A last line without its newline is parsed for this answer only.
+  let tail = match entry.invalid {
+    None if complete < bytes.len() => {
+      let mut fold = entry.fold.clone();
+      match feed(&mut fold, bytes, complete..bytes.len(), entry.lines + 1) {
+        Some(bad) => Err(bad),
+        None => Ok(Some(fold)),
+      }
     }
-    if complete == bytes.len() {
-      return f(&bytes, &entry.fold);
-    }
-    // A last line without its newline: parsed for this answer only.
-    let mut fold = entry.fold.clone();
-    if let Some(bad) = feed(&mut fold, &bytes, complete..bytes.len(), entry.lines + 1) {
-      return Err(not_json(name, bad));
-    }
-    f(&bytes, &fold)
-  })();
+    _ => Ok(None),
+  };
+  let answer = match (entry.invalid, tail) {
+    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n)),
+    (None, Ok(Some(fold))) => f(data, &fold),
+    (None, Ok(None)) => f(data, &entry.fold),
+  };
   put(key, entry);
   answer.map(Some)
 }

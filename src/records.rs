@@ -188,7 +188,9 @@ impl Fold for Outbox {
       self.null = true;
       return;
     }
-    let Some(nonce) = doc.member("nonce").filter(|m| matches!(m.value, Scalar::Str(_))) else { return };
+    let Some(nonce) = doc.member("nonce").filter(|m| matches!(m.value, Scalar::Str(_))) else {
+      return;
+    };
     let Scalar::Str(raw) = &nonce.value else { return };
     let key = units(doc.src, raw);
     let at = match self.index.get(&key) {

@@ -218,7 +218,11 @@ impl Js {
   /// `JSON.parse` of a text the scanner accepted, given as UTF-8 bytes. The
   /// buffer is freed before the parse, which is the peak of a large read.
   pub fn parse_bytes(self, text: Vec<u8>) -> JsResult<Val> {
-    let s = if text.is_ascii() { self.latin1(&text)? } else { self.str_utf8(&text)? };
+    let s = if text.is_ascii() {
+      self.latin1(&text)?
+    } else {
+      self.str_utf8(&text)?
+    };
     drop(text);
     let f = self.kept(self.realm()?.parse)?;
     self.call(f, self.undefined()?, &[s])

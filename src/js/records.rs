@@ -8,8 +8,8 @@ use super::{done, Dir, Js, JsResult, Val};
 use crate::error::{fs_code, JournalError};
 use crate::incremental;
 use crate::lines;
-use crate::records::{array_text, AllLines, Admissions, Inbox, Notices, Outbox};
 use crate::paths;
+use crate::records::{Admissions, AllLines, Inbox, Notices, Outbox};
 
 #[napi(js_name = "journalLabel")]
 pub fn journal_label(env: Env, dir: Val) -> napi::Result<Val> {
@@ -96,7 +96,7 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let text = incremental::read::<Inbox, _>(&d.fs, lines::INBOX, |file, inbox| Ok(array_text(file, inbox.ids()?)))?;
+    let text = incremental::read::<Inbox, _>(&d.fs, lines::INBOX, |bytes, inbox| Ok(bytes.into_array(inbox.ids()?)))?;
     let ids = match text {
       Some(text) => js.parse_bytes(text)?,
       None => js.array(0)?,
@@ -130,7 +130,8 @@ pub fn append_outbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
 /// intentAt is undefined is mended after the parse.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let made = incremental::read::<Outbox, _>(&d.fs, lines::OUTBOX, |file, outbox| {
+  let made = incremental::read::<Outbox, _>(&d.fs, lines::OUTBOX, |bytes, outbox| {
+    let file = bytes.file();
     let mut text = vec![b'['];
     let mut mend = Vec::new();
     let picked = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only);
@@ -180,7 +181,7 @@ pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  match incremental::read::<AllLines, _>(&d.fs, name, |file, all| Ok(array_text(file, &all.lines)))? {
+  match incremental::read::<AllLines, _>(&d.fs, name, |bytes, all| Ok(bytes.into_array(&all.lines)))? {
     Some(text) => js.parse_bytes(text),
     None => js.array(0),
   }
