@@ -116,8 +116,7 @@ fn put<F: Fold>(key: Key, entry: Entry<F>) {
 /// returns the number of the first line that does not parse.
 fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -> Option<usize> {
   let mut start = range.start;
-  let mut n = first;
-  for chunk in file[range.clone()].split(|&b| b == b'\n') {
+  for (n, chunk) in (first..).zip(file[range.clone()].split(|&b| b == b'\n')) {
     let end = start + chunk.len();
     if !chunk.is_empty() {
       let text = String::from_utf8_lossy(chunk);
@@ -134,7 +133,6 @@ fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -
       });
     }
     start = end + 1;
-    n += 1;
   }
   None
 }
@@ -164,7 +162,7 @@ impl Bytes {
   /// one's newline) the text is compacted into the file's own buffer: no
   /// second copy of a large file.
   pub fn into_array(mut self, pieces: &[Piece]) -> Vec<u8> {
-    if !pieces.iter().all(|p| matches!(p, Piece::Span(_))) {
+    if pieces.is_empty() || !pieces.iter().all(|p| matches!(p, Piece::Span(_))) {
       return crate::records::array_text(self.file(), pieces);
     }
     let mut w = 1;
@@ -173,12 +171,14 @@ impl Bytes {
         let (start, end) = (r.start + 1, r.end + 1);
         self.buf.copy_within(start..end, w);
         w += end - start;
-        self.buf[w] = b',';
+        // The byte after a piece is its newline, or the end of a file
+        // whose last line has none.
+        match self.buf.get_mut(w) {
+          Some(b) => *b = b',',
+          None => self.buf.push(b','),
+        }
         w += 1;
       }
-    }
-    if pieces.is_empty() {
-      w += 1;
     }
     self.buf[w - 1] = b']';
     self.buf.truncate(w);
@@ -239,4 +239,131 @@ pub fn read<F: Fold, R>(dir: &str, name: &str, f: impl FnOnce(Bytes, &F) -> Resu
 
 fn not_json(name: &str, n: usize) -> JournalError {
   JournalError::failed(format!("{name}:{n}: not valid JSON"))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::json::Scalar;
+
+  /// Every line's `n` field, and how many lines the fold was fed.
+  #[derive(Clone, Default)]
+  struct Seen {
+    ns: Vec<f64>,
+    fed: usize,
+  }
+
+  impl Fold for Seen {
+    fn line(&mut self, l: &Line<'_>) {
+      self.fed += 1;
+      if let Some(Scalar::Num(n)) = l.doc.get("n") {
+        self.ns.push(*n);
+      }
+    }
+  }
+
+  fn ns(dir: &str) -> Result<Option<(Vec<f64>, usize)>> {
+    read::<Seen, _>(dir, "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)))
+  }
+
+  fn lines(from: usize, to: usize) -> String {
+    (from..to).map(|n| format!("{{\"n\":{n}}}\n")).collect()
+  }
+
+  #[test]
+  fn appends_are_parsed_once() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    assert!(ns(d.path()).expect("read").is_none());
+    std::fs::write(&path, lines(0, 3)).expect("write");
+    assert_eq!(ns(d.path()).expect("read"), Some((vec![0.0, 1.0, 2.0], 3)));
+    std::fs::write(&path, lines(0, 5)).expect("append");
+    // Only the two appended lines reach the fold.
+    assert_eq!(ns(d.path()).expect("read"), Some((vec![0.0, 1.0, 2.0, 3.0, 4.0], 5)));
+  }
+
+  #[test]
+  fn any_change_to_the_parsed_part_starts_over() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    std::fs::write(&path, lines(0, 4)).expect("write");
+    ns(d.path()).expect("read");
+    // Same size, rewritten in place.
+    std::fs::write(&path, lines(0, 4).replace("\"n\":1", "\"n\":7")).expect("rewrite");
+    assert_eq!(ns(d.path()).expect("read").map(|r| r.0), Some(vec![0.0, 7.0, 2.0, 3.0]));
+    // Truncated.
+    std::fs::write(&path, lines(0, 2)).expect("truncate");
+    assert_eq!(ns(d.path()).expect("read").map(|r| r.0), Some(vec![0.0, 1.0]));
+    // Replaced by rename with a longer file sharing no prefix.
+    std::fs::write(format!("{}/new", d.path()), lines(5, 9)).expect("write");
+    std::fs::rename(format!("{}/new", d.path()), &path).expect("rename");
+    assert_eq!(ns(d.path()).expect("read").map(|r| r.0), Some(vec![5.0, 6.0, 7.0, 8.0]));
+  }
+
+  #[test]
+  fn a_line_still_being_written_is_not_kept() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    std::fs::write(&path, "{\"n\":0}\n{\"n\":1}").expect("write");
+    assert_eq!(ns(d.path()).expect("read").map(|r| r.0), Some(vec![0.0, 1.0]));
+    std::fs::write(&path, "{\"n\":0}\n{\"n\":1}2\n").expect("more of the same line");
+    assert_eq!(ns(d.path()), Err(JournalError::failed("t.jsonl:2: not valid JSON")));
+    std::fs::write(&path, "{\"n\":0}\n{\"n\":12}\n").expect("complete it");
+    assert_eq!(ns(d.path()).expect("read").map(|r| r.0), Some(vec![0.0, 12.0]));
+    std::fs::write(&path, "{\"n\":0}\n{\"n\":12}\n{\"n\"").expect("half a line");
+    assert_eq!(ns(d.path()), Err(JournalError::failed("t.jsonl:3: not valid JSON")));
+  }
+
+  #[test]
+  fn the_first_bad_line_decides_until_it_changes() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    std::fs::write(&path, "1\n\n{bad\n[\n").expect("write");
+    assert_eq!(ns(d.path()), Err(JournalError::failed("t.jsonl:3: not valid JSON")));
+    std::fs::write(&path, "1\n\n{bad\n[\n2\n").expect("append");
+    assert_eq!(ns(d.path()), Err(JournalError::failed("t.jsonl:3: not valid JSON")));
+    std::fs::write(&path, "1\n\n{}  \n[]\n2\n").expect("mend");
+    assert_eq!(ns(d.path()).expect("read").map(|r| r.1), Some(4));
+  }
+
+  #[test]
+  fn a_directory_is_a_quiet_refusal() {
+    let d = crate::testutil::TempDir::new();
+    std::fs::create_dir(format!("{}/t.jsonl", d.path())).expect("mkdir");
+    assert_eq!(ns(d.path()), Err(JournalError::failed("could not read t.jsonl (EISDIR)")));
+  }
+
+  #[derive(Clone, Default)]
+  struct All(Vec<Piece>);
+
+  impl Fold for All {
+    fn line(&mut self, l: &Line<'_>) {
+      self.0.push(l.all());
+    }
+  }
+
+  fn array(dir: &str) -> String {
+    let text = read::<All, _>(dir, "t.jsonl", |bytes, all| Ok(bytes.into_array(&all.0)))
+      .expect("read")
+      .expect("exists");
+    String::from_utf8(text).expect("utf-8")
+  }
+
+  #[test]
+  fn arrays_of_lines_in_place_and_not() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    std::fs::write(&path, "").expect("write");
+    assert_eq!(array(d.path()), "[]");
+    std::fs::write(&path, "1\n\n\u{feff}{\"a\":2}\r\n [3]\n").expect("write");
+    assert_eq!(array(d.path()), "[1,{\"a\":2}\r, [3]]");
+    // An invalid UTF-8 line is carried as decoded text.
+    let mut bytes = b"\"\xff\"\n4".to_vec();
+    bytes.splice(0..0, b"1\n".iter().copied());
+    std::fs::write(&path, bytes).expect("write");
+    assert_eq!(array(d.path()), "[1,\"\u{fffd}\",4]");
+    // In place, the last line without its newline.
+    std::fs::write(&path, "1\n22").expect("write");
+    assert_eq!(array(d.path()), "[1,22]");
+  }
 }

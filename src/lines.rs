@@ -55,55 +55,42 @@ pub fn decode_utf8(bytes: Vec<u8>) -> String {
 mod tests {
   use super::*;
 
-  fn tmp() -> (crate::testutil::TempDir, String) {
+  #[test]
+  fn append_writes_one_line_0600() {
+    use std::os::unix::fs::PermissionsExt;
     let d = crate::testutil::TempDir::new();
-    let p = d.path().to_string();
-    (d, p)
-  }
-
-  #[test]
-  fn append_then_read() {
-    let (_d, dir) = tmp();
-    append(&dir, INBOX, r#"{"id":"1"}"#).expect("append");
-    append(&dir, INBOX, "\u{feff}2").expect("append");
-    let n = with_lines(&dir, INBOX, |docs| Ok(docs.len())).expect("read");
-    assert_eq!(n, 2);
-    let bytes = std::fs::read(format!("{dir}/{INBOX}")).expect("file");
-    assert_eq!(bytes, "{\"id\":\"1\"}\n\u{feff}2\n".as_bytes());
-  }
-
-  #[test]
-  fn first_bad_line_is_named() {
-    let (_d, dir) = tmp();
-    std::fs::write(format!("{dir}/{DROPS}"), "1\n\n{bad\n[\n").expect("write");
-    let err = with_lines(&dir, DROPS, |_| Ok(())).expect_err("refused");
-    assert_eq!(err, JournalError::failed("drops.jsonl:3: not valid JSON"));
-  }
-
-  #[test]
-  fn missing_is_empty_and_directory_refuses() {
-    let (_d, dir) = tmp();
-    assert_eq!(with_lines(&dir, OUTBOX, |d| Ok(d.len())).expect("empty"), 0);
-    std::fs::create_dir(format!("{dir}/{OUTBOX}")).expect("mkdir");
+    append(d.path(), INBOX, r#"{"id":"1"}"#).expect("append");
+    append(d.path(), INBOX, "2").expect("append");
+    let path = format!("{}/{INBOX}", d.path());
+    assert_eq!(std::fs::read_to_string(&path).expect("file"), "{\"id\":\"1\"}\n2\n");
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
     assert_eq!(
-      with_lines(&dir, OUTBOX, |d| Ok(d.len())),
-      Err(JournalError::failed("could not read outbox.jsonl (EISDIR)"))
+      std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
+      0o600 & !umask.bits()
     );
+  }
+
+  #[test]
+  fn append_refusals() {
+    let d = crate::testutil::TempDir::new();
+    std::fs::create_dir(format!("{}/{OUTBOX}", d.path())).expect("mkdir");
     assert_eq!(
-      append(&dir, OUTBOX, "1"),
+      append(d.path(), OUTBOX, "1"),
       Err(JournalError::failed("could not append to outbox.jsonl (EISDIR)"))
     );
+    assert_eq!(
+      append(d.path(), INBOX, "a\nb"),
+      Err(JournalError::failed("journal line must not contain a newline"))
+    );
   }
 
   #[test]
-  fn lossy_decoding_and_newline_refusal() {
+  fn lossy_decoding_is_whatwg() {
     assert_eq!(
       decode_utf8(vec![b'a', 0xff, 0xed, 0xa0, 0x80, b'b']),
       "a\u{fffd}\u{fffd}\u{fffd}\u{fffd}b"
     );
-    assert_eq!(
-      append("/nonexistent", INBOX, "a\nb"),
-      Err(JournalError::failed("journal line must not contain a newline"))
-    );
+    assert_eq!(decode_utf8(vec![0xf0, 0x9f, 0x98, b'x']), "\u{fffd}x");
   }
 }
