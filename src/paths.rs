@@ -23,6 +23,17 @@ impl Unit for u16 {
   const DOT: u16 = b'.' as u16;
 }
 
+/// Whether `path` is already what `normalize` makes of it and stays so with
+/// a plain segment appended: not empty, no empty, `.` or `..` segment, and
+/// no trailing slash. Joining names to such a path is concatenation.
+pub fn is_normal<T: Unit>(path: &[T]) -> bool {
+  if path.is_empty() || path.last() == Some(&T::SLASH) {
+    return false;
+  }
+  let start = usize::from(path[0] == T::SLASH);
+  path[start..].split(|&c| c == T::SLASH).all(|seg| !seg.is_empty() && seg != [T::DOT] && seg != [T::DOT, T::DOT])
+}
+
 /// `path.posix.join(...parts)` for string parts.
 pub fn join<T: Unit>(parts: &[&[T]]) -> Vec<T> {
   let mut joined: Vec<T> = Vec::new();
@@ -209,6 +220,17 @@ mod tests {
     assert_eq!(j(&["./", ""]), "./");
     assert_eq!(j(&["..a/..", "b"]), "b");
     assert_eq!(j(&["ab/../../c/d/..", "e"]), "../c/e");
+  }
+
+  #[test]
+  fn normal_paths() {
+    for p in ["/a/b", "a", "/a/.b", "a/..b", "/x/\u{e9}"] {
+      assert!(is_normal(p.as_bytes()), "{p}");
+      assert_eq!(j(&[p, "STOP"]), format!("{p}/STOP"));
+    }
+    for p in ["", "/", "a/", "a//b", "./a", "a/.", "a/../b", "..", "/..", "//a"] {
+      assert!(!is_normal(p.as_bytes()), "{p}");
+    }
   }
 
   #[test]

@@ -13,6 +13,8 @@ mod stop;
 mod turns;
 
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue, ValueType};
+use std::cell::Cell;
+
 use napi::{sys, Env};
 
 use crate::error::JournalError;
@@ -123,19 +125,21 @@ pub fn setup(env: Env, discord_error: Val) -> napi::Result<()> {
     })
   })();
   let realm = done(js, result)?;
-  env.set_instance_data(realm, (), |_| {})
+  // One realm per thread: Node runs each environment (the main thread, each
+  // Worker) on a thread of its own. Set once per load, so never freed.
+  REALM.with(|r| r.set(Some(Box::leak(Box::new(realm)))));
+  Ok(())
+}
+
+thread_local! {
+  static REALM: Cell<Option<&'static Realm>> = const { Cell::new(None) };
 }
 
 impl Js {
   fn realm(self) -> JsResult<&'static Realm> {
-    let env = Env::from_raw(self.env);
-    match env.get_instance_data::<Realm>() {
-      Ok(Some(realm)) => Ok(realm),
-      _ => Err(Thrown::Journal(JournalError::Type {
-        message: "discord-journal: load the package through index.js".into(),
-        code: None,
-      })),
-    }
+    REALM.with(Cell::get).ok_or_else(|| {
+      Thrown::Journal(JournalError::Type { message: "discord-journal: load the package through index.js".into(), code: None })
+    })
   }
 
   pub fn is(self, v: Val, t: sys::napi_valuetype) -> JsResult<bool> {
@@ -335,10 +339,9 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
 
 /// A `dir` argument: `path.join` refuses anything but a string.
 pub struct Dir {
-  /// For the file system (lone surrogates as U+FFFD, as Node passes them).
-  pub fs: String,
-  /// The exact string, for the paths the API returns.
+  /// The exact string.
   pub units: Vec<u16>,
+  fs: std::cell::OnceCell<String>,
 }
 
 impl Dir {
@@ -346,17 +349,29 @@ impl Dir {
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v).into());
     }
-    Ok(Dir {
-      fs: js.utf8(v)?,
-      units: js.units(v)?,
-    })
+    Ok(Dir { units: js.units(v)?, fs: std::cell::OnceCell::new() })
+  }
+
+  /// The path for the file system: what V8 hands it (each lone surrogate
+  /// as U+FFFD).
+  pub fn fs(&self) -> &str {
+    self.fs.get_or_init(|| String::from_utf16_lossy(&self.units))
   }
 
   /// `path.join(dir, ...names)` as the string the API returns.
   pub fn join(&self, js: Js, names: &[&str]) -> JsResult<Val> {
-    let names: Vec<Vec<u16>> = names.iter().map(|n| n.encode_utf16().collect()).collect();
-    let mut parts: Vec<&[u16]> = vec![&self.units];
-    parts.extend(names.iter().map(Vec::as_slice));
+    let mut joined = Vec::with_capacity(self.units.len() + 24);
+    joined.extend_from_slice(&self.units);
+    for name in names {
+      joined.push(u16::from(b'/'));
+      joined.extend(name.encode_utf16());
+    }
+    if crate::paths::is_normal(&self.units) {
+      return js.str16(&joined);
+    }
+    // Names are plain segments, so joining first and normalizing once is
+    // path.join (which drops an empty dir, as it drops every empty part).
+    let parts: [&[u16]; 1] = [if self.units.is_empty() { &joined[1..] } else { &joined }];
     js.str16(&crate::paths::join(&parts))
   }
 }
@@ -409,3 +424,4 @@ pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<
   }
   Ok(out)
 }
+

@@ -148,7 +148,13 @@ impl Js {
 
   /// A string's code units.
   pub fn units(self, v: Val) -> Result<Vec<u16>, Thrown> {
+    // Most strings here are short: one call into a stack buffer.
+    let mut small = [0u16; 256];
     let mut len = 0usize;
+    napi_call!(self, napi_get_value_string_utf16(v.0, small.as_mut_ptr(), small.len(), &mut len))?;
+    if len < small.len() - 1 {
+      return Ok(small[..len].to_vec());
+    }
     napi_call!(self, napi_get_value_string_utf16(v.0, ptr::null_mut(), 0, &mut len))?;
     let mut buf = vec![0u16; len + 1];
     napi_call!(self, napi_get_value_string_utf16(v.0, buf.as_mut_ptr(), buf.len(), &mut len))?;
@@ -159,7 +165,13 @@ impl Js {
   /// A string as UTF-8, lone surrogates as U+FFFD (what Node hands the
   /// file system for a path).
   pub fn utf8(self, v: Val) -> Result<String, Thrown> {
+    let mut small = [0u8; 512];
     let mut len = 0usize;
+    napi_call!(self, napi_get_value_string_utf8(v.0, small.as_mut_ptr().cast(), small.len(), &mut len))?;
+    // A result that filled the buffer may have been cut, even mid-character.
+    if len < small.len() - 4 {
+      return Ok(String::from_utf8_lossy(&small[..len]).into_owned());
+    }
     napi_call!(self, napi_get_value_string_utf8(v.0, ptr::null_mut(), 0, &mut len))?;
     let mut buf = vec![0u8; len + 1];
     napi_call!(self, napi_get_value_string_utf8(v.0, buf.as_mut_ptr().cast(), buf.len(), &mut len))?;

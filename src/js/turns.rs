@@ -9,16 +9,31 @@ use crate::json::Doc;
 use crate::{paths, records, turns};
 
 /// `turnPath`: the id is checked as `String(id)`, and the file name is the
-/// template `${id}.json` (ToString again, as the reference evaluates it).
-/// Returns the path for the file system and the path string to return.
-fn turn_path(js: Js, dir: Val, id: Val) -> JsResult<(String, Val)> {
-  let checked = js.utf8(js.js_string(id)?)?;
-  if !paths::is_turn_id(&checked) {
-    return Err(JournalError::failed("invalid turn id (letters, digits, ., _ or -, at most 128)").into());
+/// template `${id}.json` (ToString again, as the reference evaluates it;
+/// for a string both are the string itself).
+struct TurnPath {
+  dir: Dir,
+  file: String,
+}
+
+impl TurnPath {
+  fn of(js: Js, dir: Val, id: Val) -> JsResult<TurnPath> {
+    let checked = js.utf8(js.js_string(id)?)?;
+    if !paths::is_turn_id(&checked) {
+      return Err(JournalError::failed("invalid turn id (letters, digits, ., _ or -, at most 128)").into());
+    }
+    let dir = Dir::from(js, dir)?;
+    let shown = if js.is(id, napi::sys::ValueType::napi_string)? { checked } else { js.utf8(js.to_string(id)?)? };
+    Ok(TurnPath { dir, file: format!("{shown}.json") })
   }
-  let d = Dir::from(js, dir)?;
-  let file = format!("{}.json", js.utf8(js.to_string(id)?)?);
-  Ok((paths::under(&d.fs, &["turns", &file]), d.join(js, &["turns", &file])?))
+
+  fn fs(&self) -> String {
+    paths::under(self.dir.fs(), &["turns", &self.file])
+  }
+
+  fn js(&self, js: Js) -> JsResult<Val> {
+    self.dir.join(js, &["turns", &self.file])
+  }
 }
 
 /// `String(id)` as text.
@@ -29,15 +44,15 @@ fn id_text(js: Js, id: Val) -> JsResult<String> {
 #[napi(js_name = "turnPath")]
 pub fn turn_path_export(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
-  done(js, turn_path(js, dir, id).map(|(_, path)| path))
+  done(js, TurnPath::of(js, dir, id).and_then(|p| p.js(js)))
 }
 
 #[napi(js_name = "writeTurn")]
 pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
-    let (fs_path, path) = turn_path(js, dir, id)?;
-    let file = match turns::create(&fs_path) {
+    let path = TurnPath::of(js, dir, id)?;
+    let file = match turns::create(&path.fs()) {
       Ok(f) => f,
       // The id is converted again only on these paths, as in the reference.
       Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()),
@@ -54,7 +69,7 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
     if let Err(e) = turns::write(file, &text) {
       return Err(turns::write_refusal(&e, &id_text(js, id)?).into());
     }
-    Ok(path)
+    path.js(js)
   })();
   done(js, result)
 }
@@ -63,8 +78,8 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
 pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
-    let (fs_path, _) = turn_path(js, dir, id)?;
-    let text = turns::read_text(&fs_path, &id_text(js, id)?)?;
+    let path = TurnPath::of(js, dir, id)?;
+    let text = turns::read_text(&path.fs(), &id_text(js, id)?)?;
     js.parse(&text)
   })();
   done(js, result)
@@ -75,7 +90,7 @@ pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let texts = turns::list(&d.fs)?;
+    let texts = turns::list(&d.fs())?;
     js.parse_bytes(records::array_of(texts.iter().map(String::as_bytes)))
   })();
   done(js, result)
@@ -91,7 +106,7 @@ pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
     } else {
       None
     };
-    let texts = turns::list(&d.fs)?;
+    let texts = turns::list(&d.fs())?;
     let docs: Vec<Doc<'_>> = texts.iter().filter_map(|t| Doc::parse(t)).collect();
     Ok(records::count_started_on(&docs, date.as_deref())? as u32)
   })();
