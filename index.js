@@ -6,6 +6,7 @@
 // written out one by one).
 "use strict";
 
+const path = require("node:path");
 const { platform, arch } = process;
 
 // The process exit status a CLI should use for this refusal: 1 operation
@@ -32,12 +33,33 @@ function loadBinding() {
 const native = loadBinding();
 native.__setup(DiscordError);
 
+// Three pure checks of a string stay JavaScript: each costs V8 less than a
+// single N-API call does (about 60 ns against 90 ns for an empty native
+// call). The native side applies the same rules in src/paths.rs and
+// src/identity.rs; the parity check holds the two together.
+const BINDING_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+const START = /^[1-9][0-9]{0,19}$/;
+const BOOT = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
+
+function journalLabel(dir) {
+  const name = path.basename(String(dir));
+  return BINDING_NAME.test(name) ? `discord/${name} under the data root` : "the binding's journal directory";
+}
+
+function validStart(v) {
+  return typeof v === "string" && START.test(v) && BigInt(v) <= 0xffffffffffffffffn;
+}
+
+function validBoot(v) {
+  return typeof v === "string" && BOOT.test(v);
+}
+
 exports.DiscordError = DiscordError;
 exports.OUTBOX_STATUS = native.OUTBOX_STATUS;
 exports.BRAKE_EXIT = native.BRAKE_EXIT;
 exports.RECOVER_REASON = native.RECOVER_REASON;
 exports.UNLOCK_HINT = native.UNLOCK_HINT;
-exports.journalLabel = native.journalLabel;
+exports.journalLabel = journalLabel;
 exports.ensureJournal = native.ensureJournal;
 exports.appendInbox = native.appendInbox;
 exports.readInboxIds = native.readInboxIds;
@@ -63,8 +85,8 @@ exports.clearStop = native.clearStop;
 exports.readStop = native.readStop;
 exports.lockPath = native.lockPath;
 exports.ownerPath = native.ownerPath;
-exports.validStart = native.validStart;
-exports.validBoot = native.validBoot;
+exports.validStart = validStart;
+exports.validBoot = validBoot;
 exports.processStart = native.processStart;
 exports.bootId = native.bootId;
 exports.identityOf = native.identityOf;

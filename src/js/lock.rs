@@ -7,22 +7,10 @@ use napi_derive::napi;
 use super::stop::{request_stop, stop_line_text};
 use super::{done, options, Dir, Js, JsResult, Thrown, Val};
 use crate::error::JournalError;
-use crate::identity::{self, boot_id, process_start, valid_boot, valid_start};
+use crate::identity::{self, boot_id, process_start};
 use crate::lock::{self, owner_state, Field, Identity, Owner, OwnerView, Recovered, Seams, Unlocked};
 use crate::text::js_number;
 use crate::time;
-
-#[napi(js_name = "validStart")]
-pub fn valid_start_export(env: Env, v: Val) -> napi::Result<bool> {
-  let js = Js::new(&env);
-  done(js, js.string_of(v).map(|s| s.is_some_and(|s| valid_start(&s))))
-}
-
-#[napi(js_name = "validBoot")]
-pub fn valid_boot_export(env: Env, v: Val) -> napi::Result<bool> {
-  let js = Js::new(&env);
-  done(js, js.string_of(v).map(|s| s.is_some_and(|s| valid_boot(&s))))
-}
 
 /// `processStart(pid)`: the template `/proc/${pid}/stat` runs inside the
 /// reference's try, so a pid that cannot become a string reads as null.

@@ -11,16 +11,6 @@ use crate::lines;
 use crate::paths;
 use crate::records::{Admissions, AllLines, Inbox, Notices, Outbox};
 
-#[napi(js_name = "journalLabel")]
-pub fn journal_label(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
-    let name = js.js_string(dir)?;
-    js.str(&paths::journal_label(&js.utf8(name)?))
-  })();
-  done(js, result)
-}
-
 #[napi(js_name = "ensureJournal")]
 pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
