@@ -41,48 +41,85 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
   quiet_fs(code, &turn_label(id), "write")
 }
 
-/// A record's text as parseJsonFileText sees it (one leading U+FEFF dropped),
-/// checked to parse.
+/// A small file's bytes, opened relative to a directory.
+fn read_at(dir: &std::fs::File, name: &str) -> std::io::Result<Vec<u8>> {
+  use nix::fcntl::{openat, OFlag};
+  let fd = openat(dir, name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
+  let mut buf = Vec::with_capacity(4096);
+  std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut buf)?;
+  Ok(buf)
+}
+
+/// A record's text as parseJsonFileText sees it (one leading U+FEFF
+/// dropped), parsed; `f` takes what it needs from it.
+pub fn read_with<T>(path: &str, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
+  parse_with(std::fs::read(path), id, f)
+}
+
+fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
+  let bytes = bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
+  let text = decode_utf8(bytes);
+  let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
+  match Doc::parse(text) {
+    Some(doc) => Ok(f(text, &doc)),
+    None => Err(not_json(id)),
+  }
+}
+
+/// The text of a record, one leading U+FEFF dropped, not yet parsed.
 pub fn read_text(path: &str, id: &str) -> Result<String> {
   let bytes = std::fs::read(path).map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
   let mut text = decode_utf8(bytes);
   if text.starts_with('\u{feff}') {
     text.drain(..'\u{feff}'.len_utf8());
   }
-  if Doc::parse(&text).is_none() {
-    return Err(JournalError::failed(format!("{}: not valid JSON", turn_label(id))));
-  }
   Ok(text)
 }
 
+/// The refusal of a record that does not parse.
+pub fn not_json(id: &str) -> JournalError {
+  JournalError::failed(format!("{}: not valid JSON", turn_label(id)))
+}
+
 /// Every `*.json` record under `dir/turns`, in the order Node's readdirSync
-/// lists them (libuv sorts names by bytes), each checked to parse; the
-/// first that cannot be read or parsed refuses the whole list.
-pub fn list(dir: &str) -> Result<Vec<String>> {
+/// lists them (libuv sorts names by bytes), each read and parsed and handed
+/// to `f`; the first (in that order) that cannot be read or parsed refuses
+/// the whole list. Records are read on two threads: a journal holds
+/// thousands, and each read is a few system calls.
+pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
   let turns = under(dir, &["turns"]);
   if !exists(&turns) {
     return Ok(Vec::new());
   }
-  let refuse = |e: &std::io::Error| {
-    quiet_fs(
-      fs_code(e).as_deref(),
-      &format!("the turns directory in {}", journal_label(dir)),
-      "read",
-    )
-  };
+  let refuse = |e: &std::io::Error| quiet_fs(fs_code(e).as_deref(), &format!("the turns directory in {}", journal_label(dir)), "read");
+  let dirfd = std::fs::File::open(&turns).map_err(|e| refuse(&e))?;
   let mut names: Vec<Vec<u8>> = Vec::new();
   for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
     names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());
   }
   names.sort();
-  let mut texts = Vec::new();
-  for name in names {
-    // Node hands out names decoded as UTF-8 (invalid bytes as U+FFFD) and
-    // opens what it handed out.
-    let name = decode_utf8(name);
-    if let Some(id) = name.strip_suffix(".json") {
-      texts.push(read_text(&under(&turns, &[&name]), id)?);
-    }
-  }
-  Ok(texts)
+  // Node hands out names decoded as UTF-8 (invalid bytes as U+FFFD) and
+  // opens what it handed out.
+  let records: Vec<(String, String)> = names
+    .into_iter()
+    .map(decode_utf8)
+    .filter_map(|name| name.strip_suffix(".json").map(|id| id.to_string()).map(|id| (name, id)))
+    .collect();
+  // Each record is opened by name relative to the directory already open,
+  // so the path is walked once, not once per record.
+  let read = |part: &[(String, String)]| part.iter().map(|(name, id)| parse_with(read_at(&dirfd, name), id, &f)).collect::<Vec<_>>();
+  let (first, second) = records.split_at(records.len() / 2);
+  let results = if records.len() < 64 {
+    read(&records)
+  } else {
+    std::thread::scope(|s| {
+      let other = s.spawn(|| read(second));
+      let mut done = read(first);
+      // A panic in the reader cannot happen without one here; treat it as
+      // unreadable rather than unwinding across the boundary.
+      done.extend(other.join().unwrap_or_else(|_| vec![Err(JournalError::failed("could not read turn record (unknown error)"))]));
+      done
+    })
+  };
+  results.into_iter().collect()
 }

@@ -425,3 +425,4 @@ pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<
   Ok(out)
 }
 
+

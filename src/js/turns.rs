@@ -5,7 +5,6 @@ use napi_derive::napi;
 
 use super::{done, Dir, Js, JsResult, Val};
 use crate::error::JournalError;
-use crate::json::Doc;
 use crate::{paths, records, turns};
 
 /// `turnPath`: the id is checked as `String(id)`, and the file name is the
@@ -79,8 +78,16 @@ pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let path = TurnPath::of(js, dir, id)?;
-    let text = turns::read_text(&path.fs(), &id_text(js, id)?)?;
-    js.parse(&text)
+    let label = id_text(js, id)?;
+    let text = turns::read_text(&path.fs(), &label)?;
+    // One parse, V8's own: its verdict is JSON.parse's by definition.
+    match js.parse(&text) {
+      Err(super::Thrown::Pending) => {
+        js.take_exception()?;
+        Err(turns::not_json(&label).into())
+      }
+      parsed => parsed,
+    }
   })();
   done(js, result)
 }
@@ -90,7 +97,7 @@ pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let texts = turns::list(&d.fs())?;
+    let texts = turns::list(d.fs(), |text, _| text.to_string())?;
     js.parse_bytes(records::array_of(texts.iter().map(String::as_bytes)))
   })();
   done(js, result)
@@ -101,14 +108,9 @@ pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let date = if js.is(date, napi::sys::ValueType::napi_string)? {
-      Some(js.units(date)?)
-    } else {
-      None
-    };
-    let texts = turns::list(&d.fs())?;
-    let docs: Vec<Doc<'_>> = texts.iter().filter_map(|t| Doc::parse(t)).collect();
-    Ok(records::count_started_on(&docs, date.as_deref())? as u32)
+    let date = if js.is(date, napi::sys::ValueType::napi_string)? { Some(js.units(date)?) } else { None };
+    let started = turns::list(d.fs(), |_, doc| records::started_day(doc))?;
+    Ok(records::count_started_on(&started, date.as_deref())? as u32)
   })();
   done(js, result)
 }
