@@ -35,15 +35,23 @@ pub fn valid_generation(v: &str) -> bool {
 /// /proc/<pid>/stat, counted after the last ")" so a comm with spaces or
 /// parentheses cannot shift it.
 pub fn process_start(pid: &str) -> Option<String> {
-  let stat = decode_utf8(std::fs::read(format!("/proc/{pid}/stat")).ok()?);
+  let stat = decode_utf8(read_proc(&format!("/proc/{pid}/stat"))?);
   let after = stat.rfind(')').map_or(1, |i| i + 2);
   let start = stat.get(after..).unwrap_or("").split(' ').nth(19)?;
   valid_start(start).then(|| start.to_string())
 }
 
+/// A /proc file: it reports no size, so read into room for a page at once
+/// rather than growing from a small probe.
+fn read_proc(path: &str) -> Option<Vec<u8>> {
+  let mut buf = Vec::with_capacity(4096);
+  std::io::Read::read_to_end(&mut std::fs::File::open(path).ok()?, &mut buf).ok()?;
+  Some(buf)
+}
+
 /// `bootId()`.
 pub fn boot_id() -> Option<String> {
-  let text = decode_utf8(std::fs::read("/proc/sys/kernel/random/boot_id").ok()?);
+  let text = decode_utf8(read_proc("/proc/sys/kernel/random/boot_id")?);
   let id = js_trim(&text);
   valid_boot(id).then(|| id.to_string())
 }
