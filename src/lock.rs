@@ -273,8 +273,7 @@ pub fn claim<S: Seams>(
 fn publish(lock: &str, text: &str) -> std::io::Result<()> {
   let tmp = under(lock, &["owner.json.tmp"]);
   let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
-  file.write_all(text.as_bytes())?;
-  file.write_all(b"\n")?;
+  file.write_all(format!("{text}\n").as_bytes())?;
   file.sync_all()?;
   drop(file);
   std::fs::rename(&tmp, under(lock, &["owner.json"]))?;

@@ -31,7 +31,9 @@ pub fn is_normal<T: Unit>(path: &[T]) -> bool {
     return false;
   }
   let start = usize::from(path[0] == T::SLASH);
-  path[start..].split(|&c| c == T::SLASH).all(|seg| !seg.is_empty() && seg != [T::DOT] && seg != [T::DOT, T::DOT])
+  path[start..]
+    .split(|&c| c == T::SLASH)
+    .all(|seg| !seg.is_empty() && seg != [T::DOT] && seg != [T::DOT, T::DOT])
 }
 
 /// `path.posix.join(...parts)` for string parts.

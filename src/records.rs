@@ -300,7 +300,9 @@ pub fn started_day(doc: &Doc<'_>) -> Option<Option<Vec<u16>>> {
 pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16]>) -> Result<usize> {
   let mut n = 0;
   for day in started {
-    let Some(day) = day else { return Err(JournalError::read_of_null("startedAt")) };
+    let Some(day) = day else {
+      return Err(JournalError::read_of_null("startedAt"));
+    };
     n += usize::from(date.is_some() && day.as_deref() == date);
   }
   Ok(n)

@@ -91,7 +91,13 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
   if !exists(&turns) {
     return Ok(Vec::new());
   }
-  let refuse = |e: &std::io::Error| quiet_fs(fs_code(e).as_deref(), &format!("the turns directory in {}", journal_label(dir)), "read");
+  let refuse = |e: &std::io::Error| {
+    quiet_fs(
+      fs_code(e).as_deref(),
+      &format!("the turns directory in {}", journal_label(dir)),
+      "read",
+    )
+  };
   let dirfd = std::fs::File::open(&turns).map_err(|e| refuse(&e))?;
   let mut names: Vec<Vec<u8>> = Vec::new();
   for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
@@ -107,7 +113,12 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
     .collect();
   // Each record is opened by name relative to the directory already open,
   // so the path is walked once, not once per record.
-  let read = |part: &[(String, String)]| part.iter().map(|(name, id)| parse_with(read_at(&dirfd, name), id, &f)).collect::<Vec<_>>();
+  let read = |part: &[(String, String)]| {
+    part
+      .iter()
+      .map(|(name, id)| parse_with(read_at(&dirfd, name), id, &f))
+      .collect::<Vec<_>>()
+  };
   let (first, second) = records.split_at(records.len() / 2);
   let results = if records.len() < 64 {
     read(&records)
@@ -117,7 +128,11 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
       let mut done = read(first);
       // A panic in the reader cannot happen without one here; treat it as
       // unreadable rather than unwinding across the boundary.
-      done.extend(other.join().unwrap_or_else(|_| vec![Err(JournalError::failed("could not read turn record (unknown error)"))]));
+      done.extend(
+        other
+          .join()
+          .unwrap_or_else(|_| vec![Err(JournalError::failed("could not read turn record (unknown error)"))]),
+      );
       done
     })
   };

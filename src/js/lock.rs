@@ -220,9 +220,13 @@ impl OwnerView for JsOwner {
     if self.identity.is_none() {
       // identityOf, without making its object: the same reads, compared here.
       let start = start_of(js, js.get(self.rec, "pid")?)?;
-      let Some((start, boot)) = start.zip(boot_id()) else { return Ok(None) };
+      let Some((start, boot)) = start.zip(boot_id()) else {
+        return Ok(None);
+      };
       let is = |v: Val, want: &str| field(js, v).map(|f| f == Field::Str(want.encode_utf16().collect()));
-      return Ok(Some(is(js.get(self.rec, "start")?, &start)? && is(js.get(self.rec, "boot")?, &boot)?));
+      return Ok(Some(
+        is(js.get(self.rec, "start")?, &start)? && is(js.get(self.rec, "boot")?, &boot)?,
+      ));
     }
     let now = call_identity(js, self.identity, js.get(self.rec, "pid")?)?;
     let null = sys::ValueType::napi_null;

@@ -138,7 +138,10 @@ thread_local! {
 impl Js {
   fn realm(self) -> JsResult<&'static Realm> {
     REALM.with(Cell::get).ok_or_else(|| {
-      Thrown::Journal(JournalError::Type { message: "discord-journal: load the package through index.js".into(), code: None })
+      Thrown::Journal(JournalError::Type {
+        message: "discord-journal: load the package through index.js".into(),
+        code: None,
+      })
     })
   }
 
@@ -349,7 +352,10 @@ impl Dir {
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v).into());
     }
-    Ok(Dir { units: js.units(v)?, fs: std::cell::OnceCell::new() })
+    Ok(Dir {
+      units: js.units(v)?,
+      fs: std::cell::OnceCell::new(),
+    })
   }
 
   /// The path for the file system: what V8 hands it (each lone surrogate
@@ -424,5 +430,3 @@ pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<
   }
   Ok(out)
 }
-
-

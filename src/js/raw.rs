@@ -167,7 +167,10 @@ impl Js {
   pub fn utf8(self, v: Val) -> Result<String, Thrown> {
     let mut small = [0u8; 512];
     let mut len = 0usize;
-    napi_call!(self, napi_get_value_string_utf8(v.0, small.as_mut_ptr().cast(), small.len(), &mut len))?;
+    napi_call!(
+      self,
+      napi_get_value_string_utf8(v.0, small.as_mut_ptr().cast(), small.len(), &mut len)
+    )?;
     // A result that filled the buffer may have been cut, even mid-character.
     if len < small.len() - 4 {
       return Ok(String::from_utf8_lossy(&small[..len]).into_owned());

@@ -22,8 +22,15 @@ impl TurnPath {
       return Err(JournalError::failed("invalid turn id (letters, digits, ., _ or -, at most 128)").into());
     }
     let dir = Dir::from(js, dir)?;
-    let shown = if js.is(id, napi::sys::ValueType::napi_string)? { checked } else { js.utf8(js.to_string(id)?)? };
-    Ok(TurnPath { dir, file: format!("{shown}.json") })
+    let shown = if js.is(id, napi::sys::ValueType::napi_string)? {
+      checked
+    } else {
+      js.utf8(js.to_string(id)?)?
+    };
+    Ok(TurnPath {
+      dir,
+      file: format!("{shown}.json"),
+    })
   }
 
   fn fs(&self) -> String {
@@ -108,7 +115,11 @@ pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let date = if js.is(date, napi::sys::ValueType::napi_string)? { Some(js.units(date)?) } else { None };
+    let date = if js.is(date, napi::sys::ValueType::napi_string)? {
+      Some(js.units(date)?)
+    } else {
+      None
+    };
     let started = turns::list(d.fs(), |_, doc| records::started_day(doc))?;
     Ok(records::count_started_on(&started, date.as_deref())? as u32)
   })();
