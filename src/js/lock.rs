@@ -162,7 +162,7 @@ pub fn read_pid(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   done(
     js,
-    Dir::from(js, dir).and_then(|d| owner_object(js, lock::read_pid(&d.fs()).as_ref())),
+    Dir::from(js, dir).and_then(|d| owner_object(js, lock::read_pid(d.fs()).as_ref())),
   )
 }
 
@@ -341,7 +341,7 @@ pub fn write_pid(env: Env, dir: Val, pid: Val, opts: Val) -> napi::Result<()> {
       identity,
       before_remove: None,
     };
-    lock::claim(&d.fs(), pid_number, &mut seams, || owner_text(js, pid, start, boot, &now))
+    lock::claim(d.fs(), pid_number, &mut seams, || owner_text(js, pid, start, boot, &now))
   })();
   done(js, result)
 }
@@ -362,7 +362,7 @@ pub fn unlock(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
       identity,
       before_remove,
     };
-    match lock::unlock_after_stop(&d.fs(), &mut seams)? {
+    match lock::unlock_after_stop(d.fs(), &mut seams)? {
       Unlocked::NoLock => js.boolean(false),
       Unlocked::Cleared(rec) => owner_object(js, rec.as_ref()),
     }
@@ -383,7 +383,7 @@ pub fn recover(env: Env, dir: Val, opts: Val) -> napi::Result<&'static str> {
     };
     let at = || time::iso(time::now_ms()).unwrap_or_default();
     Ok(
-      match lock::recover(&d.fs(), &mut seams, |reason| Ok(stop_line_text(&at(), reason)))? {
+      match lock::recover(d.fs(), &mut seams, |reason| Ok(stop_line_text(&at(), reason)))? {
         Recovered::Clean => "clean",
         Recovered::Cleared => "cleared",
       },
@@ -397,7 +397,7 @@ pub fn stop_target(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let rec = lock::read_pid(&d.fs());
+    let rec = lock::read_pid(d.fs());
     let [identity] = options(js, opts, ["identity"])?;
     match lock::stop_target(
       rec,
@@ -424,7 +424,7 @@ pub fn clear_pid(env: Env, dir: Val, pid: Val) -> napi::Result<()> {
     } else {
       None
     };
-    Ok(lock::clear_pid(&d.fs(), pid)?)
+    Ok(lock::clear_pid(d.fs(), pid)?)
   })();
   done(js, result)
 }

@@ -16,7 +16,7 @@ pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let turns = paths::under(&d.fs(), &["turns"]);
+    let turns = paths::under(d.fs(), &["turns"]);
     mkdir_p(&turns)?;
     Ok(dir)
   })();
@@ -64,7 +64,7 @@ fn append(js: Js, dir: Val, name: &'static str, entry: Val) -> JsResult<()> {
       .into(),
     );
   };
-  Ok(lines::append(&d.fs(), name, &line)?)
+  Ok(lines::append(d.fs(), name, &line)?)
 }
 
 #[napi(js_name = "appendInbox")]
@@ -86,7 +86,7 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let text = incremental::read::<Inbox, _>(&d.fs(), lines::INBOX, |bytes, inbox| Ok(bytes.into_array(inbox.ids()?)))?;
+    let text = incremental::read::<Inbox, _>(d.fs(), lines::INBOX, |bytes, inbox| Ok(bytes.into_array(inbox.ids()?)))?;
     let ids = match text {
       Some(text) => js.parse_bytes(text)?,
       None => js.array(0)?,
@@ -120,7 +120,7 @@ pub fn append_outbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
 /// intentAt is undefined is mended after the parse.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let made = incremental::read::<Outbox, _>(&d.fs(), lines::OUTBOX, |bytes, outbox| {
+  let made = incremental::read::<Outbox, _>(d.fs(), lines::OUTBOX, |bytes, outbox| {
     let file = bytes.file();
     let mut text = vec![b'['];
     let mut mend = Vec::new();
@@ -171,7 +171,7 @@ pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  match incremental::read::<AllLines, _>(&d.fs(), name, |bytes, all| Ok(bytes.into_array(&all.lines)))? {
+  match incremental::read::<AllLines, _>(d.fs(), name, |bytes, all| Ok(bytes.into_array(&all.lines)))? {
     Some(text) => js.parse_bytes(text),
     None => js.array(0),
   }
@@ -235,7 +235,7 @@ pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
-    let n = incremental::read::<Admissions, _>(&d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
+    let n = incremental::read::<Admissions, _>(d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
     Ok(n.unwrap_or(0) as u32)
   })();
   done(js, result)
@@ -269,7 +269,7 @@ pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool>
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
-    Ok(incremental::read::<Notices, _>(&d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
+    Ok(incremental::read::<Notices, _>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })();
   done(js, result)
 }

@@ -33,9 +33,9 @@ pub fn stop_line_text(at: &str, reason: &str) -> String {
 
 /// `requestStop(dir, reason)`: the lock, then the line; returns STOP's path.
 pub fn request_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
-  stop::with_lock(&dir.fs(), || {
+  stop::with_lock(dir.fs(), || {
     let line = stop_line(js, reason)?;
-    Ok::<_, super::Thrown>(stop::append(&dir.fs(), || line)?)
+    Ok::<_, super::Thrown>(stop::append(dir.fs(), || line)?)
   })?;
   dir.join(js, &["STOP"])
 }
@@ -43,7 +43,7 @@ pub fn request_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
 #[napi(js_name = "stopRequested")]
 pub fn stop_requested(env: Env, dir: Val) -> napi::Result<bool> {
   let js = Js::new(&env);
-  done(js, Dir::from(js, dir).map(|d| stop::requested(&d.fs())))
+  done(js, Dir::from(js, dir).map(|d| stop::requested(d.fs())))
 }
 
 #[napi(js_name = "requestStop")]
@@ -77,7 +77,7 @@ pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val
     };
     let d = Dir::from(js, dir)?;
     let at = time::iso(time::now_ms()).unwrap_or_default();
-    stop::request_processing(&d.fs(), &gen, |reason| stop_line_text(&at, reason))?;
+    stop::request_processing(d.fs(), &gen, |reason| stop_line_text(&at, reason))?;
     d.join(js, &["STOP"])
   })();
   done(js, result)
@@ -89,7 +89,7 @@ pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool>
   let result = (|| {
     let Some(gen) = generation(js, gen)? else { return Ok(false) };
     let d = Dir::from(js, dir)?;
-    Ok(stop::clear_processing(&d.fs(), &gen)?)
+    Ok(stop::clear_processing(d.fs(), &gen)?)
   })();
   done(js, result)
 }
@@ -97,7 +97,7 @@ pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool>
 #[napi(js_name = "clearStop")]
 pub fn clear_stop(env: Env, dir: Val) -> napi::Result<()> {
   let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| Ok(stop::clear(&d.fs())?)))
+  done(js, Dir::from(js, dir).and_then(|d| Ok(stop::clear(d.fs())?)))
 }
 
 #[napi(js_name = "readStop")]
@@ -105,7 +105,7 @@ pub fn read_stop(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let lines = stop::read(&d.fs())?;
+    let lines = stop::read(d.fs())?;
     let arr = js.array(lines.len())?;
     for (i, line) in lines.iter().enumerate() {
       let v = match &line.text {
