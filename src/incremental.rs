@@ -137,65 +137,16 @@ fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -
   None
 }
 
-/// A file's bytes as read, with one spare byte in front so that a JSON
-/// array of its lines can be built in place.
-pub struct Bytes {
-  buf: Vec<u8>,
-}
-
-impl Bytes {
-  fn read(path: &str) -> std::io::Result<Bytes> {
-    let mut file = std::fs::File::open(path)?;
-    let size = file.metadata().map_or(0, |m| m.len() as usize);
-    let mut buf = Vec::with_capacity(size + 2);
-    buf.push(b'[');
-    std::io::Read::read_to_end(&mut file, &mut buf)?;
-    Ok(Bytes { buf })
-  }
-
-  pub fn file(&self) -> &[u8] {
-    &self.buf[1..]
-  }
-
-  /// `[p1,p2,...]` of pieces of this file. When every piece is a span (they
-  /// come in file order, one per line, so each starts after the previous
-  /// one's newline) the text is compacted into the file's own buffer: no
-  /// second copy of a large file.
-  pub fn into_array(mut self, pieces: &[Piece]) -> Vec<u8> {
-    if pieces.is_empty() || !pieces.iter().all(|p| matches!(p, Piece::Span(_))) {
-      return crate::records::array_text(self.file(), pieces);
-    }
-    let mut w = 1;
-    for p in pieces {
-      if let Piece::Span(r) = p {
-        let (start, end) = (r.start + 1, r.end + 1);
-        self.buf.copy_within(start..end, w);
-        w += end - start;
-        // The byte after a piece is its newline, or the end of a file
-        // whose last line has none.
-        match self.buf.get_mut(w) {
-          Some(b) => *b = b',',
-          None => self.buf.push(b','),
-        }
-        w += 1;
-      }
-    }
-    self.buf[w - 1] = b']';
-    self.buf.truncate(w);
-    self.buf
-  }
-}
-
 /// Reads `dir/name` through its cache and answers with `f(file bytes, fold)`;
 /// `Ok(None)` when the file does not exist. A line that does not parse
 /// refuses the read with `<name>:<n>: not valid JSON`.
-pub fn read<F: Fold, R>(dir: &str, name: &str, f: impl FnOnce(Bytes, &F) -> Result<R>) -> Result<Option<R>> {
+pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R, E>) -> Result<Option<R>, E> {
   let path = paths::under(dir, &[name]);
   if !exists(&path) {
     return Ok(None);
   }
-  let data = Bytes::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
-  let bytes = data.file();
+  let data = std::fs::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
+  let bytes = &data[..];
   let key: Key = (std::any::TypeId::of::<F>(), path);
   let mut entry: Entry<F> = take(&key);
   let mut hasher = blake3::Hasher::new();
@@ -229,9 +180,9 @@ pub fn read<F: Fold, R>(dir: &str, name: &str, f: impl FnOnce(Bytes, &F) -> Resu
     _ => Ok(None),
   };
   let answer = match (entry.invalid, tail) {
-    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n)),
-    (None, Ok(Some(fold))) => f(data, &fold),
-    (None, Ok(None)) => f(data, &entry.fold),
+    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
+    (None, Ok(Some(fold))) => f(bytes, &fold),
+    (None, Ok(None)) => f(bytes, &entry.fold),
   };
   put(key, entry);
   answer.map(Some)
@@ -263,7 +214,7 @@ mod tests {
   }
 
   fn ns(dir: &str) -> Result<Option<(Vec<f64>, usize)>> {
-    read::<Seen, _>(dir, "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)))
+    read::<Seen, _, JournalError>(dir, "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)))
   }
 
   fn lines(from: usize, to: usize) -> String {
@@ -342,28 +293,29 @@ mod tests {
     }
   }
 
-  fn array(dir: &str) -> String {
-    let text = read::<All, _>(dir, "t.jsonl", |bytes, all| Ok(bytes.into_array(&all.0)))
-      .expect("read")
-      .expect("exists");
-    String::from_utf8(text).expect("utf-8")
+  fn pieces(dir: &str) -> Vec<String> {
+    let got = read::<All, _, JournalError>(dir, "t.jsonl", |file, all| {
+      Ok(
+        all
+          .0
+          .iter()
+          .map(|p| String::from_utf8_lossy(p.bytes(file)).into_owned())
+          .collect::<Vec<_>>(),
+      )
+    });
+    got.expect("read").expect("exists")
   }
 
   #[test]
-  fn arrays_of_lines_in_place_and_not() {
+  fn pieces_are_lines_without_bom_or_newline() {
     let d = crate::testutil::TempDir::new();
     let path = format!("{}/t.jsonl", d.path());
     std::fs::write(&path, "").expect("write");
-    assert_eq!(array(d.path()), "[]");
-    std::fs::write(&path, "1\n\n\u{feff}{\"a\":2}\r\n [3]\n").expect("write");
-    assert_eq!(array(d.path()), "[1,{\"a\":2}\r, [3]]");
+    assert!(pieces(d.path()).is_empty());
+    std::fs::write(&path, "1\n\n\u{feff}{\"a\":2}\r\n [3]\n4").expect("write");
+    assert_eq!(pieces(d.path()), ["1", "{\"a\":2}\r", " [3]", "4"]);
     // An invalid UTF-8 line is carried as decoded text.
-    let mut bytes = b"\"\xff\"\n4".to_vec();
-    bytes.splice(0..0, b"1\n".iter().copied());
-    std::fs::write(&path, bytes).expect("write");
-    assert_eq!(array(d.path()), "[1,\"\u{fffd}\",4]");
-    // In place, the last line without its newline.
-    std::fs::write(&path, "1\n22").expect("write");
-    assert_eq!(array(d.path()), "[1,22]");
+    std::fs::write(&path, b"1\n\"\xff\"\n").expect("write");
+    assert_eq!(pieces(d.path()), ["1", "\"\u{fffd}\""]);
   }
 }

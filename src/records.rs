@@ -262,26 +262,6 @@ impl Fold for AllLines {
   }
 }
 
-/// `[p1,p2,...]`: pieces of JSON text as one JSON array text.
-pub fn array_text(file: &[u8], pieces: &[Piece]) -> Vec<u8> {
-  array_of(pieces.iter().map(|p| p.bytes(file)))
-}
-
-/// `[t1,t2,...]` of JSON texts.
-pub fn array_of<'a>(texts: impl Iterator<Item = &'a [u8]> + Clone) -> Vec<u8> {
-  let mut out = Vec::with_capacity(texts.clone().map(|t| t.len() + 1).sum::<usize>() + 2);
-  out.push(b'[');
-  for t in texts {
-    out.extend_from_slice(t);
-    out.push(b',');
-  }
-  if out.len() > 1 {
-    out.pop();
-  }
-  out.push(b']');
-  out
-}
-
 /// What countTurnsOn needs of a turn record: `None` for a record that is
 /// JSON `null` (reading its startedAt throws), else the first ten code
 /// units of a string startedAt.

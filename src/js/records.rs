@@ -86,9 +86,12 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let text = incremental::read::<Inbox, _>(d.fs(), lines::INBOX, |bytes, inbox| Ok(bytes.into_array(inbox.ids()?)))?;
-    let ids = match text {
-      Some(text) => js.parse_bytes(text)?,
+    let ids = incremental::read::<Inbox, _, super::Thrown>(d.fs(), lines::INBOX, |file, inbox| {
+      let ids = inbox.ids()?;
+      js.parse_array(ids.len(), |i, buf| buf.extend_from_slice(ids[i].bytes(file)))
+    })?;
+    let ids = match ids {
+      Some(ids) => ids,
       None => js.array(0)?,
     };
     js.new_set(ids)
@@ -120,40 +123,36 @@ pub fn append_outbox(env: Env, dir: Val, entry: Val) -> napi::Result<()> {
 /// intentAt is undefined is mended after the parse.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let made = incremental::read::<Outbox, _>(d.fs(), lines::OUTBOX, |bytes, outbox| {
-    let file = bytes.file();
-    let mut text = vec![b'['];
+  let parsed = incremental::read::<Outbox, _, super::Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
+    let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
     let mut mend = Vec::new();
-    let picked = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only);
-    for (i, delivery) in picked.enumerate() {
-      if i > 0 {
-        text.push(b',');
-      }
+    let parsed = js.parse_array(picked.len(), |i, buf| {
+      let delivery = picked[i];
       if !unresolved_only {
-        text.push(b'[');
-        text.extend_from_slice(delivery.nonce.bytes(file));
-        text.push(b',');
+        buf.push(b'[');
+        buf.extend_from_slice(delivery.nonce.bytes(file));
+        buf.push(b',');
       }
-      if delivery.merged(file, &mut text) {
+      if delivery.merged(file, buf) {
         mend.push(i as u32);
       }
       if !unresolved_only {
-        text.push(b']');
+        buf.push(b']');
       }
+    })?;
+    for i in mend {
+      let mut record = js.get_index(parsed, i)?;
+      if !unresolved_only {
+        record = js.get_index(record, 1)?;
+      }
+      js.set(record, "intentAt", js.undefined()?)?;
     }
-    text.push(b']');
-    Ok((text, mend))
+    Ok(parsed)
   })?;
-  let Some((text, mend)) = made else { return js.array(0) };
-  let parsed = js.parse_bytes(text)?;
-  for i in mend {
-    let mut record = js.get_index(parsed, i)?;
-    if !unresolved_only {
-      record = js.get_index(record, 1)?;
-    }
-    js.set(record, "intentAt", js.undefined()?)?;
+  match parsed {
+    Some(parsed) => Ok(parsed),
+    None => js.array(0),
   }
-  Ok(parsed)
 }
 
 #[napi(js_name = "readOutbox")]
@@ -171,8 +170,11 @@ pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  match incremental::read::<AllLines, _>(d.fs(), name, |bytes, all| Ok(bytes.into_array(&all.lines)))? {
-    Some(text) => js.parse_bytes(text),
+  let parsed = incremental::read::<AllLines, _, super::Thrown>(d.fs(), name, |file, all| {
+    js.parse_array(all.lines.len(), |i, buf| buf.extend_from_slice(all.lines[i].bytes(file)))
+  })?;
+  match parsed {
+    Some(parsed) => Ok(parsed),
     None => js.array(0),
   }
 }
@@ -235,7 +237,7 @@ pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
-    let n = incremental::read::<Admissions, _>(d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
+    let n = incremental::read::<Admissions, _, JournalError>(d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
     Ok(n.unwrap_or(0) as u32)
   })();
   done(js, result)
@@ -269,7 +271,7 @@ pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool>
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
-    Ok(incremental::read::<Notices, _>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
+    Ok(incremental::read::<Notices, _, JournalError>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })();
   done(js, result)
 }

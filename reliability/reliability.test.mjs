@@ -1,0 +1,246 @@
+// Reliability: real processes racing on one journal, processes killed at
+// the worst moment, faults the file system raises, and resources over many
+// calls. Each test prints its figure; run on the addon and, through
+// JOURNAL_MODULE, on the reference.
+import assert from "node:assert/strict";
+import { execFileSync, spawn } from "node:child_process";
+import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { M, journal, noHostPath, refuses, throwsClass } from "../__test__/helpers.mjs";
+
+const worker = fileURLToPath(new URL("worker.mjs", import.meta.url));
+const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
+
+/** Runs one worker role to its end; resolves with its JSON result. */
+function run(role, dir, ...args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [worker, role, dir, ...args.map(String)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "", err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${role} exited ${code}: ${err}`))));
+  });
+}
+
+const within = { timeout: 60_000 };
+
+describe("concurrency", () => {
+  test("8 processes x 3,000 appends: every line whole, each writer's lines in order", within, async () => {
+    const dir = journal();
+    const t = performance.now();
+    await Promise.all(Array.from({ length: 8 }, (_, w) => run("append", dir, w, 3000)));
+    const lines = readFileSync(join(dir, "drops.jsonl"), "utf8").split("\n").filter(Boolean);
+    assert.equal(lines.length, 24000);
+    const next = new Array(8).fill(0);
+    for (const l of lines) {
+      const { w, i } = JSON.parse(l);
+      assert.equal(i, next[w]++, `writer ${w} out of order`);
+    }
+    assert.equal(M.readDrops(dir).length, 24000);
+    figure("concurrent appends", `24000 lines whole and in writer order, ${(performance.now() - t).toFixed(0)} ms`);
+  });
+
+  test("6 processes create the same 300 turn records: one winner each, losers refused, records whole", within, async () => {
+    const dir = journal();
+    const results = await Promise.all(Array.from({ length: 6 }, (_, w) => run("turns", dir, w, 300)));
+    const winners = new Map();
+    for (const [w, r] of results.entries()) {
+      assert.deepEqual(r.other, []);
+      for (const i of r.won) {
+        assert.ok(!winners.has(i), `t${i} won twice`);
+        winners.set(i, w);
+      }
+    }
+    assert.equal(winners.size, 300);
+    assert.equal(results.reduce((n, r) => n + r.lost, 0), 5 * 300);
+    for (const [i, w] of winners) assert.deepEqual(M.readTurn(dir, `t${i}`), { writer: w, i, body: "z".repeat(500), id: `t${i}` });
+    figure("write-once race", "300 records, 300 winners, 1500 refusals \"already exists\"");
+  });
+
+  test("4 processes claim, hold and release run.lock for 3 s: never two holders", within, async () => {
+    const dir = journal();
+    writeFileSync(join(dir, "counter"), "0");
+    const results = await Promise.all(Array.from({ length: 4 }, () => run("lock", dir, 3000)));
+    const holds = results.reduce((n, r) => n + r.holds, 0);
+    assert.equal(results.reduce((n, r) => n + r.violations, 0), 0);
+    assert.equal(Number(readFileSync(join(dir, "counter"), "utf8")), holds);
+    assert.ok(holds > 0);
+    figure("lock exclusion", `${holds} holds, counter ${holds}, 0 overlaps, ${results.reduce((n, r) => n + r.refused, 0)} refused claims`);
+  });
+
+  test("claims racing unlock: none stands once unlock has written STOP", within, async () => {
+    const dir = journal();
+    const [a, b, u] = await Promise.all([run("claim", dir, 3000, 2), run("claim", dir, 3000, 2), run("unlock", dir, 1500)]);
+    const late = [...a.stood, ...b.stood].filter((t) => t > u.stopAt);
+    assert.deepEqual(late, []);
+    assert.equal(M.stopRequested(dir), true);
+    figure("STOP gate", `${a.stood.length + b.stood.length} claims stood before STOP, 0 after (unlock: ${u.result})`);
+  });
+
+  test("recover racing claims never removes a live owner's lock", within, async () => {
+    const dir = journal();
+    const [a, b, r] = await Promise.all([run("claim", dir, 3000, 5), run("claim", dir, 3000, 5), run("recover", dir, 3000)]);
+    assert.equal(a.lost + b.lost, 0);
+    figure("recover vs claims", `${a.stood.length + b.stood.length} claims held to the end; recover: ${JSON.stringify(r)}`);
+  });
+
+  test("4 x 100 requestStop, retrying the lock refusal: 400 whole lines", within, async () => {
+    const dir = journal();
+    const results = await Promise.all(Array.from({ length: 4 }, (_, w) => run("stop", dir, w, 100)));
+    const lines = M.readStop(dir);
+    assert.equal(lines.length, 400);
+    assert.equal(new Set(lines.map((l) => l.reason)).size, 400);
+    figure("concurrent STOP writers", `400 lines whole, ${results.reduce((n, r) => n + r.retries, 0)} retries of "STOP update is locked"`);
+  });
+});
+
+describe("kill -9", () => {
+  test("a writer killed while appending: every acknowledged line reads back", within, async () => {
+    const dir = journal();
+    const child = spawn(process.execPath, [worker, "append-forever", dir], { stdio: ["ignore", "pipe", "inherit"] });
+    let acked = "";
+    child.stdout.on("data", (d) => (acked += d));
+    await new Promise((r) => setTimeout(r, 400));
+    child.kill("SIGKILL");
+    await new Promise((r) => child.on("exit", r));
+    const last = Number(acked.trim().split("\n").pop());
+    const read = M.readDrops(dir);
+    assert.ok(read.length >= last + 1, `${read.length} lines, ${last + 1} acknowledged`);
+    for (let i = 0; i <= last; i++) assert.equal(read[i].i, i);
+    figure("killed writer", `${last + 1} acknowledged, ${read.length} read back, none torn`);
+  });
+
+  test("a claimant killed between mkdir and publishing: refused as ownerless, unlock clears it", within, async () => {
+    const dir = journal();
+    await assert.rejects(run("die-claiming", dir));
+    assert.deepEqual(readdirSync(join(dir, "run.lock")).filter((n) => n === "owner.json"), []);
+    refuses(
+      () => M.writePid(dir, process.pid),
+      "run.lock exists without an owner record: a start is in progress or was interrupted; if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`",
+      3,
+    );
+    assert.equal(M.unlock(dir), null);
+    M.clearStop(dir);
+    M.writePid(dir, process.pid);
+    M.clearPid(dir, process.pid);
+    figure("killed claimant", "half-claimed lock refused, unlock cleared it, a new claim stood");
+  });
+
+  test("pid reuse: an alive pid whose start time differs is a mismatch, never live", () => {
+    const dir = journal();
+    const me = M.identityOf(process.pid);
+    mkdirSync(join(dir, "run.lock"));
+    writeFileSync(join(dir, "run.lock", "owner.json"), JSON.stringify({ pid: process.pid, start: String(BigInt(me.start) + 7n), boot: me.boot }));
+    assert.equal(M.ownerState(M.readPid(dir)), "mismatch");
+    assert.equal(M.stopTarget(dir), null);
+  });
+});
+
+describe("faults", () => {
+  test("ENOTDIR: a file where the journal directory should be", () => {
+    const dir = journal({ bare: true });
+    mkdirSync(join(dir, ".."), { recursive: true });
+    writeFileSync(dir, "");
+    noHostPath(refuses(() => M.appendInbox(dir, { id: "1" }), "could not append to inbox.jsonl (ENOTDIR)"), dir);
+    refuses(() => M.requestStop(dir), "STOP update is locked; refusing");
+    throwsClass(() => M.ensureJournal(dir), Error, "ENOTDIR");
+    refuses(() => M.writePid(dir, process.pid), "could not create run.lock in discord/alpha under the data root (ENOTDIR)");
+  });
+
+  test("EISDIR, ELOOP and EEXIST: directories and symlinks where files should be", () => {
+    const dir = journal();
+    mkdirSync(join(dir, "outbox.jsonl"));
+    noHostPath(refuses(() => M.readOutbox(dir), "could not read outbox.jsonl (EISDIR)"), dir);
+    symlinkSync(join(dir, "target"), join(dir, "STOP"));
+    refuses(() => M.requestStop(dir), "could not write STOP in discord/alpha under the data root (ELOOP)");
+    symlinkSync(join(dir, "target"), join(dir, "turns", "t1.json"));
+    refuses(() => M.writeTurn(dir, "t1", {}), "turn record already exists: t1");
+    assert.throws(() => readFileSync(join(dir, "target")), { code: "ENOENT" });
+  });
+
+  test("EMFILE: out of file descriptors (a child with every descriptor taken)", within, async () => {
+    const dir = journal();
+    const r = await run("emfile", dir);
+    assert.equal(r.append, "could not append to inbox.jsonl (EMFILE)");
+    assert.equal(r.turn, "could not write turn record t1 (EMFILE)");
+    // No inbox was created, so the read finds nothing to open.
+    assert.equal(r.read, "ok");
+    figure("EMFILE", JSON.stringify(r));
+  });
+
+  test("ENOSPC: a full file system (a small tmpfs)", within, (t) => {
+    const mnt = journal({ bare: true });
+    mkdirSync(mnt, { recursive: true });
+    try {
+      execFileSync("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", mnt], { stdio: "ignore" });
+    } catch {
+      t.skip("mounting a tmpfs is not allowed here");
+      return;
+    }
+    try {
+      M.ensureJournal(mnt);
+      try {
+        for (let i = 0; ; i++) M.appendDrop(mnt, { i, pad: "p".repeat(1000) });
+      } catch (e) {
+        assert.equal(e.message, "could not append to drops.jsonl (ENOSPC)");
+      }
+      refuses(() => M.writeTurn(mnt, "t1", { pad: "q".repeat(10_000) }), "could not write turn record t1 (ENOSPC)");
+      // What was written before the disk filled still reads, whole.
+      assert.ok(M.readDrops(mnt).every((d, i) => d.i === i));
+      figure("ENOSPC", "append and turn refused by name; earlier lines read back whole");
+    } finally {
+      execFileSync("umount", [mnt]);
+      rmSync(mnt, { recursive: true, force: true });
+    }
+  });
+});
+
+describe("resources", () => {
+  const fds = () => readdirSync("/proc/self/fd").length;
+  const rssMiB = () => process.memoryUsage().rss / 2 ** 20;
+
+  test("open files and memory stay flat over 10,000 mixed calls", within, () => {
+    const dir = journal();
+    const mixed = (i) => {
+      M.appendInbox(dir, { id: String(i % 500) });
+      M.readInboxIds(dir);
+      M.countAdmissionsOn(dir, "2021-01-01");
+      M.noticeOn(dir, "k", "d");
+      M.stopRequested(dir);
+      if (i % 50 === 0) {
+        M.requestStop(dir, "r");
+        M.readStop(dir);
+        M.clearStop(dir);
+        M.writePid(dir, process.pid);
+        M.readPid(dir);
+        M.clearPid(dir, process.pid);
+      }
+    };
+    for (let i = 0; i < 1000; i++) mixed(i);
+    globalThis.gc?.();
+    const [fd0, rss0] = [fds(), rssMiB()];
+    for (let i = 1000; i < 11000; i++) mixed(i);
+    globalThis.gc?.();
+    const [fd1, rss1] = [fds(), rssMiB()];
+    assert.equal(fd1, fd0);
+    assert.ok(rss1 - rss0 < 32, `RSS grew ${(rss1 - rss0).toFixed(1)} MiB`);
+    figure("10,000 mixed calls", `fds ${fd0} -> ${fd1}, RSS ${rss0.toFixed(1)} -> ${rss1.toFixed(1)} MiB`);
+  });
+
+  test("memory stays flat over 200 reads of 100,000 lines", { timeout: 300_000 }, () => {
+    const dir = journal();
+    const line = JSON.stringify({ at: "2024-01-01T00:00:00.000Z", reason: "ceiling", id: "1100000000000000000", pad: "x".repeat(40) }) + "\n";
+    writeFileSync(join(dir, "drops.jsonl"), line.repeat(100_000));
+    for (let i = 0; i < 10; i++) M.readDrops(dir);
+    globalThis.gc?.();
+    const [fd0, rss0] = [fds(), rssMiB()];
+    for (let i = 0; i < 200; i++) M.readDrops(dir);
+    globalThis.gc?.();
+    const [fd1, rss1] = [fds(), rssMiB()];
+    assert.equal(fd1, fd0);
+    assert.ok(rss1 - rss0 < 64, `RSS grew ${(rss1 - rss0).toFixed(1)} MiB`);
+    figure("200 reads of 100,000 lines", `fds ${fd0} -> ${fd1}, RSS ${rss0.toFixed(1)} -> ${rss1.toFixed(1)} MiB`);
+  });
+});

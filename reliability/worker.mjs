@@ -1,0 +1,182 @@
+// A child process of the reliability suite: loads the module under test
+// (JOURNAL_MODULE, or this package) and plays one role, printing one JSON
+// line of results on stdout.
+import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join, resolve } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const path = process.env.JOURNAL_MODULE ? resolve(process.env.JOURNAL_MODULE) : join(root, "index.js");
+const M = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(import.meta.url)(path);
+
+const [role, dir, ...args] = process.argv.slice(2);
+const now = () => performance.timeOrigin + performance.now();
+const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
+const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+
+switch (role) {
+  // Appends `n` drop lines of about 200 bytes, each naming its writer and index.
+  case "append": {
+    const [writer, n] = args.map(Number);
+    const pad = "x".repeat(160);
+    for (let i = 0; i < n; i++) M.appendDrop(dir, { w: writer, i, pad });
+    out({ appended: n });
+    break;
+  }
+  // Appends until killed, acknowledging each line once appendDrop returned.
+  case "append-forever": {
+    for (let i = 0; ; i++) {
+      M.appendDrop(dir, { i, pad: "y".repeat(180) });
+      process.stdout.write(`${i}\n`);
+    }
+  }
+  // Tries to create turn records t0..t(n-1), each with its writer's name.
+  case "turns": {
+    const [writer, n] = args.map(Number);
+    const won = [], lost = [], other = [];
+    for (let i = 0; i < n; i++) {
+      try {
+        M.writeTurn(dir, `t${i}`, { writer, i, body: "z".repeat(500) });
+        won.push(i);
+      } catch (e) {
+        (e.message === `turn record already exists: t${i}` ? lost : other).push(e.message);
+      }
+    }
+    out({ won, lost: lost.length, other });
+    break;
+  }
+  // Claims, holds and releases the lock until `ms` passed, counting holds in
+  // a counter file; a second holder would find the `holding` marker.
+  case "lock": {
+    const [ms] = args.map(Number);
+    const end = now() + ms;
+    let holds = 0, refused = 0, violations = 0;
+    while (now() < end) {
+      try {
+        M.writePid(dir, process.pid);
+      } catch (e) {
+        if (e.exitCode !== 3) throw e;
+        refused++;
+        continue;
+      }
+      try {
+        closeSync(openSync(join(dir, "holding"), "wx"));
+      } catch {
+        violations++;
+      }
+      const counter = join(dir, "counter");
+      writeFileSync(counter, String(Number(readFileSync(counter, "utf8")) + 1));
+      holds++;
+      sleep(1);
+      unlinkSync(join(dir, "holding"));
+      M.clearPid(dir, process.pid);
+    }
+    out({ holds, refused, violations });
+    break;
+  }
+  // Claims and releases until `ms` passed, recording when each claim that
+  // stood had started; a holder checks its lock is still its own.
+  case "claim": {
+    const [ms, hold] = args.map(Number);
+    const end = now() + ms;
+    const stood = [];
+    let lost = 0;
+    while (now() < end) {
+      const started = now();
+      try {
+        M.writePid(dir, process.pid);
+      } catch {
+        continue;
+      }
+      stood.push(started);
+      sleep(hold);
+      const rec = M.readPid(dir);
+      if (!rec || rec.pid !== process.pid) lost++;
+      M.clearPid(dir, process.pid);
+    }
+    out({ stood, lost });
+    break;
+  }
+  // After `delay` ms, unlocks (writing STOP first) and reports when STOP
+  // was certainly there.
+  case "unlock": {
+    const [delay] = args.map(Number);
+    sleep(delay);
+    let result;
+    try {
+      result = M.unlock(dir);
+    } catch (e) {
+      result = e.message;
+    }
+    out({ stopAt: now(), result: String(result) });
+    break;
+  }
+  // Runs recover until `ms` passed, counting what it did.
+  case "recover": {
+    const [ms] = args.map(Number);
+    const end = now() + ms;
+    const seen = {};
+    while (now() < end) {
+      let r;
+      try {
+        r = M.recover(dir);
+      } catch (e) {
+        r = e.message.split(":")[0].slice(0, 40);
+      }
+      seen[r] = (seen[r] ?? 0) + 1;
+    }
+    out(seen);
+    break;
+  }
+  // `n` STOP lines, retrying while another writer holds .stop.lock.
+  case "stop": {
+    const [writer, n] = args.map(Number);
+    let retries = 0;
+    for (let i = 0; i < n; ) {
+      try {
+        M.requestStop(dir, `w${writer}-${i}`);
+        i++;
+      } catch (e) {
+        if (e.message !== "STOP update is locked; refusing") throw e;
+        retries++;
+      }
+    }
+    out({ retries });
+    break;
+  }
+  // Dies between creating run.lock and publishing owner.json: `now` is
+  // converted after the mkdir, inside the claim.
+  case "die-claiming": {
+    M.writePid(dir, process.pid, { now: { valueOf() { process.kill(process.pid, "SIGKILL"); return 0; } } });
+    break;
+  }
+  // Holds the lock until killed.
+  case "hold": {
+    M.writePid(dir, process.pid);
+    out({ held: process.pid });
+    setInterval(() => {}, 1000);
+    break;
+  }
+  // Uses every file descriptor, then appends and reads.
+  case "emfile": {
+    const fds = [];
+    try {
+      for (;;) fds.push(openSync("/dev/null", "r"));
+    } catch {}
+    const result = {};
+    for (const [name, f] of [["append", () => M.appendInbox(dir, { id: "1" })], ["read", () => M.readInboxIds(dir)], ["turn", () => M.writeTurn(dir, "t1", {})]]) {
+      try {
+        f();
+        result[name] = "ok";
+      } catch (e) {
+        result[name] = e.message;
+      }
+    }
+    for (const fd of fds) closeSync(fd);
+    out(result);
+    break;
+  }
+  default:
+    throw new Error(`unknown role ${role}`);
+}
