@@ -2,8 +2,8 @@
 //! with one write each, read back whole. A line that does not parse refuses
 //! the whole read, naming the file and line number but never the path.
 
-use std::fs::OpenOptions;
-use std::io::Write;
+use std::fs::{File, OpenOptions};
+use std::io::{Seek, Write};
 use std::os::unix::fs::OpenOptionsExt;
 
 use crate::error::{quiet_io, JournalError, Result};
@@ -33,13 +33,39 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   let mut buf = Vec::with_capacity(line.len() + 1);
   buf.extend_from_slice(line.as_bytes());
   buf.push(b'\n');
-  OpenOptions::new()
-    .append(true)
-    .create(true)
-    .mode(0o600)
-    .open(&path)
-    .and_then(|mut f| f.write_all(&buf))
-    .map_err(|e| quiet_io(&e, name, "append to"))
+  let mut file = OpenOptions::new().append(true).create(true).mode(0o600).open(&path).map_err(|e| quiet_io(&e, name, "append to"))?;
+  write_line(&mut file, &buf).map_err(|e| quiet_io(&e, name, "append to"))
+}
+
+/// Writes a whole line, or none of it: when the file system fills (or
+/// fails) part-way, the part already written is cut off again, so a full
+/// disk refuses one append instead of tearing a line that would make every
+/// later read of the file refuse. Beyond the reference, which leaves the
+/// torn line; it changes no result of an append that succeeds.
+pub(crate) fn write_line(file: &mut File, buf: &[u8]) -> std::io::Result<()> {
+  let mut written = 0;
+  while written < buf.len() {
+    match file.write(&buf[written..]) {
+      Ok(0) => return Err(rollback(file, written, std::io::ErrorKind::WriteZero.into())),
+      Ok(n) => written += n,
+      Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+      Err(e) => return Err(rollback(file, written, e)),
+    }
+  }
+  Ok(())
+}
+
+/// Cuts off the `written` bytes of a failed line when nothing was appended
+/// after them (the file still ends where our write left off).
+fn rollback(file: &mut File, written: usize, err: std::io::Error) -> std::io::Error {
+  if written > 0 {
+    if let (Ok(end), Ok(meta)) = (file.stream_position(), file.metadata()) {
+      if meta.len() == end {
+        let _ = file.set_len(end - written as u64);
+      }
+    }
+  }
+  err
 }
 
 /// Node's `buffer.toString("utf8")`: each maximal invalid subpart becomes

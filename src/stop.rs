@@ -5,7 +5,7 @@
 //! verifying it is a file this process could have written.
 
 use std::fs::{File, OpenOptions};
-use std::io::{Read, Write};
+use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
 
 use crate::error::{quiet_fs, quiet_io, JournalError, Result};
@@ -67,7 +67,7 @@ pub fn append(dir: &str, line: impl FnOnce() -> Result<String, Option<String>>) 
 }
 
 fn write_synced(mut file: File, text: &str) -> std::io::Result<()> {
-  file.write_all(text.as_bytes())?;
+  crate::lines::write_line(&mut file, text.as_bytes())?;
   file.sync_all()
 }
 
