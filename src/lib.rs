@@ -18,14 +18,6 @@ pub mod turns;
 
 mod js;
 
-/// The addon's own allocations come from mimalloc, not the process's glibc
-/// malloc: a large read buffer freed back to glibc raises its dynamic mmap
-/// threshold, after which V8's own large temporaries stay in glibc's arena
-/// and the process's resident memory climbs towards a gigabyte over a few
-/// hundred large reads (measured; reliability suite "memory stays flat").
-#[global_allocator]
-static ALLOC: mimalloc::MiMalloc = mimalloc::MiMalloc;
-
 #[cfg(test)]
 pub(crate) mod testutil {
   /// A temporary directory removed on drop.

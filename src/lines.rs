@@ -33,7 +33,12 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   let mut buf = Vec::with_capacity(line.len() + 1);
   buf.extend_from_slice(line.as_bytes());
   buf.push(b'\n');
-  let mut file = OpenOptions::new().append(true).create(true).mode(0o600).open(&path).map_err(|e| quiet_io(&e, name, "append to"))?;
+  let mut file = OpenOptions::new()
+    .append(true)
+    .create(true)
+    .mode(0o600)
+    .open(&path)
+    .map_err(|e| quiet_io(&e, name, "append to"))?;
   write_line(&mut file, &buf).map_err(|e| quiet_io(&e, name, "append to"))
 }
 
