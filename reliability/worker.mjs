@@ -82,6 +82,7 @@ switch (role) {
     const end = now() + ms;
     const stood = [];
     let lost = 0;
+    const losses = [];
     while (now() < end) {
       const started = now();
       try {
@@ -92,10 +93,13 @@ switch (role) {
       stood.push(started);
       sleep(hold);
       const rec = M.readPid(dir);
-      if (!rec || rec.pid !== process.pid) lost++;
+      if (!rec || rec.pid !== process.pid) {
+        lost++;
+        losses.push(rec);
+      }
       M.clearPid(dir, process.pid);
     }
-    out({ stood, lost });
+    out({ stood, lost, losses });
     break;
   }
   // After `delay` ms, unlocks (writing STOP first) and reports when STOP

@@ -15,6 +15,7 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::time::Duration;
 
@@ -58,23 +59,52 @@ pub fn read_pid(dir: &str) -> Option<Owner> {
   if !exists(&path) {
     return None;
   }
-  let Ok(bytes) = std::fs::read(&path) else {
-    return Some(Owner::Invalid);
+  Some(std::fs::read(&path).map_or(Owner::Invalid, |b| parse_owner(&decode_utf8(b))))
+}
+
+/// `readPid` of the lock directory held open: the record of that directory,
+/// whatever the path names by now.
+fn read_pid_in(lock: &File) -> Option<Owner> {
+  use nix::fcntl::{openat, OFlag};
+  let fd = match openat(
+    lock,
+    "owner.json",
+    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+    nix::sys::stat::Mode::empty(),
+  ) {
+    Ok(fd) => fd,
+    Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return None,
+    Err(_) => return Some(Owner::Invalid),
   };
-  let text = decode_utf8(bytes);
-  let Some(doc) = Doc::parse(&text) else {
-    return Some(Owner::Invalid);
-  };
+  let mut bytes = Vec::new();
+  match std::io::Read::read_to_end(&mut File::from(fd), &mut bytes) {
+    Ok(_) => Some(parse_owner(&decode_utf8(bytes))),
+    Err(_) => Some(Owner::Invalid),
+  }
+}
+
+fn parse_owner(text: &str) -> Owner {
+  let Some(doc) = Doc::parse(text) else { return Owner::Invalid };
   let pid = match doc.get("pid") {
     Some(Scalar::Num(n)) if n.is_finite() && n.fract() == 0.0 && *n > 0.0 => *n,
-    _ => return Some(Owner::Invalid),
+    _ => return Owner::Invalid,
   };
   let text_of = |key: &str, valid: fn(&str) -> bool| doc.get_str(key).and_then(|u| String::from_utf16(&u).ok()).filter(|s| valid(s));
-  Some(Owner::Valid {
+  Owner::Valid {
     pid,
     start: text_of("start", valid_start),
     boot: text_of("boot", valid_boot),
-  })
+  }
+}
+
+/// run.lock held open as a directory, so that what a removal decided on is
+/// what it removes. `None` when it is not a directory (or is gone).
+fn hold(dir: &str) -> Option<File> {
+  OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
+    .open(lock_path(dir))
+    .ok()
 }
 
 /// What `identity(pid)` reported for one field, as far as `===` with a
@@ -255,32 +285,77 @@ pub fn claim<S: Seams>(
     }
     return Err(refusal(dir, seams)?.into());
   }
+  // The directory this claim created, held open at once: the record is
+  // published into it by descriptor, never by path. Between the mkdir and
+  // the rename an unlock may remove this directory and another claimant
+  // create a new one at the same path; a publish by path would then
+  // overwrite that claimant's record (and this claim's STOP gate would
+  // remove its lock). Into a removed directory, the publish fails instead.
+  let mine = OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
+    .open(&lock);
   let label = format!("run.lock/owner.json in {}", journal_label(dir));
   let text = owner_text().map_err(|code| quiet_fs(code.as_deref(), &label, "write"))?;
-  publish(&lock, &text).map_err(|e| quiet_io(&e, &label, "write"))?;
+  let mine = mine
+    .and_then(|d| publish(&d, &text).map(|()| d))
+    .map_err(|e| quiet_io(&e, &label, "write"))?;
   // The gate: STOP written before this point (by `stop` or `unlock`) means
-  // this claim must not stand, however it interleaved with an unlock.
+  // this claim must not stand, however it interleaved with an unlock. The
+  // claim releases the directory it made (`clearPid`), not whatever the
+  // path names by now.
   if stop::requested(dir) {
-    clear_pid(dir, pid)?;
+    if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid_in(&mine), pid) {
+      if owner == pid {
+        remove_held(dir, &mine, 0)?;
+      }
+    }
     return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", journal_label(dir))).into());
+  }
+  // Beyond the reference: the claim stands only if its directory still is
+  // run.lock and still holds its record. `recover` removes an ownerless lock
+  // and then removes its own STOP; a claim that published into that lock
+  // after recover judged it, and reached this gate after the STOP was gone,
+  // would otherwise stand without a lock, and a second claimant with it.
+  if !still_held(&lock, &mine) {
+    return Err(
+      JournalError::failed("run.lock was removed while this start claimed it (an unlock or recover ran meanwhile); start again").into(),
+    );
   }
   Ok(())
 }
 
-/// Write-then-rename of owner.json. Beyond the reference, and changing no
-/// result: the record is fsynced before the rename and the directory after
-/// it, so a published record survives a power loss whole or not at all.
-fn publish(lock: &str, text: &str) -> std::io::Result<()> {
-  let tmp = under(lock, &["owner.json.tmp"]);
-  let mut file = OpenOptions::new().write(true).create(true).truncate(true).mode(0o600).open(&tmp)?;
+/// Whether `lock` (the path) still names the directory held open, and its
+/// record is in it.
+fn still_held(lock: &str, mine: &File) -> bool {
+  use std::os::unix::fs::MetadataExt;
+  let same = match (std::fs::symlink_metadata(lock), mine.metadata()) {
+    (Ok(now), Ok(held)) => now.dev() == held.dev() && now.ino() == held.ino(),
+    _ => false,
+  };
+  same && read_pid_in(mine).is_some()
+}
+
+/// Write-then-rename of owner.json inside the claimed directory. Beyond the
+/// reference, and changing no result: the record is fsynced before the
+/// rename and the directory after it, so after a power loss owner.json is
+/// whole or absent, never empty or torn.
+fn publish(lock: &File, text: &str) -> std::io::Result<()> {
+  use nix::fcntl::{openat, renameat, OFlag};
+  use nix::sys::stat::Mode;
+  let tmp = openat(
+    lock,
+    "owner.json.tmp",
+    OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC,
+    Mode::from_bits_truncate(0o600),
+  )?;
+  let mut file = File::from(tmp);
   file.write_all(format!("{text}\n").as_bytes())?;
   file.sync_all()?;
   drop(file);
-  std::fs::rename(&tmp, under(lock, &["owner.json"]))?;
+  renameat(lock, "owner.json.tmp", lock, "owner.json")?;
   // A directory fsync can be refused by some file systems; the rename stands.
-  if let Ok(d) = File::open(lock) {
-    let _ = d.sync_all();
-  }
+  let _ = lock.sync_all();
   Ok(())
 }
 
@@ -299,7 +374,11 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
   if !exists(&lock_path(dir)) {
     return Ok(Unlocked::NoLock);
   }
-  let rec = read_pid(dir);
+  let held = hold(dir);
+  let rec = match &held {
+    Some(lock) => read_pid_in(lock),
+    None => read_pid(dir),
+  };
   let pid = pid_text(&rec);
   match state_of(rec.as_ref(), seams)? {
     OwnerState::Live => {
@@ -330,15 +409,80 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
     _ => {}
   }
   seams.before_remove()?;
-  remove_lock(dir, 10)?;
+  match &held {
+    Some(lock) => remove_held(dir, lock, 10)?,
+    None => remove_lock(dir, 10)?,
+  }
   Ok(Unlocked::Cleared(rec))
 }
 
 /// `clearPid`: removes the lock when its record names `pid`.
 pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
-  if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid(dir), pid) {
+  let Some(lock) = hold(dir) else { return Ok(()) };
+  if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid_in(&lock), pid) {
     if owner == pid {
-      remove_lock(dir, 0)?;
+      remove_held(dir, &lock, 0)?;
+    }
+  }
+  Ok(())
+}
+
+/// Removes the lock directory held open: its entries by descriptor, then its
+/// name, which is removed only while it is empty. Read-then-remove by path
+/// (the reference's `rmSync`) can remove a lock another claimant created
+/// after this one was judged: an unlock that judged an ownerless lock, or a
+/// claimant releasing itself, would then take a standing owner's lock away
+/// and let two processes hold the binding (the reliability suite's "recover
+/// racing claims" saw it). If the name holds another claimant's published
+/// lock by the time it is removed, that lock stays.
+fn remove_held(dir: &str, lock: &File, max_retries: u32) -> Result<()> {
+  use std::os::unix::fs::MetadataExt;
+  let path = lock_path(dir);
+  let refuse = |e: std::io::Error| quiet_io(&e, &format!("run.lock in {}", journal_label(dir)), "remove");
+  let mut attempt = 0;
+  loop {
+    attempt += 1;
+    empty_held(lock, &path).map_err(refuse)?;
+    let err = match std::fs::remove_dir(&path) {
+      Ok(()) => return Ok(()),
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+      Err(e) => e,
+    };
+    let same = |m: std::fs::Metadata, h: std::fs::Metadata| m.dev() == h.dev() && m.ino() == h.ino();
+    if let (Ok(now), Ok(ours)) = (std::fs::symlink_metadata(&path), lock.metadata()) {
+      if !same(now, ours) {
+        return Ok(());
+      }
+    }
+    let transient = matches!(
+      fs_code(&err).as_deref(),
+      Some("EBUSY" | "EMFILE" | "ENFILE" | "ENOTEMPTY" | "EPERM")
+    );
+    if !transient || attempt > max_retries {
+      return Err(refuse(err));
+    }
+    std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
+  }
+}
+
+/// Unlinks every entry of the held directory (a subdirectory, which only a
+/// hand could have put there, by its path under run.lock).
+fn empty_held(lock: &File, path: &str) -> std::io::Result<()> {
+  use nix::dir::Dir;
+  use nix::unistd::{unlinkat, UnlinkatFlags};
+  let dup = lock.try_clone()?;
+  let mut entries = Dir::from_fd(dup.into()).map_err(std::io::Error::from)?;
+  let names: Vec<std::ffi::OsString> = entries
+    .iter()
+    .filter_map(|e| e.ok())
+    .map(|e| std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
+    .filter(|n| n != "." && n != "..")
+    .collect();
+  for name in names {
+    match unlinkat(lock, name.as_os_str(), UnlinkatFlags::NoRemoveDir) {
+      Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
+      Err(nix::errno::Errno::EISDIR) => std::fs::remove_dir_all(std::path::Path::new(path).join(&name))?,
+      Err(e) => return Err(e.into()),
     }
   }
   Ok(())
