@@ -49,6 +49,8 @@ describe("discord-journal command", addonOnly, () => {
     const r = cli("status", "--data-root", root, "--binding", "beta");
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stdout, /journal discord\/beta under the data root/);
+    assert.equal(cli("stop", "--data-root", root, "--binding", "beta", "maintenance").status, 0);
+    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["maintenance"]);
     const none = cli("status");
     assert.equal(none.status, 2);
     assert.match(none.stderr, /give its directory .* or --binding NAME/);

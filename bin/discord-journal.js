@@ -275,6 +275,8 @@ withDir(program.command("stop").description("write STOP: no new turn starts and 
   .argument("[reason]", "what the STOP line says", "stop")
   .action((dir, reason, opts) =>
     run(() => {
+      // With --binding, a single word is the reason: `stop --binding NAME maintenance`.
+      if (opts.binding !== undefined && dir !== undefined && reason === "stop") [dir, reason] = [undefined, dir];
       const d = journalDir(dir, opts);
       J.requestStop(d, reason);
       console.log(`STOP written in ${J.journalLabel(d)} (reason: ${reason})`);

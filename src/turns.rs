@@ -52,10 +52,6 @@ fn read_at(dir: &std::fs::File, name: &str) -> std::io::Result<Vec<u8>> {
 
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
 /// dropped), parsed; `f` takes what it needs from it.
-pub fn read_with<T>(path: &str, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
-  parse_with(std::fs::read(path), id, f)
-}
-
 fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
   let bytes = bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
   let text = decode_utf8(bytes);
