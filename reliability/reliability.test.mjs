@@ -193,11 +193,22 @@ describe("faults", () => {
       refuses(() => M.writeTurn(mnt, "t1", { pad: "q".repeat(10_000) }), "could not write turn record t1 (ENOSPC)");
       // The partial record is never presented as whole.
       refuses(() => M.readTurn(mnt, "t1"), "turn record t1: not valid JSON");
+      // A claim the full disk stops leaves no run.lock behind (the addon;
+      // the reference leaves it ownerless, for unlock).
+      let claim;
+      try {
+        M.writePid(mnt, process.pid, { identity: () => ({ start: "5", boot: "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a" }) });
+        claim = "stood";
+      } catch (e) {
+        claim = e.message;
+      }
+      const lockLeft = readdirSync(mnt).includes("run.lock");
+      if (isAddon && claim !== "stood") assert.equal(lockLeft, false);
       if (isAddon) {
         // The addon cuts off a line the full disk tore: the file still reads.
         const drops = M.readDrops(mnt);
         assert.ok(drops.length > 0 && drops.every((d, i) => d.i === i));
-        figure("ENOSPC", `append and turn refused by name; the ${drops.length} earlier lines read back whole`);
+        figure("ENOSPC", `append and turn refused by name; the ${drops.length} earlier lines read back whole; claim: ${claim}, run.lock left: ${lockLeft}`);
       } else {
         let after;
         try {
@@ -205,7 +216,7 @@ describe("faults", () => {
         } catch (e) {
           after = `the next read refuses: ${e.message}`;
         }
-        figure("ENOSPC", `append and turn refused by name; ${after}`);
+        figure("ENOSPC", `append and turn refused by name; ${after}; claim: ${claim}, run.lock left: ${lockLeft}`);
       }
     } finally {
       execFileSync("umount", [mnt]);

@@ -297,9 +297,17 @@ pub fn claim<S: Seams>(
     .open(&lock);
   let label = format!("run.lock/owner.json in {}", journal_label(dir));
   let text = owner_text().map_err(|code| quiet_fs(code.as_deref(), &label, "write"))?;
-  let mine = mine
-    .and_then(|d| publish(&d, &text).map(|()| d))
-    .map_err(|e| quiet_io(&e, &label, "write"))?;
+  let mine = mine.map_err(|e| quiet_io(&e, &label, "write"))?;
+  if let Err(e) = publish(&mine, &text) {
+    // A fault (a full disk, an I/O error) leaves no half-made claim: the
+    // directory this claim made is removed again while it is still run.lock,
+    // so the next start is not refused "without an owner record". Beyond the
+    // reference, which leaves it for `unlock`; the refusal is the same.
+    if still_ours(&lock, &mine) {
+      let _ = remove_held(dir, &mine, 0);
+    }
+    return Err(quiet_io(&e, &label, "write").into());
+  }
   // The gate: STOP written before this point (by `stop` or `unlock`) means
   // this claim must not stand, however it interleaved with an unlock. The
   // claim releases the directory it made (`clearPid`), not whatever the
@@ -325,15 +333,18 @@ pub fn claim<S: Seams>(
   Ok(())
 }
 
-/// Whether `lock` (the path) still names the directory held open, and its
-/// record is in it.
-fn still_held(lock: &str, mine: &File) -> bool {
+/// Whether `lock` (the path) still names the directory held open.
+fn still_ours(lock: &str, mine: &File) -> bool {
   use std::os::unix::fs::MetadataExt;
-  let same = match (std::fs::symlink_metadata(lock), mine.metadata()) {
+  match (std::fs::symlink_metadata(lock), mine.metadata()) {
     (Ok(now), Ok(held)) => now.dev() == held.dev() && now.ino() == held.ino(),
     _ => false,
-  };
-  same && read_pid_in(mine).is_some()
+  }
+}
+
+/// Whether `lock` still names the directory held open, with its record in it.
+fn still_held(lock: &str, mine: &File) -> bool {
+  still_ours(lock, mine) && read_pid_in(mine).is_some()
 }
 
 /// Write-then-rename of owner.json inside the claimed directory. Beyond the
