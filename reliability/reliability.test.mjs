@@ -79,15 +79,14 @@ describe("concurrency", () => {
     figure("STOP gate", `${a.stood.length + b.stood.length} claims stood before STOP, 0 after (unlock: ${u.result})`);
   });
 
-  // Known open race (todo): the reference loses a standing claim here in
-  // most runs; the addon closes the two windows found (publish by path,
-  // remove by path, and a claim whose lock recover removed standing after
-  // recover cleared its STOP) and loses one in about one run in four.
-  test("recover racing claims never removes a live owner's lock", { ...within, todo: "a rare race remains: see the README's Reliability section" }, async () => {
+  test("recover racing claims never removes a live owner's lock", within, async () => {
     const dir = journal();
     const [a, b, r] = await Promise.all([run("claim", dir, 3000, 5), run("claim", dir, 3000, 5), run("recover", dir, 3000)]);
-    assert.equal(a.lost + b.lost, 0, `lost: ${JSON.stringify([...a.losses, ...b.losses])}; recover: ${JSON.stringify(r)}`);
-    figure("recover vs claims", `${a.stood.length + b.stood.length} claims held to the end; recover: ${JSON.stringify(r)}`);
+    const lost = a.lost + b.lost;
+    figure("recover vs claims", `${a.stood.length + b.stood.length} claims stood, ${lost} lost their lock while holding; recover: ${JSON.stringify(r)}`);
+    // The reference loses claims here in most runs (see the README); the
+    // addon must lose none.
+    if (isAddon) assert.equal(lost, 0, `lost: ${JSON.stringify([...a.losses, ...b.losses])}`);
   });
 
   test("4 x 100 requestStop, retrying the lock refusal: 400 whole lines", within, async () => {

@@ -299,6 +299,10 @@ pub fn claim<S: Seams>(
   let text = owner_text().map_err(|code| quiet_fs(code.as_deref(), &label, "write"))?;
   let mine = mine.map_err(|e| quiet_io(&e, &label, "write"))?;
   if let Err(e) = publish(&mine, &text) {
+    if e.kind() == std::io::ErrorKind::AlreadyExists {
+      // Another claim published into this directory first: it is not ours.
+      return Err(lost_claim().into());
+    }
     // A fault (a full disk, an I/O error) leaves no half-made claim: the
     // directory this claim made is removed again while it is still run.lock,
     // so the next start is not refused "without an owner record". Beyond the
@@ -325,12 +329,16 @@ pub fn claim<S: Seams>(
   // and then removes its own STOP; a claim that published into that lock
   // after recover judged it, and reached this gate after the STOP was gone,
   // would otherwise stand without a lock, and a second claimant with it.
-  if !still_held(&lock, &mine) {
-    return Err(
-      JournalError::failed("run.lock was removed while this start claimed it (an unlock or recover ran meanwhile); start again").into(),
-    );
+  if !still_held(&lock, &mine, &text) {
+    return Err(lost_claim().into());
   }
   Ok(())
+}
+
+/// A claim that lost its directory to an unlock or recover running at the
+/// same moment (only a race reaches this; the reference would stand).
+fn lost_claim() -> JournalError {
+  JournalError::failed("run.lock was removed while this start claimed it (an unlock or recover ran meanwhile); start again")
 }
 
 /// Whether `lock` (the path) still names the directory held open.
@@ -342,18 +350,35 @@ fn still_ours(lock: &str, mine: &File) -> bool {
   }
 }
 
-/// Whether `lock` still names the directory held open, with its record in it.
-fn still_held(lock: &str, mine: &File) -> bool {
-  still_ours(lock, mine) && read_pid_in(mine).is_some()
+/// Whether `lock` still names the directory held open, with this claim's
+/// record in it.
+fn still_held(lock: &str, mine: &File, text: &str) -> bool {
+  use nix::fcntl::{openat, OFlag};
+  let record = openat(
+    mine,
+    "owner.json",
+    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
+    nix::sys::stat::Mode::empty(),
+  )
+  .ok()
+  .and_then(|fd| {
+    let mut bytes = Vec::new();
+    std::io::Read::read_to_end(&mut File::from(fd), &mut bytes).ok().map(|_| bytes)
+  });
+  still_ours(lock, mine) && record.is_some_and(|r| r.strip_suffix(b"\n") == Some(text.as_bytes()))
 }
 
-/// Write-then-rename of owner.json inside the claimed directory. Beyond the
-/// reference, and changing no result: the record is fsynced before the
-/// rename and the directory after it, so after a power loss owner.json is
-/// whole or absent, never empty or torn.
+/// Write-then-link of owner.json inside the claimed directory: the record
+/// appears whole, as a rename makes it, but only if no record is there yet,
+/// so two claims that ended up holding one directory (one's mkdir, then an
+/// unlock removing it and the other's mkdir, before the first opened it)
+/// cannot both publish. Beyond the reference, and changing no result: the
+/// record is fsynced before it is linked and the directory after, so after
+/// a power loss owner.json is whole or absent, never empty or torn.
 fn publish(lock: &File, text: &str) -> std::io::Result<()> {
-  use nix::fcntl::{openat, renameat, OFlag};
+  use nix::fcntl::{openat, OFlag};
   use nix::sys::stat::Mode;
+  use nix::unistd::{linkat, unlinkat, UnlinkatFlags};
   let tmp = openat(
     lock,
     "owner.json.tmp",
@@ -364,8 +389,9 @@ fn publish(lock: &File, text: &str) -> std::io::Result<()> {
   file.write_all(format!("{text}\n").as_bytes())?;
   file.sync_all()?;
   drop(file);
-  renameat(lock, "owner.json.tmp", lock, "owner.json")?;
-  // A directory fsync can be refused by some file systems; the rename stands.
+  linkat(lock, "owner.json.tmp", lock, "owner.json", nix::fcntl::AtFlags::empty())?;
+  unlinkat(lock, "owner.json.tmp", UnlinkatFlags::NoRemoveDir)?;
+  // A directory fsync can be refused by some file systems; the record stands.
   let _ = lock.sync_all();
   Ok(())
 }
