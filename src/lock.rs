@@ -605,3 +605,181 @@ pub fn recover<S: Seams>(
   stop::clear(dir)?;
   Ok(Recovered::Cleared)
 }
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  /// Seams answering a fixed identity, counting their calls.
+  struct Fixed {
+    start: &'static str,
+    calls: usize,
+    removes: usize,
+  }
+
+  impl Seams for Fixed {
+    type Error = JournalError;
+    fn identity(&mut self, _pid: f64) -> Result<Identity> {
+      self.calls += 1;
+      Ok(Identity {
+        start: Field::Str(self.start.encode_utf16().collect()),
+        boot: Field::Str(BOOT.encode_utf16().collect()),
+      })
+    }
+    fn before_remove(&mut self) -> Result<()> {
+      self.removes += 1;
+      Ok(())
+    }
+  }
+
+  const BOOT: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+  const ME: f64 = 1.0; // pid 1 is alive (and, as root, signalable)
+
+  fn record(pid: f64, start: &str) -> String {
+    format!(r#"{{"pid":{pid},"start":"{start}","boot":"{BOOT}","at":"2021-01-01T00:00:00.000Z"}}"#)
+  }
+
+  #[test]
+  fn claim_publishes_and_refuses_a_second_claim() {
+    let d = TempDir::new();
+    let mut seams = Fixed {
+      start: "5",
+      calls: 0,
+      removes: 0,
+    };
+    claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect("claim");
+    assert_eq!(
+      std::fs::read_to_string(owner_path(d.path())).expect("record"),
+      record(ME, "5") + "\n"
+    );
+    assert!(!exists(&under(&lock_path(d.path()), &["owner.json.tmp"])));
+    assert_eq!(
+      read_pid(d.path()),
+      Some(Owner::Valid {
+        pid: ME,
+        start: Some("5".into()),
+        boot: Some(BOOT.into())
+      })
+    );
+    let err = claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect_err("held");
+    assert_eq!(err, JournalError::brake("another connector is running for this binding (pid 1)"));
+    assert_eq!(seams.calls, 1);
+    clear_pid(d.path(), Some(2.0)).expect("not ours");
+    assert!(exists(&lock_path(d.path())));
+    clear_pid(d.path(), Some(ME)).expect("ours");
+    assert!(!exists(&lock_path(d.path())));
+  }
+
+  #[test]
+  fn the_stop_gate_releases_the_claim() {
+    let d = TempDir::new();
+    std::fs::write(stop::stop_path(d.path()), "").expect("STOP");
+    let mut seams = Fixed {
+      start: "5",
+      calls: 0,
+      removes: 0,
+    };
+    let err = claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect_err("gated");
+    assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
+    assert!(!exists(&lock_path(d.path())));
+  }
+
+  #[test]
+  fn unlock_judges_and_clears() {
+    let d = TempDir::new();
+    let mut live = Fixed {
+      start: "5",
+      calls: 0,
+      removes: 0,
+    };
+    assert_eq!(unlock_after_stop(d.path(), &mut live), Ok(Unlocked::NoLock));
+    claim(d.path(), Some(ME), &mut live, || Ok(record(ME, "5"))).expect("claim");
+    assert!(unlock_after_stop(d.path(), &mut live).is_err());
+    assert_eq!(live.removes, 0);
+    let mut other = Fixed {
+      start: "6",
+      calls: 0,
+      removes: 0,
+    };
+    let cleared = unlock_after_stop(d.path(), &mut other).expect("mismatch clears");
+    assert_eq!(
+      cleared,
+      Unlocked::Cleared(Some(Owner::Valid {
+        pid: ME,
+        start: Some("5".into()),
+        boot: Some(BOOT.into())
+      }))
+    );
+    assert_eq!(other.removes, 1);
+    assert!(!exists(&lock_path(d.path())));
+  }
+
+  #[test]
+  fn recover_clears_a_stale_lock_and_its_own_stop() {
+    let d = TempDir::new();
+    let line = |reason: &str| Ok(format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#));
+    assert_eq!(
+      recover(
+        d.path(),
+        &mut Fixed {
+          start: "5",
+          calls: 0,
+          removes: 0
+        },
+        line
+      ),
+      Ok(Recovered::Clean)
+    );
+    std::fs::create_dir(lock_path(d.path())).expect("ownerless lock");
+    assert_eq!(
+      recover(
+        d.path(),
+        &mut Fixed {
+          start: "5",
+          calls: 0,
+          removes: 0
+        },
+        line
+      ),
+      Ok(Recovered::Cleared)
+    );
+    assert!(!stop::requested(d.path()) && !exists(&lock_path(d.path())));
+    stop::with_lock(d.path(), || stop::append(d.path(), || line("operator"))).expect("STOP");
+    assert!(matches!(
+      recover(
+        d.path(),
+        &mut Fixed {
+          start: "5",
+          calls: 0,
+          removes: 0
+        },
+        line
+      ),
+      Err(JournalError::Discord { exit_code: 3, .. })
+    ));
+  }
+
+  #[test]
+  fn owner_records_parse_as_read_pid_reads_them() {
+    assert_eq!(parse_owner("[]"), Owner::Invalid);
+    assert_eq!(parse_owner(r#"{"pid":1.5}"#), Owner::Invalid);
+    assert_eq!(parse_owner(r#"{"pid":"1"}"#), Owner::Invalid);
+    assert_eq!(
+      parse_owner(r#"{"pid":7,"start":"01","boot":"X"}"#),
+      Owner::Valid {
+        pid: 7.0,
+        start: None,
+        boot: None
+      }
+    );
+    assert_eq!(
+      parse_owner(r#"{"pid":1,"pid":2}"#),
+      Owner::Valid {
+        pid: 2.0,
+        start: None,
+        boot: None
+      }
+    );
+  }
+}

@@ -207,3 +207,44 @@ fn is_processing_line(d: &Doc<'_>, reason: &str) -> bool {
     _ => false,
   }
 }
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  const GEN: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+
+  fn line(reason: &str) -> String {
+    format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#)
+  }
+
+  #[test]
+  fn lines_are_appended_under_the_lock() {
+    let d = TempDir::new();
+    assert!(read(d.path()).expect("none").is_empty());
+    with_lock(d.path(), || append(d.path(), || Ok(line("a")))).expect("a");
+    with_lock(d.path(), || append(d.path(), || Ok(line("recover")))).expect("b");
+    let lines = read(d.path()).expect("read");
+    assert!(lines[0].reason_is("a") && lines[1].reason_is("recover"));
+    assert!(!is_ours(&lines));
+    std::fs::create_dir(under(d.path(), &[".stop.lock"])).expect("held");
+    assert_eq!(
+      with_lock(d.path(), || Ok::<_, JournalError>(())),
+      Err(JournalError::failed("STOP update is locked; refusing"))
+    );
+  }
+
+  #[test]
+  fn processing_stops_are_verified_and_exact() {
+    let d = TempDir::new();
+    request_processing(d.path(), GEN, |r| format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{r}"}}"#)).expect("request");
+    request_processing(d.path(), GEN, |_| unreachable!("already present")).expect("idempotent");
+    assert_eq!(processing_rows(d.path()).map(|r| r.len()), Some(1));
+    assert_eq!(clear_processing(d.path(), "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"), Ok(false));
+    assert_eq!(clear_processing(d.path(), GEN), Ok(true));
+    assert!(!requested(d.path()));
+    std::fs::write(stop_path(d.path()), "{bad\n").expect("write");
+    assert_eq!(processing_rows(d.path()), None);
+  }
+}
