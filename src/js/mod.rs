@@ -206,7 +206,8 @@ impl Js {
     self.string_of(out)
   }
 
-  /// `JSON.parse(text)` of a text the scanner accepted.
+  /// `JSON.parse(text)`: a STOP line the scanner accepted, or a turn record
+  /// (whose SyntaxError the caller turns into the refusal).
   pub fn parse(self, text: &str) -> JsResult<Val> {
     let f = self.kept(self.realm()?.parse)?;
     let s = self.str(text)?;
@@ -276,17 +277,15 @@ impl Js {
     self.utf8(out)
   }
 
-  /// What `e?.code` says of a thrown value, when it is a string.
-  pub fn code_of(self, e: Val) -> Option<String> {
-    if self.is_nullish(e).unwrap_or(true) {
-      return None;
+  /// What `e?.code` says of a thrown value, when it is a string. A `code`
+  /// getter that throws makes that exception the one the call throws, as
+  /// `quietFs` reading `err?.code` does.
+  pub fn code_of(self, e: Val) -> JsResult<Option<String>> {
+    if self.is_nullish(e)? {
+      return Ok(None);
     }
-    let code = self.get(e, "code").ok()?;
-    if self.pending() {
-      let _ = self.take_exception();
-      return None;
-    }
-    self.string_of(code).ok().flatten()
+    let code = self.get(e, "code")?;
+    self.string_of(code)
   }
 
   /// Runs `f`; a JavaScript exception it raises is caught and reported by
@@ -296,7 +295,7 @@ impl Js {
       Ok(v) => Ok(Ok(v)),
       Err(Thrown::Pending) => {
         let e = self.take_exception()?;
-        Ok(Err(self.code_of(e)))
+        Ok(Err(self.code_of(e)?))
       }
       Err(Thrown::Journal(e)) => Ok(Err(match e {
         JournalError::Node { code, .. } => Some(code),
