@@ -1,0 +1,152 @@
+// Parity cases beyond the shared ones: odd arguments (BigInt, cycles,
+// getters, toJSON, Symbols, lone surrogates, non-string paths), odd files
+// (BOMs, invalid UTF-8, deep nesting, __proto__ keys, directories and
+// symlinks where files belong) and odd records, in the format of the shared
+// parity runner:
+//
+//   node ../shared/parity/run.mjs --candidate ./index.js --cases parity/cases.mjs --sequences 0
+import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+
+export const cases = [];
+
+/** One case: an optional raw set-up of the binding directory, then one call. */
+function add(name, setup, f) {
+  const steps = [];
+  if (setup) steps.push({ fs: setup });
+  steps.push({ name, call: (M, d, ctx) => f(M, d, ctx.log) });
+  cases.push({ name, steps });
+}
+
+const w = (name, text) => (d) => writeFileSync(join(d, name), text);
+const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+// ensureJournal
+add("ensure file dir", (d) => { rmSync(d, {recursive:true}); writeFileSync(d, "x"); }, (M, d) => M.ensureJournal(d));
+add("ensure turns file", (d) => { rmSync(join(d,"turns"), {recursive:true}); writeFileSync(join(d,"turns"), "x"); }, (M, d) => M.ensureJournal(d));
+add("ensure nested", null, (M, d) => M.ensureJournal(join(d, "a/b/c")));
+add("ensure number", null, (M, d) => M.ensureJournal(5));
+add("ensure nul", null, (M, d) => M.ensureJournal(d + "\0x"));
+// appends
+for (const [n, e] of Object.entries({
+  bigint: { id: "1", b: 1n }, proto: JSON.parse('{"id":"1","__proto__":{"x":1}}'), lone: { id: "\ud800x" }, sym: { id: "1", s: Symbol("q") },
+  getter: { get id() { return "g"; }, n: 1 }, nested: { id: "1", a: [undefined, () => 1, NaN, -0, Infinity] }, date: { id: "1", d: new Date(0) },
+  tojson: { id: "1", toJSON() { return { z: 1 }; } }, arr: Object.assign([], { id: "arr" }), str: "x", num: 5, undef: undefined, nul: null,
+}))
+  add("appendInbox " + n, null, (M, d) => { const r = M.appendInbox(d, e); return [r, M.readInboxIds(d)]; });
+add("appendDrop cycle", null, (M, d) => { const o = {}; o.o = o; return M.appendDrop(d, o); });
+add("appendDrop throwing toJSON", null, (M, d) => M.appendDrop(d, { toJSON() { throw Object.assign(new Error("x"), { code: "EX" }); } }));
+add("appendDrop sym", null, (M, d) => M.appendDrop(d, Symbol("x")));
+add("appendDrop fn", null, (M, d) => M.appendDrop(d, () => 1));
+add("appendDrop number dir", null, (M, d) => M.appendDrop(5, {}));
+add("appendInbox nul dir", null, (M, d) => M.appendInbox(d + "\0", { id: "1" }));
+add("appendOutbox null", null, (M, d) => M.appendOutbox(d, null));
+add("appendOutbox undefined", null, (M, d) => M.appendOutbox(d, undefined));
+add("appendAdmission num", null, (M, d) => M.appendAdmission(d, 5));
+// reads
+const odd = ['{"id":"a","__proto__":{"id":"b"}}', '{"id":"x","id":"y"}', '{"n":-0,"b":1e400,"s":"\\ud800"}', "\uFEFF" + '{"id":"bom"}', '{"id":"crlf"}\r', "[" .repeat(5000) + "]".repeat(5000), '{"2":1,"1":2,"b":3,"a":4}', '"\\u0000"'];
+add("readDrops odd", w("drops.jsonl", odd.join("\n") + "\n"), (M, d) => M.readDrops(d).map((x, i) => i === 5 ? "deep" : x));
+add("readInboxIds odd", w("inbox.jsonl", odd.join("\n") + "\n"), (M, d) => M.readInboxIds(d));
+add("readInboxIds invalid utf8", (d) => writeFileSync(join(d, "inbox.jsonl"), Buffer.from([0x7b,0x22,0x69,0x64,0x22,0x3a,0x22,0xff,0xed,0xa0,0x80,0xf0,0x9f,0x98,0x22,0x7d,0x0a])), (M, d) => M.readInboxIds(d));
+add("null line then bad", w("inbox.jsonl", "null\n{bad\n"), (M, d) => M.readInboxIds(d));
+add("null line", w("inbox.jsonl", '{"id":"1"}\nnull\n'), (M, d) => M.readInboxIds(d));
+add("double bom", w("inbox.jsonl", '\uFEFF\uFEFF{"id":"1"}\n'), (M, d) => M.readInboxIds(d));
+add("only bom", w("drops.jsonl", '\uFEFF\n'), (M, d) => M.readDrops(d));
+add("space line", w("drops.jsonl", '1\n \n'), (M, d) => M.readDrops(d));
+add("outbox odd", w("outbox.jsonl", ['{"nonce":"a","status":"intent","at":{"x":[1]}}', '{"nonce":"a","intentAt":5,"2":1}', '{"nonce":"b","status":"intent"}', '{"nonce":"b","at":"late"}', '{"nonce":"c","__proto__":{"a":1},"status":"unknown","at":null}', '[1]', '"s"', '{"nonce":"a","status":null}', '{"nonce":"\\ud800","status":"intent","at":"x"}'].join("\n") + "\n"), (M, d) => [M.readOutbox(d), M.unresolvedOutbox(d)]);
+add("outbox null line", w("outbox.jsonl", '{"nonce":"a"}\nnull\n'), (M, d) => M.readOutbox(d));
+add("outbox proto check", w("outbox.jsonl", '{"nonce":"c","__proto__":{"a":1}}\n'), (M, d) => { const v = M.readOutbox(d).get("c"); return [Object.getPrototypeOf(v) === Object.prototype, Object.keys(v), v.a]; });
+add("admissions surrogate", w("admissions.jsonl", '{"id":"1","at":"2021-01-0\\ud83d\\ude00"}\n{"id":"2","at":"2021-01-01"}\n{"id":3,"at":"2021-01-01"}\n'), (M, d) => [M.countAdmissionsOn(d, "2021-01-0\ud83d"), M.countAdmissionsOn(d, "2021-01-01"), M.countAdmissionsOn(d, new String("2021-01-01"))]);
+add("admissions null", w("admissions.jsonl", 'null\n'), (M, d) => M.countAdmissionsOn(d, 5));
+add("notice undefined", w("notices.jsonl", '{}\n'), (M, d) => [M.noticeOn(d), M.noticeOn(d, undefined, null), M.noticeOn(d, null, null)]);
+add("notice nums", w("notices.jsonl", '{"kind":-0,"date":1e400}\n{"kind":true,"date":null}\n'), (M, d) => [M.noticeOn(d, 0, Infinity), M.noticeOn(d, true, null), M.noticeOn(d, NaN, NaN), M.noticeOn(d, {}, null)]);
+add("notice null after match", w("notices.jsonl", '{"kind":"k","date":"d"}\nnull\n'), (M, d) => [M.noticeOn(d, "k", "d"), M.noticeOn(d, "x", "d")]);
+add("reads as dirs", (d) => { for (const f of ["outbox.jsonl","drops.jsonl","admissions.jsonl","notices.jsonl","reloads.jsonl"]) mkdirSync(join(d, f)); }, (M, d) => [M.readOutbox, M.unresolvedOutbox, M.readDrops, M.readReloads, (x) => M.countAdmissionsOn(x, "a"), (x) => M.noticeOn(x, "a", "b")].map((f) => { try { return f(d); } catch (e) { return e.message; } }));
+add("reads number dir", null, (M) => [M.readDrops, M.readOutbox, M.readInboxIds, M.listTurns, M.stopRequested, M.readStop, M.readPid, M.clearStop].map((f) => { try { return f(42); } catch (e) { return [e.constructor.name, e.code]; } }));
+// turns
+for (const [n, rec] of Object.entries({ nul: null, str: "ab", arr: [1, 2], big: { a: 1n }, tojsonU: { toJSON() { return undefined; } }, proto: JSON.parse('{"__proto__":{"x":1},"id":"z"}'), num: 5, getter: { get g() { return 1; } } }))
+  add("writeTurn " + n, null, (M, d) => [M.writeTurn(d, "t1", rec), M.readTurn(d, "t1")]);
+add("writeTurn id number", null, (M, d) => [M.writeTurn(d, 7, {}), M.readTurn(d, 7), M.listTurns(d)]);
+add("writeTurn id obj", null, (M, d) => { let n = 0; const id = { toString() { n++; return "obj"; } }; const r = M.writeTurn(d, id, {}); return [r, n, M.readTurn(d, "obj")]; });
+add("writeTurn symlink", (d) => symlinkSync("/nonexistent", join(d, "turns", "t1.json")), (M, d) => M.writeTurn(d, "t1", {}));
+add("writeTurn no turns", (d) => rmSync(join(d, "turns"), { recursive: true }), (M, d) => M.writeTurn(d, "t1", {}));
+add("writeTurn turns is file", (d) => { rmSync(join(d, "turns"), { recursive: true }); writeFileSync(join(d, "turns"), ""); }, (M, d) => [() => M.writeTurn(d, "t1", {}), () => M.listTurns(d), () => M.readTurn(d, "t1")].map((f) => { try { return f(); } catch (e) { return e.message; } }));
+add("readTurn bom", w("turns/b.json", '\uFEFF{"x":1}'), (M, d) => [M.readTurn(d, "b"), M.listTurns(d)]);
+add("listTurns order", (d) => { for (const n of ["b", "a", "B", "é", "a.b", "Z", "_"]) writeFileSync(join(d, "turns", n + ".json"), JSON.stringify({ n })); mkdirSync(join(d, "turns", "dir.json")); }, (M, d) => { try { return M.listTurns(d); } catch (e) { return e.message; } });
+add("listTurns non-id", (d) => { writeFileSync(join(d, "turns", ".hidden.json"), "{bad"); }, (M, d) => M.listTurns(d));
+add("listTurns null turn", (d) => { writeFileSync(join(d, "turns", "a.json"), "null"); }, (M, d) => [M.listTurns(d), (() => { try { return M.countTurnsOn(d, "x"); } catch (e) { return e.constructor.name; } })()]);
+add("countTurnsOn", (d) => { writeFileSync(join(d, "turns", "a.json"), '{"startedAt":"2021-01-01T"}'); writeFileSync(join(d, "turns", "b.json"), '{"startedAt":5}'); }, (M, d) => [M.countTurnsOn(d, "2021-01-01"), M.countTurnsOn(d)]);
+add("turnPath odd", null, (M, d) => [null, undefined, true, 1.5, -1, 1e21, Symbol("x"), {}, [], ["a"]].map((id) => { try { return M.turnPath(d, id); } catch (e) { return e.message; } }));
+// labels, dates
+add("journalLabel odd", null, (M) => [null, undefined, Symbol("x"), {}, ["a", "b"], "a/", "/", "a//b//", 1e21, "x".repeat(63), "x".repeat(64)].map((v) => M.journalLabel(v)));
+add("utcDate odd", null, (M) => [null, new Date(0), "2021", true, [5], 8.64e15, -8.64e15, 1.9, -1.9, "2021-02-30", { valueOf() { return 86400000; } }].map((v) => { try { return M.utcDate(v); } catch (e) { return e.constructor.name; } }));
+add("utcDate undefined", null, (M) => M.utcDate());
+add("utcDate bigint", null, (M) => M.utcDate(1n));
+add("utcDate sym", null, (M) => M.utcDate(Symbol()));
+// STOP
+add("STOP dir", (d) => mkdirSync(join(d, "STOP")), (M, d) => [M.stopRequested, M.readStop, M.clearStop, (x) => M.requestStop(x), (x) => M.requestProcessingStop(x, GEN), (x) => M.clearProcessingStop(x, GEN), (x) => M.recover(x)].map((f) => { try { return f(d); } catch (e) { return e.message; } }));
+add("STOP dangling symlink", (d) => symlinkSync(join(d, "nowhere"), join(d, "STOP")), (M, d) => [M.stopRequested, M.readStop, M.clearStop, (x) => M.requestProcessingStop(x, GEN), (x) => M.clearProcessingStop(x, GEN)].map((f) => { try { return f(d); } catch (e) { return e.message; } }));
+add("STOP symlink to file", (d) => { writeFileSync(join(d, "real"), '{"at":"x","reason":"recover"}\n'); symlinkSync(join(d, "real"), join(d, "STOP")); }, (M, d) => [M.stopRequested, M.readStop, (x) => M.recover(x), M.clearStop].map((f) => { try { return f(d); } catch (e) { return e.message; } }));
+add("requestStop odd reasons", null, (M, d) => [null, 5, {}, [1], "\ud800", "é\n", Symbol("s"), () => 1, { toJSON() { return "t"; } }].map((r) => { try { return M.requestStop(d, r); } catch (e) { return e.message; } }));
+add("requestStop bigint", null, (M, d) => M.requestStop(d, 1n));
+add("requestStop readStop trims", w("STOP", '\u00a0\n\u2028\n\uFEFF\n\u0085\n{"reason":"r","x":1}\n[1]\nnull\n"s"\n'), (M, d) => M.readStop(d));
+add("processing odd rows", w("STOP", `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n`), (M, d) => { chmodSync(join(d, "STOP"), 0o600); return [M.requestProcessingStop(d, GEN), M.clearProcessingStop(d, GEN)]; });
+for (const [n, line] of Object.entries({ extra: `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}","x":1}`, dup: `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}","at":"2021-01-01T00:00:00.000Z"}`, badAt: `{"at":"2021-02-30T00:00:00.000Z","reason":"processing:${GEN}"}`, numAt: `{"at":5,"reason":"processing:${GEN}"}`, bigAt: `{"at":9e15,"reason":"processing:${GEN}"}`, ext: `{"at":"+002021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}`, bom: `\uFEFF{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}`, arr: `[1]`, crlf: `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\r` }))
+  add("clearProcessing " + n, (d) => writeFileSync(join(d, "STOP"), line + "\n", { mode: 0o600 }), (M, d) => { chmodSync(join(d, "STOP"), 0o600); return [M.clearProcessingStop(d, GEN), M.stopRequested(d)]; });
+add("processing invalid utf8", (d) => writeFileSync(join(d, "STOP"), Buffer.from([0xff, 0x0a]), { mode: 0o600 }), (M, d) => { chmodSync(join(d, "STOP"), 0o600); try { return M.requestProcessingStop(d, GEN); } catch (e) { return e.message; } });
+add("processing big", (d) => writeFileSync(join(d, "STOP"), "1\n".repeat(40000), { mode: 0o600 }), (M, d) => { chmodSync(join(d, "STOP"), 0o600); try { return M.requestProcessingStop(d, GEN); } catch (e) { return e.message; } });
+add("processing gen object", null, (M, d) => [M.requestProcessingStop(d, { toString: () => GEN }), M.readStop(d), M.clearProcessingStop(d, [GEN])]);
+add("processing gen symbol", null, (M, d) => M.requestProcessingStop(d, Symbol()));
+add("processing bad dir", null, (M, d) => [M.clearProcessingStop(5, "x"), (() => { try { return M.clearProcessingStop(5, GEN); } catch (e) { return e.code; } })()]);
+// pid / identity
+add("pidAlive odd", null, (M) => [String(process.pid), true, false, null, undefined, {}, [], [process.pid], 2 ** 31, -0, NaN, Infinity, { valueOf: () => process.pid }, "0x10"].map((p) => M.pidAlive(p)));
+add("pidAlive bigint", null, (M) => M.pidAlive(5n));
+add("pidAlive sym", null, (M) => M.pidAlive(Symbol()));
+add("pidAlive throw null", null, (M) => M.pidAlive({ valueOf() { throw null; } }));
+add("processStart odd", null, (M) => [Symbol(), {}, "self", null, "../1", { toString() { throw new Error(); } }].map((p) => M.processStart(p) === null));
+add("ownerState odd", null, (M, d, log) => [5, "s", {}, { invalid: 1 }, { invalid: 0, pid: "1" }, { pid: process.pid, start: 5, boot: 5 }, { pid: process.pid }, { pid: process.pid, start: "1", boot: "2" }, [], true].map((rec) => { try { return M.ownerState(rec, { identity: (p) => { log.push(typeof p + p); return { start: 5, boot: 5 }; } }); } catch (e) { return e.constructor.name; } }));
+add("ownerState undefined", null, (M) => M.ownerState(undefined));
+add("ownerState opts null", null, (M) => M.ownerState(null, null));
+add("ownerState opts num", null, (M) => M.ownerState(null, 5));
+add("ownerState identity not fn", null, (M) => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: 5 }));
+add("ownerState identity null result", null, (M) => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: () => null }));
+add("ownerState identity throws", null, (M) => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: () => { throw new RangeError("seam"); } }));
+add("ownerState default self", null, (M) => { const id = M.identityOf(process.pid); return M.ownerState({ pid: process.pid, ...id }); });
+add("ownerAlive", null, (M) => [M.ownerAlive(null), M.ownerAlive({ pid: process.pid, ...M.identityOf(process.pid) })]);
+// writePid
+const ID = () => ({ start: "5", boot: GEN });
+add("writePid pid string", null, (M, d) => [M.writePid(d, "abc", { identity: ID, now: 0 }), readFileSync(join(d, "run.lock/owner.json"), "utf8"), M.readPid(d)]);
+add("writePid pid bigint", null, (M, d) => M.writePid(d, 1n, { identity: ID, now: 0 }));
+add("writePid now string", null, (M, d) => M.writePid(d, 5, { identity: ID, now: "2021-01-01" }));
+add("writePid now invalid", null, (M, d) => M.writePid(d, 5, { identity: ID, now: "nope" }));
+add("writePid now nan", null, (M, d) => M.writePid(d, 5, { identity: ID, now: NaN }));
+add("writePid identity null", null, (M, d) => M.writePid(d, 5, { identity: () => null }));
+add("writePid identity undefined start", null, (M, d) => M.writePid(d, 5, { identity: () => ({ boot: GEN }), now: 0 }));
+add("writePid identity odd values", null, (M, d) => M.writePid(d, 5.5, { identity: () => ({ start: 7, boot: [1] }), now: 0 }));
+add("writePid identity lone", null, (M, d) => M.writePid(d, 5, { identity: () => ({ start: "\ud800", boot: "é" }), now: 0 }));
+add("writePid not fn", null, (M, d) => M.writePid(d, 5, { identity: "x" }));
+add("writePid opts null", null, (M, d) => M.writePid(d, 5, null));
+add("writePid default self", null, (M, d) => { M.writePid(d, process.pid); const r = M.readPid(d); return [r.pid, typeof r.start, M.stopTarget(d) === process.pid, M.ownerState(r)]; });
+add("writePid lock is file", (d) => writeFileSync(join(d, "run.lock"), ""), (M, d) => M.writePid(d, 5, { identity: ID }));
+add("writePid no dir", (d) => rmSync(d, { recursive: true }), (M, d) => M.writePid(d, 5, { identity: ID }));
+add("writePid huge pid record", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), '{"pid":1e21,"start":"5","boot":"' + GEN + '"}'); }, (M, d) => [M.readPid(d), (() => { try { M.writePid(d, 5, { identity: ID }); } catch (e) { return e.message; } })(), (() => { try { return M.unlock(d); } catch (e) { return e.message; } })()]);
+add("readPid odd records", null, (M, d) => ['[]', '"x"', 'null', '{"pid":0}', '{"pid":1.5}', '{"pid":"1"}', '\uFEFF{"pid":1}', '{"pid":1,"start":"01","boot":"X"}', '{"pid":1,"pid":2,"start":"18446744073709551615"}', '{"pid":-0}'].map((t) => { rmSync(join(d, "run.lock"), { recursive: true, force: true }); mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), t); return M.readPid(d); }));
+add("readPid owner dir", (d) => mkdirSync(join(d, "run.lock/owner.json"), { recursive: true }), (M, d) => [M.readPid(d), M.stopTarget(d)]);
+// unlock / recover odd options
+add("unlock opts null", null, (M, d) => M.unlock(d, null));
+add("unlock before truthy non-fn", (d) => { mkdirSync(join(d, "run.lock")); }, (M, d) => M.unlock(d, { beforeRemove: 1 }));
+add("unlock before falsy", (d) => { mkdirSync(join(d, "run.lock")); }, (M, d) => M.unlock(d, { beforeRemove: 0 }));
+add("unlock before throws", (d) => { mkdirSync(join(d, "run.lock")); }, (M, d) => M.unlock(d, { beforeRemove: () => { throw new SyntaxError("b"); } }));
+add("unlock reason bigint", null, (M, d) => M.unlock(d, { reason: 1n }));
+add("unlock reason null", null, (M, d) => [M.unlock(d, { reason: null }), M.readStop(d)]);
+add("unlock lock is file", (d) => writeFileSync(join(d, "run.lock"), "x"), (M, d) => [M.unlock(d)]);
+add("unlock stop locked", (d) => mkdirSync(join(d, ".stop.lock")), (M, d) => M.unlock(d));
+add("recover opts null", null, (M, d) => M.recover(d, null));
+add("recover ours mixed", w("STOP", '{"at":"x","reason":"recover"}\n{"at":"x","reason":"recover"}\n'), (M, d) => M.recover(d));
+add("recover invalid owner", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), "x"); }, (M, d, log) => M.recover(d, { identity: (p) => { log.push(p); return ID(); } }));
+add("recover seams count", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: process.pid, start: "5", boot: GEN })); }, (M, d, log) => M.recover(d, { identity: (p) => { log.push("id" + p); return { start: "6", boot: GEN }; }, beforeRemove: () => log.push("br") }));
+add("stopTarget opts null", null, (M, d) => M.stopTarget(d, null));
+add("clearPid odd", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), '{"pid":5}'); }, (M, d) => [M.clearPid(d, "5"), M.readPid(d), M.clearPid(d, 5), M.readPid(d)]);
+add("paths lone surrogate", null, (M, d) => [M.stopPath(d + "\ud800"), M.turnPath(d + "\udc00/", "x"), M.lockPath("a/../\ud800"), M.ownerPath("")]);
+
+add("writeTurn toJSON throws code getter", null, (M, d) => M.writeTurn(d, "t1", { toJSON() { throw { get code() { throw new SyntaxError("getter"); } }; } }));
+add("requestStop reason toJSON throws coded", null, (M, d) => M.requestStop(d, { toJSON() { throw Object.assign(new Error("x"), { code: "ECODE" }); } }));
