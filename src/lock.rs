@@ -633,6 +633,14 @@ mod tests {
     }
   }
 
+  fn fixed(start: &'static str) -> Fixed {
+    Fixed {
+      start,
+      calls: 0,
+      removes: 0,
+    }
+  }
+
   const BOOT: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
   const ME: f64 = 1.0; // pid 1 is alive (and, as root, signalable)
 
@@ -719,43 +727,13 @@ mod tests {
   fn recover_clears_a_stale_lock_and_its_own_stop() {
     let d = TempDir::new();
     let line = |reason: &str| Ok(format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#));
-    assert_eq!(
-      recover(
-        d.path(),
-        &mut Fixed {
-          start: "5",
-          calls: 0,
-          removes: 0
-        },
-        line
-      ),
-      Ok(Recovered::Clean)
-    );
+    assert_eq!(recover(d.path(), &mut fixed("5"), line), Ok(Recovered::Clean));
     std::fs::create_dir(lock_path(d.path())).expect("ownerless lock");
-    assert_eq!(
-      recover(
-        d.path(),
-        &mut Fixed {
-          start: "5",
-          calls: 0,
-          removes: 0
-        },
-        line
-      ),
-      Ok(Recovered::Cleared)
-    );
+    assert_eq!(recover(d.path(), &mut fixed("5"), line), Ok(Recovered::Cleared));
     assert!(!stop::requested(d.path()) && !exists(&lock_path(d.path())));
     stop::with_lock(d.path(), || stop::append(d.path(), || line("operator"))).expect("STOP");
     assert!(matches!(
-      recover(
-        d.path(),
-        &mut Fixed {
-          start: "5",
-          calls: 0,
-          removes: 0
-        },
-        line
-      ),
+      recover(d.path(), &mut fixed("5"), line),
       Err(JournalError::Discord { exit_code: 3, .. })
     ));
   }
