@@ -54,6 +54,55 @@ function validBoot(v) {
   return typeof v === "string" && BOOT.test(v);
 }
 
+// The append exports check their entry and stringify it here: a property
+// read or a JSON.stringify costs V8 nanoseconds and costs far more through
+// N-API, and a refusal for an odd entry (a getter, null, a function) is
+// then V8's own, as in journal.mjs. The order is the reference's: the
+// entry's checks, then join(dir, name) (a non-string dir is refused before
+// the entry is stringified), then JSON.stringify. The write is
+// src/lines.rs, through `appendLine` in src/js/records.rs.
+const { stringify } = JSON;
+const INBOX = 0, OUTBOX = 1, DROPS = 2, ADMISSIONS = 3, NOTICES = 4, RELOADS = 5;
+
+function appendEntry(dir, file, entry) {
+  if (typeof dir !== "string") native.appendLine(dir, file);
+  native.appendLine(dir, file, stringify(entry));
+}
+
+function appendInbox(dir, entry) {
+  if (typeof entry.id !== "string" || entry.id.length === 0) throw new DiscordError("inbox entry needs a message id", 1);
+  appendEntry(dir, INBOX, entry);
+}
+
+function appendOutbox(dir, entry) {
+  const status = entry.status;
+  if (status !== "intent" && status !== "confirmed" && status !== "refused" && status !== "unknown") {
+    throw new DiscordError("outbox status must be one of intent, confirmed, refused, unknown", 1);
+  }
+  if (typeof entry.nonce !== "string" || entry.nonce.length === 0) throw new DiscordError("outbox entry needs a nonce", 1);
+  appendEntry(dir, OUTBOX, entry);
+}
+
+function appendDrop(dir, entry) {
+  appendEntry(dir, DROPS, entry);
+}
+
+function appendAdmission(dir, entry) {
+  if (typeof entry.id !== "string" || typeof entry.at !== "string") throw new DiscordError("admission needs id and at", 1);
+  appendEntry(dir, ADMISSIONS, entry);
+}
+
+function appendNotice(dir, entry) {
+  if (typeof entry.kind !== "string" || typeof entry.date !== "string") throw new DiscordError("notice needs kind and date", 1);
+  appendEntry(dir, NOTICES, entry);
+}
+
+function appendReload(dir, entry) {
+  const outcome = entry.outcome;
+  if (outcome !== "applied" && outcome !== "refused") throw new DiscordError("reload entry needs an outcome", 1);
+  appendEntry(dir, RELOADS, entry);
+}
+
 exports.DiscordError = DiscordError;
 exports.OUTBOX_STATUS = native.OUTBOX_STATUS;
 exports.BRAKE_EXIT = native.BRAKE_EXIT;
@@ -61,19 +110,19 @@ exports.RECOVER_REASON = native.RECOVER_REASON;
 exports.UNLOCK_HINT = native.UNLOCK_HINT;
 exports.journalLabel = journalLabel;
 exports.ensureJournal = native.ensureJournal;
-exports.appendInbox = native.appendInbox;
+exports.appendInbox = appendInbox;
 exports.readInboxIds = native.readInboxIds;
-exports.appendOutbox = native.appendOutbox;
+exports.appendOutbox = appendOutbox;
 exports.readOutbox = native.readOutbox;
 exports.unresolvedOutbox = native.unresolvedOutbox;
-exports.appendDrop = native.appendDrop;
+exports.appendDrop = appendDrop;
 exports.readDrops = native.readDrops;
 exports.turnPath = native.turnPath;
 exports.writeTurn = native.writeTurn;
 exports.readTurn = native.readTurn;
 exports.listTurns = native.listTurns;
 exports.utcDate = native.utcDate;
-exports.appendAdmission = native.appendAdmission;
+exports.appendAdmission = appendAdmission;
 exports.countAdmissionsOn = native.countAdmissionsOn;
 exports.countTurnsOn = native.countTurnsOn;
 exports.stopPath = native.stopPath;
@@ -99,7 +148,7 @@ exports.unlock = native.unlock;
 exports.recover = native.recover;
 exports.stopTarget = native.stopTarget;
 exports.clearPid = native.clearPid;
-exports.appendReload = native.appendReload;
+exports.appendReload = appendReload;
 exports.readReloads = native.readReloads;
-exports.appendNotice = native.appendNotice;
+exports.appendNotice = appendNotice;
 exports.noticeOn = native.noticeOn;

@@ -42,6 +42,22 @@ add("appendInbox nul dir", null, (M, d) => M.appendInbox(d + "\0", { id: "1" }))
 add("appendOutbox null", null, (M, d) => M.appendOutbox(d, null));
 add("appendOutbox undefined", null, (M, d) => M.appendOutbox(d, undefined));
 add("appendAdmission num", null, (M, d) => M.appendAdmission(d, 5));
+// Each field is read as often, and in the order, the reference reads it;
+// a non-string dir is refused before the entry's toJSON runs.
+const reads = (log, fields) => new Proxy(fields, { get(t, k) { if (typeof k === "string") log(`get ${k}`); return t[k]; } });
+add("appendOutbox reads", null, (M, d, log) => M.appendOutbox(d, reads(log, { status: "intent", nonce: "n", at: "x" })));
+add("appendOutbox String status", null, (M, d) => M.appendOutbox(d, { status: new String("intent"), nonce: "n" }));
+add("appendOutbox empty nonce", null, (M, d) => M.appendOutbox(d, { status: "unknown", nonce: "" }));
+add("appendInbox reads", null, (M, d, log) => M.appendInbox(d, reads(log, { id: "1" })));
+add("appendAdmission reads", null, (M, d, log) => M.appendAdmission(d, reads(log, { id: 1, at: "x" })));
+add("appendNotice reads", null, (M, d, log) => M.appendNotice(d, reads(log, { kind: "k", date: 5 })));
+add("appendReload reads", null, (M, d, log) => M.appendReload(d, reads(log, { outcome: "refused", reason: "r" })));
+add("appendReload bad", null, (M, d) => M.appendReload(d, { outcome: "Applied" }));
+add("appendDrop dir before toJSON", null, (M, d, log) => M.appendDrop(null, { toJSON() { log("toJSON"); return 1; } }));
+add("appendNotice dir object", null, (M, d, log) => M.appendNotice({}, reads(log, { kind: "k", date: "d" })));
+add("appendInbox function entry", null, (M, d) => { const f = () => 1; f.id = "1"; return M.appendInbox(d, f); });
+add("appendInbox newline in toJSON", null, (M, d) => M.appendInbox(d, { id: "1", toJSON() { return "a\nb"; } }));
+add("appendInbox getter throws", null, (M, d) => M.appendInbox(d, { get id() { throw new RangeError("boom"); } }));
 // reads
 const odd = ['{"id":"a","__proto__":{"id":"b"}}', '{"id":"x","id":"y"}', '{"n":-0,"b":1e400,"s":"\\ud800"}', "\uFEFF" + '{"id":"bom"}', '{"id":"crlf"}\r', "[" .repeat(5000) + "]".repeat(5000), '{"2":1,"1":2,"b":3,"a":4}', '"\\u0000"'];
 add("readDrops odd", w("drops.jsonl", odd.join("\n") + "\n"), (M, d) => M.readDrops(d).map((x, i) => i === 5 ? "deep" : x));
