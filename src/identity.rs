@@ -4,6 +4,8 @@
 //! reboot do not match either). A value that is not of the exact syntax the
 //! kernel prints is not an identity and reads as absent.
 
+use std::sync::OnceLock;
+
 use uuid::Uuid;
 
 use crate::lines::decode_utf8;
@@ -35,25 +37,52 @@ pub fn valid_generation(v: &str) -> bool {
 /// /proc/<pid>/stat, counted after the last ")" so a comm with spaces or
 /// parentheses cannot shift it.
 pub fn process_start(pid: &str) -> Option<String> {
+  // This process's own start time cannot change while it runs, so its
+  // first good read is kept (a claim and each look at our own lock read
+  // it); any other pid is read every time, since pids are reused.
+  static OWN: OnceLock<(u32, String)> = OnceLock::new();
+  let me = std::process::id();
+  if let Some((pid_then, start)) = OWN.get() {
+    if *pid_then == me && pid == me.to_string() {
+      return Some(start.clone());
+    }
+  }
+  let start = read_start(pid);
+  if let Some(start) = &start {
+    if pid == me.to_string() {
+      let _ = OWN.set((me, start.clone()));
+    }
+  }
+  start
+}
+
+fn read_start(pid: &str) -> Option<String> {
   let stat = decode_utf8(read_proc(&format!("/proc/{pid}/stat"))?);
   let after = stat.rfind(')').map_or(1, |i| i + 2);
   let start = stat.get(after..).unwrap_or("").split(' ').nth(19)?;
   valid_start(start).then(|| start.to_string())
 }
 
-/// A /proc file: it reports no size, so read into room for a page at once
-/// rather than growing from a small probe.
+/// A /proc file (it reports no size).
 fn read_proc(path: &str) -> Option<Vec<u8>> {
-  let mut buf = Vec::with_capacity(4096);
-  std::io::Read::read_to_end(&mut std::fs::File::open(path).ok()?, &mut buf).ok()?;
-  Some(buf)
+  crate::files::read(path).ok()
 }
 
 /// `bootId()`.
+///
+/// The boot id cannot change while this process lives (a reboot ends it),
+/// so the first good read is kept; a failed read is tried again on the next
+/// call, as the reference reads the file on every call.
 pub fn boot_id() -> Option<String> {
+  static BOOT: OnceLock<String> = OnceLock::new();
+  if let Some(id) = BOOT.get() {
+    return Some(id.clone());
+  }
   let text = decode_utf8(read_proc("/proc/sys/kernel/random/boot_id")?);
   let id = js_trim(&text);
-  valid_boot(id).then(|| id.to_string())
+  let id = valid_boot(id).then(|| id.to_string())?;
+  let _ = BOOT.set(id.clone());
+  Some(id)
 }
 
 /// `pidAlive` for a number: `process.kill(pid, 0)` succeeds or fails with

@@ -4,6 +4,7 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
 pub mod error;
+pub mod files;
 pub mod identity;
 pub mod incremental;
 pub mod json;

@@ -56,10 +56,13 @@ pub enum Owner {
 /// publication interval).
 pub fn read_pid(dir: &str) -> Option<Owner> {
   let path = owner_path(dir);
-  if !exists(&path) {
-    return None;
+  // Open first, without the reference's existsSync: a failed open is "no
+  // record" exactly where existsSync would have said so.
+  match crate::files::read(&path) {
+    Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
+    Err(_) if !exists(&path) => None,
+    Err(_) => Some(Owner::Invalid),
   }
-  Some(std::fs::read(&path).map_or(Owner::Invalid, |b| parse_owner(&decode_utf8(b))))
 }
 
 /// `readPid` of the lock directory held open: the record of that directory,
@@ -76,9 +79,8 @@ fn read_pid_in(lock: &File) -> Option<Owner> {
     Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return None,
     Err(_) => return Some(Owner::Invalid),
   };
-  let mut bytes = Vec::new();
-  match std::io::Read::read_to_end(&mut File::from(fd), &mut bytes) {
-    Ok(_) => Some(parse_owner(&decode_utf8(bytes))),
+  match crate::files::to_end(&File::from(fd)) {
+    Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
     Err(_) => Some(Owner::Invalid),
   }
 }
@@ -361,10 +363,7 @@ fn still_held(lock: &str, mine: &File, text: &str) -> bool {
     nix::sys::stat::Mode::empty(),
   )
   .ok()
-  .and_then(|fd| {
-    let mut bytes = Vec::new();
-    std::io::Read::read_to_end(&mut File::from(fd), &mut bytes).ok().map(|_| bytes)
-  });
+  .and_then(|fd| crate::files::to_end(&File::from(fd)).ok());
   still_ours(lock, mine) && record.is_some_and(|r| r.strip_suffix(b"\n") == Some(text.as_bytes()))
 }
 

@@ -103,10 +103,13 @@ impl StopLine {
 /// `readStop`: the lines as written, oldest first; blank lines (by
 /// JavaScript's trim) skipped.
 pub fn read(dir: &str) -> Result<Vec<StopLine>> {
-  if !requested(dir) {
-    return Ok(Vec::new());
-  }
-  let bytes = std::fs::read(stop_path(dir)).map_err(|e| quiet_io(&e, &label(dir), "read"))?;
+  // Read first, without the reference's existsSync: a failed read is "no
+  // STOP" exactly where existsSync would have said so.
+  let bytes = match crate::files::read(&stop_path(dir)) {
+    Ok(bytes) => bytes,
+    Err(_) if !requested(dir) => return Ok(Vec::new()),
+    Err(e) => return Err(quiet_io(&e, &label(dir), "read")),
+  };
   let text = decode_utf8(bytes);
   Ok(
     text

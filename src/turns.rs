@@ -41,15 +41,6 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
   quiet_fs(code, &turn_label(id), "write")
 }
 
-/// A small file's bytes, opened relative to a directory.
-fn read_at(dir: &std::fs::File, name: &str) -> std::io::Result<Vec<u8>> {
-  use nix::fcntl::{openat, OFlag};
-  let fd = openat(dir, name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
-  let mut buf = Vec::with_capacity(4096);
-  std::io::Read::read_to_end(&mut std::fs::File::from(fd), &mut buf)?;
-  Ok(buf)
-}
-
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
 /// dropped), parsed; `f` takes what it needs from it.
 fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
@@ -64,7 +55,7 @@ fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Do
 
 /// The text of a record, one leading U+FEFF dropped, not yet parsed.
 pub fn read_text(path: &str, id: &str) -> Result<String> {
-  let bytes = std::fs::read(path).map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
+  let bytes = crate::files::read(path).map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
   let mut text = decode_utf8(bytes);
   if text.starts_with('\u{feff}') {
     text.drain(..'\u{feff}'.len_utf8());
@@ -112,7 +103,7 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
   let read = |part: &[(String, String)]| {
     part
       .iter()
-      .map(|(name, id)| parse_with(read_at(&dirfd, name), id, &f))
+      .map(|(name, id)| parse_with(crate::files::read_at(&dirfd, name), id, &f))
       .collect::<Vec<_>>()
   };
   let (first, second) = records.split_at(records.len() / 2);
