@@ -2,7 +2,7 @@
 // STOP gate, unlock, recover, stopTarget, clearPid.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { GEN, M, deadPid, journal, mode, modulePath, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
@@ -65,6 +65,22 @@ describe("readPid and ownerState", () => {
     assert.equal(M.ownerState(M.readPid(dir)), "unknown");
     owner(dir, { pid: process.pid, start: "01", boot: GEN.toUpperCase() });
     assert.deepEqual(M.readPid(dir), { pid: process.pid, start: null, boot: null });
+  });
+
+  test("odd owner paths: no record where existsSync says none, invalid where it cannot be read", () => {
+    const dir = journal();
+    writeFileSync(lockDir(dir), "a file where the directory belongs");
+    assert.equal(M.readPid(dir), null);
+    rmSync(lockDir(dir));
+    mkdirSync(join(lockDir(dir), "owner.json"), { recursive: true });
+    assert.deepEqual(M.readPid(dir), { invalid: true });
+    assert.equal(M.stopTarget(dir), null);
+    rmSync(lockDir(dir), { recursive: true });
+    mkdirSync(lockDir(dir));
+    symlinkSync(join(dir, "nowhere"), join(lockDir(dir), "owner.json"));
+    assert.equal(M.readPid(dir), null);
+    writeFileSync(join(dir, "nowhere"), JSON.stringify({ pid: 7 }));
+    assert.deepEqual(M.readPid(dir), { pid: 7, start: null, boot: null });
   });
 
   test("each state, with the identity seam called with the recorded pid", () => {
