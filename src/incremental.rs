@@ -90,25 +90,39 @@ impl<F: Fold> Default for Entry<F> {
 }
 
 type Key = (std::any::TypeId, String);
-static CACHE: Mutex<Option<HashMap<Key, Box<dyn Any + Send>>>> = Mutex::new(None);
-/// Entries kept at most: a process serves a handful of bindings.
+
+/// The entries, each with the tick of its last use.
+#[derive(Default)]
+struct Cache {
+  tick: u64,
+  map: HashMap<Key, (u64, Box<dyn Any + Send>)>,
+}
+
+static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
+/// Entries kept at most: a process serves a handful of bindings (six files
+/// each). Past it the least recently used entry goes, so a process that
+/// reads many journals still keeps the ones it reads often.
 const MAX_ENTRIES: usize = 64;
 
 fn take<F: Fold>(key: &Key) -> Entry<F> {
   let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-  let found = guard.get_or_insert_with(HashMap::new).remove(key);
+  let found = guard.get_or_insert_with(Cache::default).map.remove(key);
   found
-    .and_then(|b| b.downcast::<Entry<F>>().ok())
+    .and_then(|(_, b)| b.downcast::<Entry<F>>().ok())
     .map_or_else(Entry::default, |b| *b)
 }
 
 fn put<F: Fold>(key: Key, entry: Entry<F>) {
   let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-  let map = guard.get_or_insert_with(HashMap::new);
-  if map.len() >= MAX_ENTRIES {
-    map.clear();
+  let cache = guard.get_or_insert_with(Cache::default);
+  if cache.map.len() >= MAX_ENTRIES {
+    let oldest = cache.map.iter().min_by_key(|(_, (tick, _))| *tick).map(|(k, _)| k.clone());
+    if let Some(oldest) = oldest {
+      cache.map.remove(&oldest);
+    }
   }
-  map.insert(key, Box::new(entry));
+  cache.tick += 1;
+  cache.map.insert(key, (cache.tick, Box::new(entry)));
 }
 
 /// Feeds the non-empty lines of `file[range]` (which ends just after a
@@ -186,6 +200,17 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
   };
   put(key, entry);
   answer.map(Some)
+}
+
+/// Whether `dir/name` has an entry for `F` (for tests of the eviction).
+#[cfg(test)]
+fn cached<F: Fold>(dir: &str, name: &str) -> bool {
+  let key: Key = (std::any::TypeId::of::<F>(), paths::under(dir, &[name]));
+  CACHE
+    .lock()
+    .unwrap_or_else(|e| e.into_inner())
+    .as_ref()
+    .is_some_and(|c| c.map.contains_key(&key))
 }
 
 fn not_json(name: &str, n: usize) -> JournalError {
@@ -282,6 +307,31 @@ mod tests {
     let d = crate::testutil::TempDir::new();
     std::fs::create_dir(format!("{}/t.jsonl", d.path())).expect("mkdir");
     assert_eq!(ns(d.path()), Err(JournalError::failed("could not read t.jsonl (EISDIR)")));
+  }
+
+  #[test]
+  fn a_full_cache_evicts_the_least_recently_used() {
+    let d = crate::testutil::TempDir::new();
+    for f in ["a", "b"] {
+      std::fs::create_dir(format!("{}/{f}", d.path())).expect("mkdir");
+      std::fs::write(format!("{}/{f}/t.jsonl", d.path()), lines(0, 2)).expect("write");
+    }
+    let (a, b) = (format!("{}/a", d.path()), format!("{}/b", d.path()));
+    ns(&a).expect("read a");
+    ns(&b).expect("read b");
+    for i in 0..MAX_ENTRIES + 8 {
+      let other = format!("{}/o{i}", d.path());
+      std::fs::create_dir(&other).expect("mkdir");
+      std::fs::write(format!("{other}/t.jsonl"), lines(0, 1)).expect("write");
+      ns(&other).expect("read other");
+      ns(&a).expect("read a again");
+    }
+    assert!(cached::<Seen>(&a, "t.jsonl"), "a file read often stays");
+    assert!(!cached::<Seen>(&b, "t.jsonl"), "a file not read since goes");
+    // One entry goes at a time: the recent ones are all still there.
+    for i in MAX_ENTRIES + 8 - 32..MAX_ENTRIES + 8 {
+      assert!(cached::<Seen>(&format!("{}/o{i}", d.path()), "t.jsonl"), "o{i}");
+    }
   }
 
   #[derive(Clone, Default)]
