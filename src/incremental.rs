@@ -156,10 +156,13 @@ fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -
 /// refuses the read with `<name>:<n>: not valid JSON`.
 pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R, E>) -> Result<Option<R>, E> {
   let path = paths::under(dir, &[name]);
-  if !exists(&path) {
-    return Ok(None);
-  }
-  let data = std::fs::read(&path).map_err(|e| quiet_io(&e, name, "read"))?;
+  // Read first, without the reference's existsSync: a failed read is "no
+  // file" exactly where existsSync would have said so.
+  let data = match std::fs::read(&path) {
+    Ok(data) => data,
+    Err(_) if !exists(&path) => return Ok(None),
+    Err(e) => return Err(quiet_io(&e, name, "read").into()),
+  };
   let bytes = &data[..];
   let key: Key = (std::any::TypeId::of::<F>(), path);
   let mut entry: Entry<F> = take(&key);
