@@ -11,7 +11,10 @@
 //! newline) are kept: a line still being written is parsed fresh each call.
 
 use std::any::Any;
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::fs::File;
+use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -63,6 +66,11 @@ impl Line<'_> {
 
 /// What a reader keeps from the lines it has parsed, in order.
 pub trait Fold: Default + Clone + Send + 'static {
+  /// Whether the fold keeps `Piece`s that point into the file's bytes, so
+  /// that its answer needs the whole file in memory. A fold that keeps only
+  /// values of its own (the per-message counters) lets a read stream the
+  /// part already parsed through a small buffer: the hash is all it needs.
+  const SPANS: bool = true;
   fn line(&mut self, line: &Line<'_>);
 }
 
@@ -125,12 +133,13 @@ fn put<F: Fold>(key: Key, entry: Entry<F>) {
   cache.map.insert(key, (cache.tick, Box::new(entry)));
 }
 
-/// Feeds the non-empty lines of `file[range]` (which ends just after a
-/// newline, or at the end of the file) to `fold`, numbering from `first`;
-/// returns the number of the first line that does not parse.
-fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -> Option<usize> {
+/// Feeds the non-empty lines of the file's bytes `range` (which ends just
+/// after a newline, or at the end of the file) to `fold`, numbering from
+/// `first`; `data` holds the file from offset `origin` on. Returns the
+/// number of the first line that does not parse.
+fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, first: usize) -> Option<usize> {
   let mut start = range.start;
-  for (n, chunk) in (first..).zip(file[range.clone()].split(|&b| b == b'\n')) {
+  for (n, chunk) in (first..).zip(data[range.start - origin..range.end - origin].split(|&b| b == b'\n')) {
     let end = start + chunk.len();
     if !chunk.is_empty() {
       let text = String::from_utf8_lossy(chunk);
@@ -151,51 +160,74 @@ fn feed<F: Fold>(fold: &mut F, file: &[u8], range: Range<usize>, first: usize) -
   None
 }
 
-/// Reads `dir/name` through its cache and answers with `f(file bytes, fold)`;
-/// `Ok(None)` when the file does not exist. A line that does not parse
-/// refuses the read with `<name>:<n>: not valid JSON`.
+/// Reads `dir/name` through its cache and answers with `f(file bytes, fold)`
+/// (no bytes for a fold without spans); `Ok(None)` when the file does not
+/// exist. A line that does not parse refuses the read with
+/// `<name>:<n>: not valid JSON`.
 pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R, E>) -> Result<Option<R>, E> {
   let path = paths::under(dir, &[name]);
-  // Read first, without the reference's existsSync: a failed read is "no
+  // Open first, without the reference's existsSync: a failed open is "no
   // file" exactly where existsSync would have said so.
-  let data = match std::fs::read(&path) {
-    Ok(data) => data,
+  let mut file = match File::open(&path) {
+    Ok(file) => file,
     Err(_) if !exists(&path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read").into()),
   };
-  let bytes = &data[..];
+  let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
   let key: Key = (std::any::TypeId::of::<F>(), path);
   let mut entry: Entry<F> = take(&key);
   let mut hasher = blake3::Hasher::new();
-  let prefix_ok = entry.parsed <= bytes.len() && {
-    hasher.update(&bytes[..entry.parsed]);
-    hasher.finalize() == entry.hash
-  };
-  if !prefix_ok {
-    entry = Entry::default();
-    hasher = blake3::Hasher::new();
+  // `data` is the file from `origin` on: from the end of the parsed part
+  // when it was streamed and matched, else the whole file.
+  let mut origin = 0;
+  if !F::SPANS && entry.parsed > 0 {
+    if hash_prefix(&mut file, entry.parsed, &mut hasher).map_err(refuse)? && hasher.finalize() == entry.hash {
+      origin = entry.parsed;
+    } else {
+      file.seek(SeekFrom::Start(0)).map_err(refuse)?;
+      hasher = blake3::Hasher::new();
+    }
   }
-  let complete = bytes.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1).max(entry.parsed);
+  let mut data = Vec::new();
+  file.read_to_end(&mut data).map_err(refuse)?;
+  if origin == 0 {
+    let prefix_ok = entry.parsed <= data.len() && {
+      hasher.update(&data[..entry.parsed]);
+      hasher.finalize() == entry.hash
+    };
+    if !prefix_ok {
+      entry = Entry::default();
+      hasher = blake3::Hasher::new();
+    }
+  }
+  let end = origin + data.len();
+  let complete = data
+    .iter()
+    .rposition(|&b| b == b'\n')
+    .map_or(0, |i| origin + i + 1)
+    .max(entry.parsed);
   if complete > entry.parsed {
     if entry.invalid.is_none() {
-      entry.invalid = feed(&mut entry.fold, bytes, entry.parsed..complete, entry.lines + 1);
+      entry.invalid = feed(&mut entry.fold, &data, origin, entry.parsed..complete, entry.lines + 1);
     }
-    hasher.update(&bytes[entry.parsed..complete]);
-    entry.lines += bytes[entry.parsed..complete].iter().filter(|&&b| b == b'\n').count();
+    let new = &data[entry.parsed - origin..complete - origin];
+    hasher.update(new);
+    entry.lines += new.iter().filter(|&&b| b == b'\n').count();
     entry.parsed = complete;
     entry.hash = hasher.finalize();
   }
   // A last line without its newline is parsed for this answer only.
   let tail = match entry.invalid {
-    None if complete < bytes.len() => {
+    None if complete < end => {
       let mut fold = entry.fold.clone();
-      match feed(&mut fold, bytes, complete..bytes.len(), entry.lines + 1) {
+      match feed(&mut fold, &data, origin, complete..end, entry.lines + 1) {
         Some(bad) => Err(bad),
         None => Ok(Some(fold)),
       }
     }
     _ => Ok(None),
   };
+  let bytes = if F::SPANS { &data[..] } else { &[][..] };
   let answer = match (entry.invalid, tail) {
     (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
     (None, Ok(Some(fold))) => f(bytes, &fold),
@@ -203,6 +235,32 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
   };
   put(key, entry);
   answer.map(Some)
+}
+
+/// Bytes hashed per read of the parsed part: small enough to stay in the
+/// CPU's cache between the read and the hash.
+const CHUNK: usize = 256 * 1024;
+
+/// Hashes the first `n` bytes of `file` through a reused buffer; false when
+/// the file ends first.
+fn hash_prefix(file: &mut File, n: usize, hasher: &mut blake3::Hasher) -> std::io::Result<bool> {
+  thread_local!(static BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; CHUNK]));
+  BUF.with_borrow_mut(|buf| {
+    let mut left = n;
+    while left > 0 {
+      let want = left.min(buf.len());
+      match file.read(&mut buf[..want]) {
+        Ok(0) => return Ok(false),
+        Ok(got) => {
+          hasher.update(&buf[..got]);
+          left -= got;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+        Err(e) => return Err(e),
+      }
+    }
+    Ok(true)
+  })
 }
 
 /// Whether `dir/name` has an entry for `F` (for tests of the eviction).
@@ -241,8 +299,28 @@ mod tests {
     }
   }
 
+  /// The same fold, read the way a fold without spans is: the parsed part
+  /// streamed through the hash, never held.
+  #[derive(Clone, Default)]
+  struct Streamed(Seen);
+
+  impl Fold for Streamed {
+    const SPANS: bool = false;
+
+    fn line(&mut self, l: &Line<'_>) {
+      self.0.line(l);
+    }
+  }
+
+  /// Reads through both paths, which must agree on every answer.
   fn ns(dir: &str) -> Result<Option<(Vec<f64>, usize)>> {
-    read::<Seen, _, JournalError>(dir, "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)))
+    let held = read::<Seen, _, JournalError>(dir, "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)));
+    let streamed = read::<Streamed, _, JournalError>(dir, "t.jsonl", |bytes, s| {
+      assert!(bytes.is_empty());
+      Ok((s.0.ns.clone(), s.0.fed))
+    });
+    assert_eq!(held, streamed);
+    held
   }
 
   fn lines(from: usize, to: usize) -> String {
@@ -320,6 +398,7 @@ mod tests {
       std::fs::write(format!("{}/{f}/t.jsonl", d.path()), lines(0, 2)).expect("write");
     }
     let (a, b) = (format!("{}/a", d.path()), format!("{}/b", d.path()));
+    let ns = |dir: &str| read::<Seen, _, JournalError>(dir, "t.jsonl", |_, s| Ok(s.fed));
     ns(&a).expect("read a");
     ns(&b).expect("read b");
     for i in 0..MAX_ENTRIES + 8 {

@@ -105,6 +105,8 @@ pub struct Admissions {
 }
 
 impl Fold for Admissions {
+  const SPANS: bool = false;
+
   fn line(&mut self, l: &Line<'_>) {
     if l.doc.is_null() {
       self.null = true;
@@ -133,6 +135,8 @@ pub struct Notices {
 }
 
 impl Fold for Notices {
+  const SPANS: bool = false;
+
   fn line(&mut self, l: &Line<'_>) {
     let at = self.seen;
     self.seen += 1;
