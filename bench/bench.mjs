@@ -97,7 +97,7 @@ const rows = [
   { empty: true, name: "appendAdmission x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendAdmission(d, { id: `t${i}`, at: "2024-01-30T00:00:00.000Z" }); } },
   { empty: true, name: "appendNotice x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendNotice(d, { kind: "ceiling", date: "2024-01-30" }); } },
   { empty: true, name: "appendReload x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendReload(d, { outcome: "applied", differences: { a: [i] } }); } },
-  { name: "readTurn x200", target: 1, run: (M, d) => { for (let i = 0; i < 200; i++) M.readTurn(d, `turn-${String(i % TURNS).padStart(6, "0")}`); } },
+  { name: "readTurn x2000 (each record once)", target: 1, run: (M, d) => { for (let i = 0; i < 2000; i++) M.readTurn(d, `turn-${String(i % TURNS).padStart(6, "0")}`); } },
   { empty: true, name: "STOP cycle x200 (requestStop, stopRequested, readStop, clearStop)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestStop(d, "operator"); M.stopRequested(d); M.readStop(d); M.clearStop(d); } } },
   { empty: true, name: "processing stop cycle x200", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestProcessingStop(d, GEN); M.clearProcessingStop(d, GEN); } } },
   { empty: true, name: "lock cycle x200 (writePid, readPid, ownerState, stopTarget, clearPid)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.writePid(d, process.pid); M.ownerState(M.readPid(d)); M.stopTarget(d); M.clearPid(d, process.pid); } } },
