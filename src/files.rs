@@ -30,6 +30,14 @@ pub fn read_at(dir: &File, name: &str) -> Result<Vec<u8>> {
   to_end(&File::from(fd))
 }
 
+/// Whether a failed open says nothing is at the path (ENOENT, ENOTDIR): what
+/// existsSync would have answered at that instant. Asking existsSync again
+/// after such a failure could see a file created meanwhile and call a
+/// missing file unreadable.
+pub fn absent(err: &std::io::Error) -> bool {
+  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR))
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;

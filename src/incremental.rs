@@ -170,7 +170,7 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
   // file" exactly where existsSync would have said so.
   let mut file = match File::open(&path) {
     Ok(file) => file,
-    Err(_) if !exists(&path) => return Ok(None),
+    Err(e) if crate::files::absent(&e) || !exists(&path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read").into()),
   };
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));

@@ -57,10 +57,12 @@ pub enum Owner {
 pub fn read_pid(dir: &str) -> Option<Owner> {
   let path = owner_path(dir);
   // Open first, without the reference's existsSync: a failed open is "no
-  // record" exactly where existsSync would have said so.
+  // record" exactly where existsSync would have said so. (Asking after an
+  // ENOENT could find a record a claim published meanwhile, and refuse it
+  // as unreadable.)
   match crate::files::read(&path) {
     Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
-    Err(_) if !exists(&path) => None,
+    Err(e) if crate::files::absent(&e) || !exists(&path) => None,
     Err(_) => Some(Owner::Invalid),
   }
 }

@@ -107,7 +107,7 @@ pub fn read(dir: &str) -> Result<Vec<StopLine>> {
   // STOP" exactly where existsSync would have said so.
   let bytes = match crate::files::read(&stop_path(dir)) {
     Ok(bytes) => bytes,
-    Err(_) if !requested(dir) => return Ok(Vec::new()),
+    Err(e) if crate::files::absent(&e) || !requested(dir) => return Ok(Vec::new()),
     Err(e) => return Err(quiet_io(&e, &label(dir), "read")),
   };
   let text = decode_utf8(bytes);
