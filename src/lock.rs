@@ -304,14 +304,16 @@ pub fn claim<S: Seams>(
   let mine = mine.map_err(|e| quiet_io(&e, &label, "write"))?;
   if let Err(e) = publish(&mine, &text) {
     if e.kind() == std::io::ErrorKind::AlreadyExists {
-      // Another claim published into this directory first: it is not ours.
+      // Another claim is publishing into this directory, or did first: it
+      // is not ours.
       return Err(lost_claim().into());
     }
     // A fault (a full disk, an I/O error) leaves no half-made claim: the
-    // directory this claim made is removed again while it is still run.lock,
-    // so the next start is not refused "without an owner record". Beyond the
-    // reference, which leaves it for `unlock`; the refusal is the same.
-    if still_ours(&lock, &mine) {
+    // directory this claim made is removed again while it is still run.lock
+    // and holds no record but this claim's, so the next start is not
+    // refused "without an owner record". Beyond the reference, which leaves
+    // it for `unlock`; the refusal is the same.
+    if still_ours(&lock, &mine) && record_in(&mine).map_or(true, |r| is_record(&r, &text)) {
       let _ = remove_held(dir, &mine, 0);
     }
     return Err(quiet_io(&e, &label, "write").into());
@@ -357,23 +359,25 @@ fn still_ours(lock: &str, mine: &File) -> bool {
 /// Whether `lock` still names the directory held open, with this claim's
 /// record in it.
 fn still_held(lock: &str, mine: &File, text: &str) -> bool {
-  use nix::fcntl::{openat, OFlag};
-  let record = openat(
-    mine,
-    "owner.json",
-    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-    nix::sys::stat::Mode::empty(),
-  )
-  .ok()
-  .and_then(|fd| crate::files::to_end(&File::from(fd)).ok());
-  still_ours(lock, mine) && record.is_some_and(|r| r.strip_suffix(b"\n") == Some(text.as_bytes()))
+  still_ours(lock, mine) && record_in(mine).is_some_and(|r| is_record(&r, text))
+}
+
+/// The bytes of owner.json in the directory held open, if it can be read.
+fn record_in(lock: &File) -> Option<Vec<u8>> {
+  crate::files::read_at(lock, "owner.json").ok()
+}
+
+/// Whether a record's bytes are the one `publish` wrote for `text`.
+fn is_record(bytes: &[u8], text: &str) -> bool {
+  bytes.strip_suffix(b"\n") == Some(text.as_bytes())
 }
 
 /// Write-then-link of owner.json inside the claimed directory: the record
 /// appears whole, as a rename makes it, but only if no record is there yet,
 /// so two claims that ended up holding one directory (one's mkdir, then an
 /// unlock removing it and the other's mkdir, before the first opened it)
-/// cannot both publish. Beyond the reference, and changing no result: the
+/// cannot both publish. The temporary file is created exclusively too: two
+/// such claims sharing it would each write into the other's record. Beyond the reference, and changing no result: the
 /// record is fsynced before it is linked and the directory after, so after
 /// a power loss owner.json is whole or absent, never empty or torn.
 fn publish(lock: &File, text: &str) -> std::io::Result<()> {
@@ -383,7 +387,7 @@ fn publish(lock: &File, text: &str) -> std::io::Result<()> {
   let tmp = openat(
     lock,
     "owner.json.tmp",
-    OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_TRUNC | OFlag::O_CLOEXEC,
+    OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC,
     Mode::from_bits_truncate(0o600),
   )?;
   let mut file = File::from(tmp);
@@ -678,6 +682,25 @@ mod tests {
     assert!(exists(&lock_path(d.path())));
     clear_pid(d.path(), Some(ME)).expect("ours");
     assert!(!exists(&lock_path(d.path())));
+  }
+
+  /// Two claims can end up holding one directory (a mkdir, an unlock
+  /// removing it, another mkdir, then the first one's open). Whichever
+  /// publishes second is refused as lost and removes nothing, whether the
+  /// first is still writing its temporary file or has linked its record.
+  #[test]
+  fn a_claim_sharing_its_directory_with_another_is_lost_and_removes_nothing() {
+    for (other, name) in [("half a record", "owner.json.tmp"), ("{\"pid\":2}", "owner.json")] {
+      let d = TempDir::new();
+      let lock = lock_path(d.path());
+      let err = claim(d.path(), Some(ME), &mut fixed("5"), || {
+        std::fs::write(under(&lock, &[name]), other).map_err(|_| None)?;
+        Ok(record(ME, "5"))
+      })
+      .expect_err("lost");
+      assert_eq!(err, lost_claim());
+      assert_eq!(std::fs::read_to_string(under(&lock, &[name])).expect("the other's file"), other);
+    }
   }
 
   #[test]
