@@ -391,11 +391,16 @@ fn publish(lock: &File, text: &str) -> std::io::Result<()> {
     Mode::from_bits_truncate(0o600),
   )?;
   let mut file = File::from(tmp);
-  file.write_all(format!("{text}\n").as_bytes())?;
-  file.sync_all()?;
+  let written = file
+    .write_all(format!("{text}\n").as_bytes())
+    .and_then(|()| file.sync_all())
+    .and_then(|()| Ok(linkat(lock, "owner.json.tmp", lock, "owner.json", nix::fcntl::AtFlags::empty())?));
   drop(file);
-  linkat(lock, "owner.json.tmp", lock, "owner.json", nix::fcntl::AtFlags::empty())?;
-  unlinkat(lock, "owner.json.tmp", UnlinkatFlags::NoRemoveDir)?;
+  // The temporary file is this claim's (created exclusively): it goes
+  // whether or not the record was linked.
+  let removed = unlinkat(lock, "owner.json.tmp", UnlinkatFlags::NoRemoveDir);
+  written?;
+  removed?;
   // A directory fsync can be refused by some file systems; the record stands.
   let _ = lock.sync_all();
   Ok(())
@@ -700,6 +705,12 @@ mod tests {
       .expect_err("lost");
       assert_eq!(err, lost_claim());
       assert_eq!(std::fs::read_to_string(under(&lock, &[name])).expect("the other's file"), other);
+      let mut left: Vec<_> = std::fs::read_dir(&lock)
+        .expect("lock")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+      left.sort();
+      assert_eq!(left, [name], "only the other claim's file");
     }
   }
 
