@@ -1,7 +1,7 @@
 // A child process of the reliability suite: loads the module under test
 // (JOURNAL_MODULE, or this package) and plays one role, printing one JSON
 // line of results on stdout.
-import { closeSync, openSync, readFileSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, openSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -179,6 +179,22 @@ switch (role) {
     }
     for (const fd of fds) closeSync(fd);
     out(result);
+    break;
+  }
+  // Reads drops.jsonl 200 times in this fresh process, sampling open files
+  // and resident memory after a collection every 20 reads.
+  case "reads": {
+    const fds = () => readdirSync("/proc/self/fd").length;
+    const samples = [];
+    const fd0 = fds();
+    for (let i = 1; i <= 200; i++) {
+      M.readDrops(dir);
+      if (i % 20 === 0) {
+        globalThis.gc();
+        samples.push(process.memoryUsage().rss / 2 ** 20);
+      }
+    }
+    out({ fd0, fd1: fds(), samples });
     break;
   }
   default:
