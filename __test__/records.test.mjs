@@ -129,6 +129,33 @@ describe("inbox", () => {
     assert.deepEqual(M.readInboxIds(dir), new Set());
   });
 
+  test("each append reads the entry's fields as often and in the order JavaScript does, then the dir, then stringifies", () => {
+    const dir = journal();
+    const traced = (fields, log) => new Proxy(fields, { get: (t, k) => (typeof k === "string" && log.push(k), t[k]) });
+    const cases = [
+      [M.appendInbox, { id: "1" }, ["id", "id", "toJSON", "id"]],
+      [M.appendOutbox, { status: "intent", nonce: "n" }, ["status", "nonce", "nonce", "toJSON", "status", "nonce"]],
+      [M.appendAdmission, { id: "1", at: "x" }, ["id", "at", "toJSON", "id", "at"]],
+      [M.appendNotice, { kind: "k", date: "d" }, ["kind", "date", "toJSON", "kind", "date"]],
+      [M.appendReload, { outcome: "applied" }, ["outcome", "toJSON", "outcome"]],
+      [M.appendDrop, { a: 1 }, ["toJSON", "a"]],
+    ];
+    for (const [append, fields, expected] of cases) {
+      const log = [];
+      append(dir, traced(fields, log));
+      assert.deepEqual(log, expected, append.name);
+      // A dir that is not a string is refused after the checks, before the
+      // entry is stringified.
+      const early = [];
+      throwsClass(() => append(5, traced(fields, early)), TypeError);
+      assert.deepEqual(early, expected.slice(0, expected.indexOf("toJSON")), append.name);
+    }
+    const seen = [];
+    refuses(() => M.appendOutbox(dir, traced({ status: "sent", nonce: "n" }, seen)), "outbox status must be one of intent, confirmed, refused, unknown");
+    assert.deepEqual(seen, ["status"]);
+    throwsClass(() => M.appendInbox(dir, { get id() { throw new RangeError("from a getter"); } }), RangeError);
+  });
+
   test("reads follow JSON.parse: BOM, CRLF, odd values, escapes", () => {
     const dir = journal();
     writeFileSync(join(dir, "inbox.jsonl"), '\uFEFF{"id":"bom"}\n{"id":7}\n{"noid":true}\n\n"str"\n[1]\n{"id":"crlf"}\r\n{"\\u0069d":"\\ud83d\\ude00"}\n{"id":"a","id":"last"}\n');
