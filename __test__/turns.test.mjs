@@ -40,6 +40,26 @@ describe("turns", () => {
     );
   });
 
+  test("an id that is not a string is converted as often as the reference does, the path's before the dir is checked", () => {
+    const dir = journal();
+    let n = 0;
+    const id = { toString: () => (n++, "obj") };
+    for (const [f, calls] of [[() => M.turnPath(dir, id), 2], [() => M.turnPath(5, id), 2], [() => M.readTurn(5, id), 2], [() => M.writeTurn(5, id, {}), 2]]) {
+      n = 0;
+      try {
+        f();
+      } catch {}
+      assert.equal(n, calls, String(f));
+    }
+    n = 0;
+    M.writeTurn(dir, id, {});
+    assert.equal(n, 2);
+    n = 0;
+    // The id spread into the record is the object itself ({} once stringified).
+    assert.deepEqual(M.readTurn(dir, id), { id: {} });
+    assert.equal(n, 3);
+  });
+
   test("refusals name the turn by id, never by path", () => {
     const dir = journal();
     symlinkSync("/nonexistent-target", join(dir, "turns", "link.json"));

@@ -44,7 +44,7 @@ add("appendOutbox undefined", null, (M, d) => M.appendOutbox(d, undefined));
 add("appendAdmission num", null, (M, d) => M.appendAdmission(d, 5));
 // Each field is read as often, and in the order, the reference reads it;
 // a non-string dir is refused before the entry's toJSON runs.
-const reads = (log, fields) => new Proxy(fields, { get(t, k) { if (typeof k === "string") log(`get ${k}`); return t[k]; } });
+const reads = (log, fields) => new Proxy(fields, { get(t, k) { if (typeof k === "string") log.push(`get ${k}`); return t[k]; } });
 add("appendOutbox reads", null, (M, d, log) => M.appendOutbox(d, reads(log, { status: "intent", nonce: "n", at: "x" })));
 add("appendOutbox String status", null, (M, d) => M.appendOutbox(d, { status: new String("intent"), nonce: "n" }));
 add("appendOutbox empty nonce", null, (M, d) => M.appendOutbox(d, { status: "unknown", nonce: "" }));
@@ -53,7 +53,7 @@ add("appendAdmission reads", null, (M, d, log) => M.appendAdmission(d, reads(log
 add("appendNotice reads", null, (M, d, log) => M.appendNotice(d, reads(log, { kind: "k", date: 5 })));
 add("appendReload reads", null, (M, d, log) => M.appendReload(d, reads(log, { outcome: "refused", reason: "r" })));
 add("appendReload bad", null, (M, d) => M.appendReload(d, { outcome: "Applied" }));
-add("appendDrop dir before toJSON", null, (M, d, log) => M.appendDrop(null, { toJSON() { log("toJSON"); return 1; } }));
+add("appendDrop dir before toJSON", null, (M, d, log) => M.appendDrop(null, { toJSON() { log.push("toJSON"); return 1; } }));
 add("appendNotice dir object", null, (M, d, log) => M.appendNotice({}, reads(log, { kind: "k", date: "d" })));
 add("appendInbox function entry", null, (M, d) => { const f = () => 1; f.id = "1"; return M.appendInbox(d, f); });
 add("appendInbox newline in toJSON", null, (M, d) => M.appendInbox(d, { id: "1", toJSON() { return "a\nb"; } }));
@@ -86,6 +86,10 @@ add("writeTurn id obj", null, (M, d) => { let n = 0; const id = { toString() { n
 add("writeTurn symlink", (d) => symlinkSync("/nonexistent", join(d, "turns", "t1.json")), (M, d) => M.writeTurn(d, "t1", {}));
 add("writeTurn no turns", (d) => rmSync(join(d, "turns"), { recursive: true }), (M, d) => M.writeTurn(d, "t1", {}));
 add("writeTurn turns is file", (d) => { rmSync(join(d, "turns"), { recursive: true }); writeFileSync(join(d, "turns"), ""); }, (M, d) => [() => M.writeTurn(d, "t1", {}), () => M.listTurns(d), () => M.readTurn(d, "t1")].map((f) => { try { return f(); } catch (e) { return e.message; } }));
+// `${id}` is evaluated before join() refuses a dir that is not a string.
+for (const f of ["turnPath", "readTurn", "writeTurn"]) {
+  add(`${f} id toString, number dir`, null, (M, d, log) => M[f](5, { toString() { log.push("toString"); return "obj"; } }, {}));
+}
 add("readTurn bom", w("turns/b.json", '\uFEFF{"x":1}'), (M, d) => [M.readTurn(d, "b"), M.listTurns(d)]);
 add("listTurns order", (d) => { for (const n of ["b", "a", "B", "é", "a.b", "Z", "_"]) writeFileSync(join(d, "turns", n + ".json"), JSON.stringify({ n })); mkdirSync(join(d, "turns", "dir.json")); }, (M, d) => { try { return M.listTurns(d); } catch (e) { return e.message; } });
 add("listTurns non-id", (d) => { writeFileSync(join(d, "turns", ".hidden.json"), "{bad"); }, (M, d) => M.listTurns(d));

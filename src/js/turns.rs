@@ -21,12 +21,14 @@ impl TurnPath {
     if !paths::is_turn_id(&checked) {
       return Err(JournalError::failed("invalid turn id (letters, digits, ., _ or -, at most 128)").into());
     }
-    let dir = Dir::from(js, dir)?;
+    // The template is evaluated before join() is called (and refuses a dir
+    // that is not a string).
     let shown = if js.is(id, napi::sys::ValueType::napi_string)? {
       checked
     } else {
       js.utf8(js.to_string(id)?)?
     };
+    let dir = Dir::from(js, dir)?;
     Ok(TurnPath {
       dir,
       file: format!("{shown}.json"),
