@@ -5,7 +5,7 @@
 // parity runner:
 //
 //   node ../shared/parity/run.mjs --candidate ./index.js --cases parity/cases.mjs --sequences 0
-import { chmodSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
 export const cases = [];
@@ -170,3 +170,31 @@ add("paths lone surrogate", null, (M, d) => [M.stopPath(d + "\ud800"), M.turnPat
 
 add("writeTurn toJSON throws code getter", null, (M, d) => M.writeTurn(d, "t1", { toJSON() { throw { get code() { throw new SyntaxError("getter"); } }; } }));
 add("requestStop reason toJSON throws coded", null, (M, d) => M.requestStop(d, { toJSON() { throw Object.assign(new Error("x"), { code: "ECODE" }); } }));
+
+// Conversion order: each argument converted (toString, valueOf, toJSON,
+// getters) as often and in the order the reference converts it, relative to
+// the refusal of a dir that is not a string.
+const gen = (log, v = GEN) => ({ toString() { log.push("gen"); return v; } });
+const logged = (log, name, v) => ({ toJSON() { log.push(name); return v; } });
+add("requestProcessingStop gen object", null, (M, d, log) => { M.requestProcessingStop(d, gen(log)); M.requestProcessingStop(d, gen(log)); return M.readStop(d).map((l) => l.reason); });
+add("requestProcessingStop number dir", null, (M, d, log) => M.requestProcessingStop(5, gen(log)));
+add("requestProcessingStop bad gen object", null, (M, d, log) => M.requestProcessingStop(5, gen(log, "x")));
+add("clearProcessingStop gen object", (d) => writeFileSync(join(d, "STOP"), `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n`, { mode: 0o600 }), (M, d, log) => { chmodSync(join(d, "STOP"), 0o600); return [M.clearProcessingStop(d, gen(log)), M.stopRequested(d)]; });
+add("clearProcessingStop number dir", null, (M, d, log) => M.clearProcessingStop(5, gen(log)));
+add("requestStop reason toJSON", null, (M, d, log) => [M.requestStop(d, logged(log, "reason", "r")), M.readStop(d)]);
+add("requestStop number dir", null, (M, d, log) => M.requestStop(5, logged(log, "reason", "r")));
+add("utcDate valueOf", null, (M, d, log) => M.utcDate({ valueOf() { log.push("valueOf"); return 0; } }));
+add("writePid now valueOf", null, (M, d, log) => [M.writePid(d, process.pid, { now: { valueOf() { log.push("now"); return 0; } }, identity: (p) => { log.push("id"); return { start: "5", boot: GEN }; } }), M.readPid(d)]);
+add("writePid number dir", null, (M, d, log) => M.writePid(5, process.pid, { now: { valueOf() { log.push("now"); return 0; } }, identity: (p) => { log.push("id"); return { start: "5", boot: GEN }; } }));
+add("writePid options read", null, (M, d, log) => M.writePid(d, process.pid, reads(log, { identity: () => ({ start: "5", boot: GEN }) })));
+add("ownerState record reads", null, (M, d, log) => [reads(log, { pid: process.pid, start: "5", boot: GEN }), reads(log, { invalid: true }), reads(log, { pid: process.pid, start: null, boot: GEN })].map((rec) => M.ownerState(rec, reads(log, { identity: () => reads(log, { start: "5", boot: GEN }) }))));
+add("unlock options read", null, (M, d, log) => M.unlock(d, reads(log, { reason: "u" })));
+add("recover options read", null, (M, d, log) => M.recover(d, reads(log, {})));
+add("stopTarget options read", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: process.pid, start: "5", boot: GEN })); }, (M, d, log) => M.stopTarget(d, reads(log, { identity: () => ({ start: "5", boot: GEN }) })));
+add("readTurn id toString", w("turns/obj.json", "{}"), (M, d, log) => M.readTurn(d, { toString() { log.push("id"); return "obj"; } }));
+// A generation whose toString changes its answer: the template's answer is
+// the one written and compared.
+const fickle = (log, ...answers) => ({ toString() { log.push("gen"); return answers.length > 1 ? answers.shift() : answers[0]; } });
+add("requestProcessingStop fickle gen", null, (M, d, log) => [M.requestProcessingStop(d, fickle(log, GEN, "\ud800x")), M.requestProcessingStop(d, fickle(log, GEN, "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")), M.readStop(d).map((l) => l.reason), readFileSync(join(d, "STOP"), "utf8").replace(/"at":"[^"]*"/g, "")]);
+add("clearProcessingStop fickle gen", (d) => writeFileSync(join(d, "STOP"), `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n`, { mode: 0o600 }), (M, d, log) => { chmodSync(join(d, "STOP"), 0o600); return [M.clearProcessingStop(d, fickle(log, GEN, "x")), M.stopRequested(d), M.clearProcessingStop(d, fickle(log, GEN)), M.stopRequested(d)]; });
+add("requestProcessingStop gen toString throws inside the lock", null, (M, d, log) => { let n = 0; const g = { toString() { if (n++) throw new RangeError("second"); return GEN; } }; try { M.requestProcessingStop(d, g); } catch (e) { log.push(e.constructor.name + e.message); } return [existsSync(join(d, ".stop.lock")), M.stopRequested(d)]; });

@@ -159,16 +159,28 @@ pub fn processing_rows(dir: &str) -> Option<Vec<String>> {
   rows.iter().all(|r| Doc::parse(r).is_some()).then_some(rows)
 }
 
-/// `requestProcessingStop` inside the lock: append `processing:<generation>`
-/// unless a line already carries it. `line` makes the line for a reason.
-pub fn request_processing(dir: &str, generation: &str, line: impl FnOnce(&str) -> String) -> Result<String> {
+/// `processing:<generation>` for a generation that is a string.
+pub fn processing_reason(generation: &str) -> Vec<u16> {
+  format!("processing:{generation}").encode_utf16().collect()
+}
+
+/// `requestProcessingStop` inside the lock: append the line `line` makes
+/// for the reason unless a line already carries it. `reason` is the
+/// reference's template `processing:${generation}`, evaluated where the
+/// reference evaluates it: once, after the rows were verified (a caller
+/// whose generation is not a string converts it again there).
+pub fn request_processing<E: From<JournalError>>(
+  dir: &str,
+  reason: impl FnOnce() -> std::result::Result<Vec<u16>, E>,
+  line: impl FnOnce(&[u16]) -> String,
+) -> std::result::Result<String, E> {
   with_lock(dir, || {
     let rows = processing_rows(dir).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;
-    let reason = format!("processing:{generation}");
+    let reason = reason()?;
     let present = rows
       .iter()
       .filter_map(|r| Doc::parse(r))
-      .any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if str_eq(d.src, s, &reason)));
+      .any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if units(d.src, s) == reason));
     if !present {
       append(dir, || Ok(line(&reason)))?;
     }
@@ -178,37 +190,51 @@ pub fn request_processing(dir: &str, generation: &str, line: impl FnOnce(&str) -
 
 /// `clearProcessingStop` inside the lock: removes STOP only when every line
 /// is exactly `{at, reason}` for this generation with a canonical ISO time.
-pub fn clear_processing(dir: &str, generation: &str) -> Result<bool> {
+/// `reason` is evaluated once per line that gets as far as the comparison,
+/// in order, as the reference's template inside `rows.some(...)` is.
+pub fn clear_processing<E: From<JournalError>>(
+  dir: &str,
+  mut reason: impl FnMut() -> std::result::Result<Vec<u16>, E>,
+) -> std::result::Result<bool, E> {
   with_lock(dir, || {
     let Some(rows) = processing_rows(dir) else { return Ok(false) };
-    let reason = format!("processing:{generation}");
-    if rows.is_empty() || !rows.iter().all(|r| Doc::parse(r).is_some_and(|d| is_processing_line(&d, &reason))) {
+    if rows.is_empty() {
       return Ok(false);
+    }
+    for row in &rows {
+      let is_ours = match Doc::parse(row) {
+        Some(d) => is_processing_line(&d, &mut reason)?,
+        None => false,
+      };
+      if !is_ours {
+        return Ok(false);
+      }
     }
     remove(dir)?;
     Ok(true)
   })
 }
 
-fn is_processing_line(d: &Doc<'_>, reason: &str) -> bool {
+fn is_processing_line<E>(d: &Doc<'_>, reason: &mut impl FnMut() -> std::result::Result<Vec<u16>, E>) -> std::result::Result<bool, E> {
   // Object.keys(r).sort().join(",") === "at,reason"; a falsy or non-object
   // row has other keys (or none).
-  let Some(mut keys) = d.object_keys() else { return false };
+  let Some(mut keys) = d.object_keys() else { return Ok(false) };
   keys.sort();
   let joined: Vec<u16> = keys.join(&(b',' as u16));
   if joined != "at,reason".encode_utf16().collect::<Vec<_>>() {
-    return false;
+    return Ok(false);
   }
-  if !matches!(d.get("reason"), Some(Scalar::Str(s)) if str_eq(d.src, s, reason)) {
-    return false;
+  let reason = reason()?;
+  if !matches!(d.get("reason"), Some(Scalar::Str(s)) if units(d.src, s) == reason) {
+    return Ok(false);
   }
   // A non-string `at` never equals the string toISOString returns; and no
   // number beyond the Date range has a String() that Date.parse accepts, so
   // the reference's toISOString cannot throw here.
-  match d.get("at") {
+  Ok(match d.get("at") {
     Some(Scalar::Str(s)) => String::from_utf16(&units(d.src, s)).is_ok_and(|at| is_canonical_iso(&at)),
     _ => false,
-  }
+  })
 }
 
 #[cfg(test)]
@@ -241,13 +267,50 @@ mod tests {
   #[test]
   fn processing_stops_are_verified_and_exact() {
     let d = TempDir::new();
-    request_processing(d.path(), GEN, |r| format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{r}"}}"#)).expect("request");
-    request_processing(d.path(), GEN, |_| unreachable!("already present")).expect("idempotent");
+    let gen = || Ok::<_, JournalError>(processing_reason(GEN));
+    request_processing(d.path(), gen, |r| line(&String::from_utf16_lossy(r))).expect("request");
+    request_processing(d.path(), gen, |_| unreachable!("already present")).expect("idempotent");
     assert_eq!(processing_rows(d.path()).map(|r| r.len()), Some(1));
-    assert_eq!(clear_processing(d.path(), "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"), Ok(false));
-    assert_eq!(clear_processing(d.path(), GEN), Ok(true));
+    let other = || Ok::<_, JournalError>(processing_reason("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"));
+    assert_eq!(clear_processing(d.path(), other), Ok(false));
+    assert_eq!(clear_processing(d.path(), gen), Ok(true));
     assert!(!requested(d.path()));
     std::fs::write(stop_path(d.path()), "{bad\n").expect("write");
     assert_eq!(processing_rows(d.path()), None);
+  }
+
+  /// The reason is made once per line that reaches the comparison, as the
+  /// reference's template is evaluated inside `rows.some(...)`.
+  #[test]
+  fn a_processing_reason_is_made_where_the_reference_makes_it() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TempDir::new();
+    let ours = line(&format!("processing:{GEN}"));
+    for (text, made, cleared) in [
+      (format!("{ours}\n{ours}\n"), 2, true),
+      (format!("{ours}\n[1]\n{ours}\n"), 1, false),
+      (format!("5\n{ours}\n"), 0, false),
+    ] {
+      std::fs::write(stop_path(d.path()), text).expect("write");
+      std::fs::set_permissions(stop_path(d.path()), std::fs::Permissions::from_mode(0o600)).expect("chmod");
+      let mut n = 0;
+      let got = clear_processing(d.path(), || {
+        n += 1;
+        Ok::<_, JournalError>(processing_reason(GEN))
+      });
+      assert_eq!((got, n), (Ok(cleared), made));
+    }
+    let mut n = 0;
+    std::fs::write(stop_path(d.path()), "").expect("empty");
+    request_processing(
+      d.path(),
+      || {
+        n += 1;
+        Ok::<_, JournalError>(processing_reason(GEN))
+      },
+      |r| line(&String::from_utf16_lossy(r)),
+    )
+    .expect("request");
+    assert_eq!(n, 1);
   }
 }

@@ -68,16 +68,33 @@ fn generation(js: Js, generation: Val) -> JsResult<Option<String>> {
   Ok(identity::valid_generation(&text).then_some(text))
 }
 
+/// The reference's `processing:${generation}`, made where it is evaluated:
+/// a string converts to itself; anything else is converted again, each time.
+fn reason(js: Js, generation: Val, checked: &str) -> JsResult<Vec<u16>> {
+  if js.is(generation, napi::sys::ValueType::napi_string)? {
+    return Ok(stop::processing_reason(checked));
+  }
+  let mut units: Vec<u16> = "processing:".encode_utf16().collect();
+  units.extend(js.units(js.to_string(generation)?)?);
+  Ok(units)
+}
+
 #[napi(js_name = "requestProcessingStop")]
 pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
-    let Some(gen) = generation(js, gen)? else {
+    let Some(checked) = generation(js, gen)? else {
       return Err(JournalError::failed("invalid processing generation").into());
     };
     let d = Dir::from(js, dir)?;
     let at = time::iso(time::now_ms()).unwrap_or_default();
-    stop::request_processing(d.fs(), &gen, |reason| stop_line_text(&at, reason))?;
+    let line = |units: &[u16]| match String::from_utf16(units) {
+      Ok(text) => stop_line_text(&at, &text),
+      // A lone surrogate (only a generation whose toString changes its
+      // answer gets here): JSON.stringify escapes it.
+      Err(_) => js.str16(units).ok().and_then(|v| stop_line(js, v).ok()?.ok()).unwrap_or_default(),
+    };
+    stop::request_processing(d.fs(), || reason(js, gen, &checked), line)?;
     d.join(js, &["STOP"])
   })();
   done(js, result)
@@ -87,9 +104,9 @@ pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val
 pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool> {
   let js = Js::new(&env);
   let result = (|| {
-    let Some(gen) = generation(js, gen)? else { return Ok(false) };
+    let Some(checked) = generation(js, gen)? else { return Ok(false) };
     let d = Dir::from(js, dir)?;
-    Ok(stop::clear_processing(d.fs(), &gen)?)
+    stop::clear_processing(d.fs(), || reason(js, gen, &checked))
   })();
   done(js, result)
 }
