@@ -198,3 +198,12 @@ const fickle = (log, ...answers) => ({ toString() { log.push("gen"); return answ
 add("requestProcessingStop fickle gen", null, (M, d, log) => [M.requestProcessingStop(d, fickle(log, GEN, "\ud800x")), M.requestProcessingStop(d, fickle(log, GEN, "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")), M.readStop(d).map((l) => l.reason), readFileSync(join(d, "STOP"), "utf8").replace(/"at":"[^"]*"/g, "")]);
 add("clearProcessingStop fickle gen", (d) => writeFileSync(join(d, "STOP"), `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n`, { mode: 0o600 }), (M, d, log) => { chmodSync(join(d, "STOP"), 0o600); return [M.clearProcessingStop(d, fickle(log, GEN, "x")), M.stopRequested(d), M.clearProcessingStop(d, fickle(log, GEN)), M.stopRequested(d)]; });
 add("requestProcessingStop gen toString throws inside the lock", null, (M, d, log) => { let n = 0; const g = { toString() { if (n++) throw new RangeError("second"); return GEN; } }; try { M.requestProcessingStop(d, g); } catch (e) { log.push(e.constructor.name + e.message); } return [existsSync(join(d, ".stop.lock")), M.stopRequested(d)]; });
+// A pid that is not a number: converted where the reference converts it.
+const pidObj = (log) => ({ toString() { log.push("toString"); return String(process.pid); }, valueOf() { log.push("valueOf"); return process.pid; }, toJSON() { log.push("toJSON"); return process.pid; } });
+add("processStart pid object", null, (M, d, log) => typeof M.processStart(pidObj(log)));
+add("identityOf pid object", null, (M, d, log) => Object.keys(M.identityOf(pidObj(log))));
+add("pidAlive pid object", null, (M, d, log) => { try { return M.pidAlive(pidObj(log)); } catch (e) { return e.constructor.name; } });
+add("writePid pid object", null, (M, d, log) => { try { M.writePid(d, pidObj(log)); } catch (e) { return e.message; } return [M.readPid(d), M.ownerState(M.readPid(d))]; });
+add("writePid pid object, number dir", null, (M, d, log) => { try { return M.writePid(5, pidObj(log)); } catch (e) { return e.constructor.name; } });
+add("clearPid pid object", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: process.pid })); }, (M, d, log) => [M.clearPid(d, pidObj(log)), M.readPid(d)]);
+add("ownerAlive record reads", null, (M, d, log) => M.ownerAlive(reads(log, { pid: process.pid, start: "5", boot: GEN }), reads(log, { identity: () => ({ start: "5", boot: GEN }) })));
