@@ -31,7 +31,7 @@ function loadBinding() {
 }
 
 const native = loadBinding();
-native.__setup(DiscordError);
+native.__setup(DiscordError, path.join);
 
 // Three pure checks of a string stay JavaScript: each costs V8 less than a
 // single N-API call does (about 60 ns against 90 ns for an empty native
@@ -61,12 +61,11 @@ function validBoot(v) {
 // entry's checks, then join(dir, name) (a non-string dir is refused before
 // the entry is stringified), then JSON.stringify. The write is
 // src/lines.rs, through `appendLine` in src/js/records.rs.
-const { stringify } = JSON;
 const INBOX = 0, OUTBOX = 1, DROPS = 2, ADMISSIONS = 3, NOTICES = 4, RELOADS = 5;
 
 function appendEntry(dir, file, entry) {
   if (typeof dir !== "string") native.appendLine(dir, file);
-  native.appendLine(dir, file, stringify(entry));
+  native.appendLine(dir, file, JSON.stringify(entry));
 }
 
 function appendInbox(dir, entry) {

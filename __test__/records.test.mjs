@@ -2,7 +2,7 @@
 // labels, paths and dates. Written from the contract, run on the addon and
 // (JOURNAL_MODULE) on the reference.
 import assert from "node:assert/strict";
-import { appendFileSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { M, journal, mode, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
@@ -81,6 +81,20 @@ describe("ensureJournal", () => {
     mkdirSync(join(dir, ".."), { recursive: true });
     writeFileSync(dir, "");
     throwsClass(() => M.ensureJournal(dir), Error, "ENOTDIR");
+  });
+
+  test("a link where turns/ belongs is what Node's recursive mkdir says of it", () => {
+    const dir = journal();
+    rmSync(join(dir, "turns"), { recursive: true });
+    symlinkSync(join(dir, "nowhere"), join(dir, "turns"));
+    throwsClass(() => M.ensureJournal(dir), Error, "ENOENT");
+    rmSync(join(dir, "turns"));
+    symlinkSync(join(dir, "turns"), join(dir, "turns"));
+    throwsClass(() => M.ensureJournal(dir), Error, "ELOOP");
+    rmSync(join(dir, "turns"));
+    mkdirSync(join(dir, "elsewhere"));
+    symlinkSync(join(dir, "elsewhere"), join(dir, "turns"));
+    assert.equal(M.ensureJournal(dir), dir);
   });
 });
 

@@ -9,6 +9,17 @@ const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const lines = (dir) => readFileSync(join(dir, "STOP"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
 
 describe("STOP", () => {
+  test("the clock is the page's Date: a test that fakes it sees its own times", (t) => {
+    const dir = journal();
+    t.mock.timers.enable({ apis: ["Date"], now: 86_400_000 });
+    M.requestStop(dir, "faked");
+    assert.equal(M.readStop(dir)[0].at, "1970-01-02T00:00:00.000Z");
+    M.clearStop(dir);
+    M.writePid(dir, process.pid);
+    assert.equal(JSON.parse(readFileSync(join(dir, "run.lock", "owner.json"), "utf8")).at, "1970-01-02T00:00:00.000Z");
+    M.clearPid(dir, process.pid);
+  });
+
   test("requestStop appends {at, reason} lines, 0600; readStop returns them oldest first", () => {
     const dir = journal();
     assert.equal(M.stopRequested(dir), false);

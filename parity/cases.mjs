@@ -207,3 +207,25 @@ add("writePid pid object", null, (M, d, log) => { try { M.writePid(d, pidObj(log
 add("writePid pid object, number dir", null, (M, d, log) => { try { return M.writePid(5, pidObj(log)); } catch (e) { return e.constructor.name; } });
 add("clearPid pid object", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: process.pid })); }, (M, d, log) => [M.clearPid(d, pidObj(log)), M.readPid(d)]);
 add("ownerAlive record reads", null, (M, d, log) => M.ownerAlive(reads(log, { pid: process.pid, start: "5", boot: GEN }), reads(log, { identity: () => ({ start: "5", boot: GEN }) })));
+
+// Found by a wider hunt: each was a difference, now matched.
+const patch = (obj, key, val, f) => { const old = obj[key]; obj[key] = val; try { return f(); } finally { obj[key] = old; } };
+const jsonReason = (log) => ({ toJSON() { log.push("reason.toJSON"); return "r"; } });
+add("requestStop STOP dir: reason never converted", (d) => mkdirSync(join(d, "STOP")), (M, d, log) => M.requestStop(d, jsonReason(log)));
+add("requestStop STOP dangling: reason converted after the open", (d) => symlinkSync(join(d, "nowhere"), join(d, "STOP")), (M, d, log) => M.requestStop(d, jsonReason(log)));
+add("unlock STOP dir: reason never converted", (d) => mkdirSync(join(d, "STOP")), (M, d, log) => M.unlock(d, { reason: jsonReason(log) }));
+add("stop lock removal failing replaces the action's exception", (d) => { writeFileSync(join(d, "STOP"), "", { mode: 0o600 }); chmodSync(join(d, "STOP"), 0o600); }, (M, d) => { let n = 0; return M.requestProcessingStop(d, { toString() { if (n++) { rmSync(join(d, ".stop.lock"), { recursive: true }); throw new RangeError("second"); } return GEN; } }); });
+add("clearProcessingStop lock removal failing replaces the exception", (d) => { writeFileSync(join(d, "STOP"), `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n`, { mode: 0o600 }); chmodSync(join(d, "STOP"), 0o600); }, (M, d) => { let n = 0; return M.clearProcessingStop(d, { toString() { if (n++) { rmSync(join(d, ".stop.lock"), { recursive: true }); throw new RangeError("second"); } return GEN; } }); });
+add("owner.json a symlink loop: recover clears", (d) => { mkdirSync(join(d, "run.lock")); symlinkSync(join(d, "run.lock/owner.json"), join(d, "run.lock/owner.json")); }, (M, d) => [M.readPid(d), M.recover(d), M.stopRequested(d)]);
+add("owner.json a symlink loop: unlock clears", (d) => { mkdirSync(join(d, "run.lock")); symlinkSync(join(d, "run.lock/owner.json"), join(d, "run.lock/owner.json")); }, (M, d) => [M.unlock(d), M.readStop(d).length]);
+add("owner.json dangling: unlock clears", (d) => { mkdirSync(join(d, "run.lock")); symlinkSync(join(d, "nowhere"), join(d, "run.lock/owner.json")); }, (M, d) => M.unlock(d));
+add("clearPid run.lock a symlink to a directory", (d) => { mkdirSync(join(d, "real")); writeFileSync(join(d, "real/owner.json"), '{"pid":5}'); symlinkSync(join(d, "real"), join(d, "run.lock")); }, (M, d) => [M.clearPid(d, 5), M.readPid(d)]);
+add("ensureJournal turns dangling", (d) => { rmSync(join(d, "turns"), { recursive: true }); symlinkSync(join(d, "real"), join(d, "turns")); }, (M, d) => M.ensureJournal(d));
+add("ensureJournal turns a loop", (d) => { rmSync(join(d, "turns"), { recursive: true }); symlinkSync(join(d, "turns"), join(d, "turns")); }, (M, d) => M.ensureJournal(d));
+add("ensureJournal dir dangling", (d) => symlinkSync(join(d, "nowhere"), join(d, "link")), (M, d) => M.ensureJournal(join(d, "link")));
+add("ensureJournal intermediate dangling", (d) => symlinkSync(join(d, "nowhere"), join(d, "link")), (M, d) => M.ensureJournal(join(d, "link", "x")));
+add("dir whose constructor getter throws", null, (M) => M.readDrops({ get constructor() { throw new EvalError("ctor"); } }));
+add("dir a Proxy: what Node's message reads", null, (M, d, log) => M.stopPath(new Proxy({}, { get(t, k) { if (typeof k === "string") log.push(`get ${k}`); return t[k]; } })));
+add("dir a Map and a class instance", null, (M) => [new Map(), new (class Thing {})(), Object.create(null), () => 1, function named() {}].map((v) => { try { return M.lockPath(v); } catch (e) { return e.message; } }));
+add("writePid under a faked Date.now", null, (M, d, log) => { patch(Date, "now", () => { log.push("now"); return 0; }, () => M.writePid(d, 7, { identity: () => ({ start: "5", boot: GEN }) })); return readFileSync(join(d, "run.lock/owner.json"), "utf8"); });
+add("STOP lines under a faked Date", null, (M, d) => { const Real = Date; class Fake extends Real { constructor(...a) { super(...(a.length ? a : [86400000])); } } globalThis.Date = Fake; try { M.requestStop(d, "x"); M.requestProcessingStop(d, GEN); M.unlock(d); } finally { globalThis.Date = Real; } return readFileSync(join(d, "STOP"), "utf8"); });

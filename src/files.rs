@@ -38,6 +38,50 @@ pub fn absent(err: &std::io::Error) -> bool {
   matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR))
 }
 
+/// Node's `mkdirSync(path, { recursive: true, mode })`, step for step as
+/// node_file.cc's MKDirpSync takes them, so that a failure carries the
+/// errno Node reports: where a directory belongs, a file is EEXIST (ENOTDIR
+/// when more is to be made under it), and a dangling link or a loop is what
+/// the stat of it says (ENOENT, ELOOP).
+pub fn mkdir_p(path: &str, mode: u32) -> Result<()> {
+  use nix::libc::{EACCES, EEXIST, ENOENT, ENOSPC, ENOTDIR, EPERM};
+  use std::os::unix::fs::DirBuilderExt;
+  let fail = std::io::Error::from_raw_os_error;
+  let mut stack = vec![path.to_string()];
+  // Node's loop can revisit a path that keeps failing with ENOENT (a
+  // removed working directory); this one gives up instead of spinning.
+  for _ in 0..4096 {
+    let Some(next) = stack.pop() else { return Ok(()) };
+    let mut err = match std::fs::DirBuilder::new().mode(mode).create(&next) {
+      Ok(()) => 0,
+      Err(e) => e.raw_os_error().ok_or(e)?,
+    };
+    loop {
+      match err {
+        0 => {}
+        EACCES | ENOSPC | ENOTDIR | EPERM => return Err(fail(err)),
+        ENOENT => {
+          let dirname = next.rfind('/').map_or(next.as_str(), |i| &next[..i]).to_string();
+          if dirname != next {
+            stack.push(next.clone());
+            stack.push(dirname);
+          } else if stack.is_empty() {
+            err = EEXIST;
+            continue;
+          }
+        }
+        _ => match std::fs::metadata(&next) {
+          Ok(meta) if !meta.is_dir() => return Err(fail(if err == EEXIST && !stack.is_empty() { ENOTDIR } else { EEXIST })),
+          Ok(_) => {}
+          Err(e) => return Err(e),
+        },
+      }
+      break;
+    }
+  }
+  Err(fail(ENOENT))
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -57,6 +101,26 @@ mod tests {
       read(&format!("{}/missing", d.path())).map_err(|e| e.kind()),
       Err(std::io::ErrorKind::NotFound)
     );
+  }
+
+  #[test]
+  fn mkdir_p_fails_as_node_does() {
+    use std::os::unix::fs::symlink;
+    let d = crate::testutil::TempDir::new();
+    let code = |p: &str| mkdir_p(p, 0o700).map_err(|e| e.raw_os_error());
+    assert_eq!(code(&format!("{}/a/b/c", d.path())), Ok(()));
+    assert_eq!(code(&format!("{}/a/b/c", d.path())), Ok(()));
+    std::fs::write(format!("{}/file", d.path()), "").expect("file");
+    assert_eq!(code(&format!("{}/file", d.path())), Err(Some(nix::libc::EEXIST)));
+    assert_eq!(code(&format!("{}/file/x", d.path())), Err(Some(nix::libc::ENOTDIR)));
+    symlink(format!("{}/nowhere", d.path()), format!("{}/dangling", d.path())).expect("link");
+    assert_eq!(code(&format!("{}/dangling", d.path())), Err(Some(nix::libc::ENOENT)));
+    assert_eq!(code(&format!("{}/dangling/x", d.path())), Err(Some(nix::libc::ENOENT)));
+    symlink(format!("{}/loop", d.path()), format!("{}/loop", d.path())).expect("loop");
+    assert_eq!(code(&format!("{}/loop", d.path())), Err(Some(nix::libc::ELOOP)));
+    assert_eq!(code(&format!("{}/loop/x", d.path())), Err(Some(nix::libc::ELOOP)));
+    symlink(format!("{}/a", d.path()), format!("{}/to-dir", d.path())).expect("link");
+    assert_eq!(code(&format!("{}/to-dir/b/new", d.path())), Ok(()));
   }
 
   #[test]

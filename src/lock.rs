@@ -79,7 +79,12 @@ fn read_pid_in(lock: &File) -> Option<Owner> {
   ) {
     Ok(fd) => fd,
     Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return None,
-    Err(_) => return Some(Owner::Invalid),
+    // existsSync's question, asked in this directory: a record that cannot
+    // be resolved (a dangling link, a loop) is no record.
+    Err(_) => {
+      let there = nix::unistd::faccessat(lock, "owner.json", nix::unistd::AccessFlags::F_OK, nix::fcntl::AtFlags::empty());
+      return there.is_ok().then_some(Owner::Invalid);
+    }
   };
   match crate::files::to_end(&File::from(fd)) {
     Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
@@ -465,7 +470,16 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
 
 /// `clearPid`: removes the lock when its record names `pid`.
 pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
-  let Some(lock) = hold(dir) else { return Ok(()) };
+  let Some(lock) = hold(dir) else {
+    // Not a directory this process can hold (a link a hand put there, or
+    // nothing): judged and removed by path, as the reference does.
+    if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid(dir), pid) {
+      if owner == pid {
+        remove_lock(dir, 0)?;
+      }
+    }
+    return Ok(());
+  };
   if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid_in(&lock), pid) {
     if owner == pid {
       remove_held(dir, &lock, 0)?;

@@ -172,7 +172,7 @@ pub fn processing_reason(generation: &str) -> Vec<u16> {
 pub fn request_processing<E: From<JournalError>>(
   dir: &str,
   reason: impl FnOnce() -> std::result::Result<Vec<u16>, E>,
-  line: impl FnOnce(&[u16]) -> String,
+  line: impl FnOnce(&[u16]) -> std::result::Result<String, Option<String>>,
 ) -> std::result::Result<String, E> {
   with_lock(dir, || {
     let rows = processing_rows(dir).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;
@@ -182,7 +182,7 @@ pub fn request_processing<E: From<JournalError>>(
       .filter_map(|r| Doc::parse(r))
       .any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if units(d.src, s) == reason));
     if !present {
-      append(dir, || Ok(line(&reason)))?;
+      append(dir, || line(&reason))?;
     }
     Ok(stop_path(dir))
   })
@@ -268,7 +268,7 @@ mod tests {
   fn processing_stops_are_verified_and_exact() {
     let d = TempDir::new();
     let gen = || Ok::<_, JournalError>(processing_reason(GEN));
-    request_processing(d.path(), gen, |r| line(&String::from_utf16_lossy(r))).expect("request");
+    request_processing(d.path(), gen, |r| Ok(line(&String::from_utf16_lossy(r)))).expect("request");
     request_processing(d.path(), gen, |_| unreachable!("already present")).expect("idempotent");
     assert_eq!(processing_rows(d.path()).map(|r| r.len()), Some(1));
     let other = || Ok::<_, JournalError>(processing_reason("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"));
@@ -308,7 +308,7 @@ mod tests {
         n += 1;
         Ok::<_, JournalError>(processing_reason(GEN))
       },
-      |r| line(&String::from_utf16_lossy(r)),
+      |r| Ok(line(&String::from_utf16_lossy(r))),
     )
     .expect("request");
     assert_eq!(n, 1);

@@ -4,7 +4,7 @@
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::stop::{request_stop, stop_line_text};
+use super::stop::{own_stop_line, request_stop};
 use super::{done, options, Dir, Js, JsResult, Thrown, Val};
 use crate::error::JournalError;
 use crate::identity::{self, boot_id, process_start};
@@ -312,7 +312,10 @@ pub fn write_pid(env: Env, dir: Val, pid: Val, opts: Val) -> napi::Result<()> {
   let js = Js::new(&env);
   let result = (|| {
     let [now, identity] = options(js, opts, ["now", "identity"])?;
-    let now = now.map_or_else(|| Now::Ms(time::now_ms()), Now::Js);
+    let now = match now {
+      Some(v) => Now::Js(v),
+      None => Now::Ms(js.now_ms()?),
+    };
     let id = call_identity(js, identity, pid)?;
     if js.is_nullish(id)? {
       return Err(
@@ -381,13 +384,10 @@ pub fn recover(env: Env, dir: Val, opts: Val) -> napi::Result<&'static str> {
       identity,
       before_remove,
     };
-    let at = || time::iso(time::now_ms()).unwrap_or_default();
-    Ok(
-      match lock::recover(d.fs(), &mut seams, |reason| Ok(stop_line_text(&at(), reason)))? {
-        Recovered::Clean => "clean",
-        Recovered::Cleared => "cleared",
-      },
-    )
+    Ok(match lock::recover(d.fs(), &mut seams, |reason| own_stop_line(js, reason))? {
+      Recovered::Clean => "clean",
+      Recovered::Cleared => "cleared",
+    })
   })();
   done(js, result)
 }

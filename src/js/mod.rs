@@ -66,17 +66,19 @@ impl From<JournalError> for Thrown {
 
 pub type JsResult<T> = Result<T, Thrown>;
 
-/// Values of the realm the binding keeps: `DiscordError` (registered by
-/// index.js) and the built-ins the reference calls. Built-ins are taken
-/// once, at load, so a later monkey-patch of JSON or Date does not reach us.
+/// Values of the realm the binding keeps: `DiscordError` and Node's
+/// `path.join` (registered by index.js) and the built-ins the reference
+/// calls. Built-ins are taken once, at load, so a later monkey-patch of
+/// JSON, String, Set or Map does not reach us. Date is the exception: it is
+/// looked up on every use, because tests fake the clock by replacing it.
 struct Realm {
+  join: sys::napi_ref,
   discord_error: sys::napi_ref,
   stringify: sys::napi_ref,
   parse: sys::napi_ref,
   string: sys::napi_ref,
   set: sys::napi_ref,
   map: sys::napi_ref,
-  date: sys::napi_ref,
   spread_with_id: sys::napi_ref,
   concat: sys::napi_ref,
 }
@@ -105,7 +107,7 @@ pub fn module_exports(exports: napi::bindgen_prelude::Object, env: Env) -> napi:
 /// Registers the `DiscordError` class that every refusal is an instance of.
 /// index.js calls it once at load; it is not part of the package's API.
 #[napi_derive::napi(js_name = "__setup")]
-pub fn setup(env: Env, discord_error: Val) -> napi::Result<()> {
+pub fn setup(env: Env, discord_error: Val, join: Val) -> napi::Result<()> {
   let js = Js::new(&env);
   let result = (|| {
     let global = js.global()?;
@@ -115,13 +117,13 @@ pub fn setup(env: Env, discord_error: Val) -> napi::Result<()> {
     // order. The spread stays JavaScript's own.
     let spread = js.run_script("(function spreadWithId(record, id) { return { ...record, id }; })")?;
     Ok(Realm {
+      join: js.keep(join)?,
       discord_error: js.keep(discord_error)?,
       stringify: js.keep(js.get(json, "stringify")?)?,
       parse: js.keep(js.get(json, "parse")?)?,
       string: js.keep(js.get(global, "String")?)?,
       set: js.keep(js.get(global, "Set")?)?,
       map: js.keep(js.get(global, "Map")?)?,
-      date: js.keep(js.get(global, "Date")?)?,
       spread_with_id: js.keep(spread)?,
       concat: js.keep(js.get(js.get(js.get(global, "Array")?, "prototype")?, "concat")?)?,
     })
@@ -265,14 +267,34 @@ impl Js {
   }
 
   /// `new Date(v).toISOString()`. Numbers are converted here; anything else
-  /// goes through V8's Date (its parser, ToPrimitive, valueOf).
+  /// goes through the Date the page has now (its parser, ToPrimitive,
+  /// valueOf).
   pub fn iso_of(self, v: Val) -> JsResult<String> {
     if self.is(v, sys::ValueType::napi_number)? {
       return crate::time::iso(self.number_value(v)?).ok_or_else(|| JournalError::invalid_date().into());
     }
-    let ctor = self.kept(self.realm()?.date)?;
-    let date = self.construct(ctor, &[v])?;
-    let f = self.get(date, "toISOString")?;
+    self.date_iso(&[v])
+  }
+
+  /// `new Date().toISOString()`: the clock is read through the global Date
+  /// of this moment, so a test's fake timers are seen as journal.mjs sees
+  /// them.
+  pub fn now_iso(self) -> JsResult<String> {
+    self.date_iso(&[])
+  }
+
+  /// `Date.now()`, through the global Date of this moment.
+  pub fn now_ms(self) -> JsResult<f64> {
+    let date = self.get(self.global()?, "Date")?;
+    let now = self.prop(date, "now")?;
+    let v = self.call(now, date, &[])?;
+    self.number_value(v)
+  }
+
+  fn date_iso(self, args: &[Val]) -> JsResult<String> {
+    let ctor = self.get(self.global()?, "Date")?;
+    let date = self.construct(ctor, args)?;
+    let f = self.prop(date, "toISOString")?;
     let out = self.call(f, date, &[])?;
     self.utf8(out)
   }
@@ -354,6 +376,13 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
   match e {
     Thrown::Pending => {}
     Thrown::Journal(e) => {
+      // A journal error raised while an exception is pending replaced it,
+      // as a `finally` that throws does (`.stop.lock` that cannot be
+      // removed after the action threw): the later error is the one thrown.
+      if js.pending() {
+        js.take_exception()
+          .map_err(|_| napi::Error::from_reason("discord-journal: could not clear an exception"))?;
+      }
       if js.throw_error(e).is_err() && !js.pending() {
         return Err(napi::Error::from_reason("discord-journal: could not raise an error"));
       }
@@ -377,7 +406,7 @@ pub struct Dir {
 impl Dir {
   pub fn from(js: Js, v: Val) -> JsResult<Dir> {
     if !js.is(v, sys::ValueType::napi_string)? {
-      return Err(invalid_path(js, v).into());
+      return Err(invalid_path(js, v));
     }
     Ok(Dir {
       units: js.units(v)?,
@@ -409,25 +438,22 @@ impl Dir {
   }
 }
 
-/// Node's ERR_INVALID_ARG_TYPE for a path argument that is not a string.
-fn invalid_path(js: Js, v: Val) -> JournalError {
-  let received = match js.type_of(v) {
-    Ok(sys::ValueType::napi_undefined) => "undefined".to_string(),
-    Ok(sys::ValueType::napi_null) => "null".to_string(),
-    Ok(sys::ValueType::napi_number) => format!(
-      "type number ({})",
-      js.number_value(v).map(crate::text::js_number).unwrap_or_default()
-    ),
-    Ok(sys::ValueType::napi_boolean) => format!("type boolean ({})", js.bool_value(v).unwrap_or_default()),
-    Ok(sys::ValueType::napi_object) => "an instance of Object".to_string(),
-    Ok(sys::ValueType::napi_function) => "function".to_string(),
-    Ok(sys::ValueType::napi_symbol) => "type symbol".to_string(),
-    Ok(sys::ValueType::napi_bigint) => "type bigint".to_string(),
-    _ => "an unexpected value".to_string(),
-  };
-  JournalError::Type {
-    message: format!("The \"path\" argument must be of type string. Received {received}"),
-    code: Some("ERR_INVALID_ARG_TYPE"),
+/// Node's ERR_INVALID_ARG_TYPE for a path argument that is not a string:
+/// thrown by `path.join` itself, so its message, and what building it reads
+/// of the value (a getter that throws included), are Node's own.
+fn invalid_path(js: Js, v: Val) -> Thrown {
+  let joined = js.realm().and_then(|realm| {
+    let join = js.kept(realm.join)?;
+    js.call(join, js.undefined()?, &[v])
+  });
+  match joined {
+    Err(thrown) => thrown,
+    // Not reached: join refuses every value that is not a string.
+    Ok(_) => JournalError::Type {
+      message: "The \"path\" argument must be of type string".into(),
+      code: Some("ERR_INVALID_ARG_TYPE"),
+    }
+    .into(),
   }
 }
 

@@ -25,24 +25,19 @@ pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
 
 /// `mkdirSync(path, { recursive: true, mode: 0o700 })`, with Node's errors.
 fn mkdir_p(path: &str) -> Result<(), JournalError> {
-  use std::os::unix::fs::DirBuilderExt;
-  std::fs::DirBuilder::new()
-    .recursive(true)
-    .mode(0o700)
-    .create(path)
-    .map_err(|e| match e.raw_os_error() {
-      Some(errno) => JournalError::Node {
-        code: fs_code(&e).unwrap_or_default(),
-        errno,
-        syscall: "mkdir",
-        path: path.to_string(),
-      },
-      // Node refuses a path with a NUL byte before any system call.
-      None => JournalError::Type {
-        message: "The argument 'path' must be a string, Uint8Array, or URL without null bytes.".into(),
-        code: Some("ERR_INVALID_ARG_VALUE"),
-      },
-    })
+  crate::files::mkdir_p(path, 0o700).map_err(|e| match e.raw_os_error() {
+    Some(errno) => JournalError::Node {
+      code: fs_code(&e).unwrap_or_default(),
+      errno,
+      syscall: "mkdir",
+      path: path.to_string(),
+    },
+    // Node refuses a path with a NUL byte before any system call.
+    None => JournalError::Type {
+      message: "The argument 'path' must be a string, Uint8Array, or URL without null bytes.".into(),
+      code: Some("ERR_INVALID_ARG_VALUE"),
+    },
+  })
 }
 
 /// The files `appendLine` may write, by the index index.js passes.

@@ -5,20 +5,20 @@ use napi_derive::napi;
 
 use super::{done, Dir, Js, JsResult, Val};
 use crate::error::JournalError;
-use crate::{identity, stop, time};
+use crate::{identity, stop};
 
 /// `JSON.stringify({ at: new Date().toISOString(), reason })`, failing with
 /// the `code` of what it threw. A string reason is written here (serde_json
 /// escapes a well-formed string exactly as JSON.stringify does); any other
 /// value goes through V8.
 pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, Option<String>>> {
-  let at = time::iso(time::now_ms()).unwrap_or_default();
-  if let Some(units) = js.string_of(reason)?.map(|_| js.units(reason)).transpose()? {
-    if let Ok(text) = String::from_utf16(&units) {
-      return Ok(Ok(stop_line_text(&at, &text)));
-    }
-  }
   js.catching(|| {
+    let at = js.now_iso()?;
+    if let Some(units) = js.string_of(reason)?.map(|_| js.units(reason)).transpose()? {
+      if let Ok(text) = String::from_utf16(&units) {
+        return Ok(stop_line_text(&at, &text));
+      }
+    }
     let obj = js.object()?;
     js.set(obj, "at", js.str(&at)?)?;
     js.set(obj, "reason", reason)?;
@@ -26,16 +26,39 @@ pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, Option<String>>
   })
 }
 
+/// The STOP line for a reason the addon writes itself, failing with the
+/// `code` of what the clock threw.
+pub fn own_stop_line(js: Js, reason: &str) -> Result<String, Option<String>> {
+  match js.catching(|| js.now_iso()) {
+    Ok(Ok(at)) => Ok(stop_line_text(&at, reason)),
+    Ok(Err(code)) => Err(code),
+    Err(_) => Err(None),
+  }
+}
+
 /// The line for a string reason.
 pub fn stop_line_text(at: &str, reason: &str) -> String {
   format!("{{\"at\":\"{at}\",\"reason\":{}}}", serde_json::Value::from(reason))
 }
 
-/// `requestStop(dir, reason)`: the lock, then the line; returns STOP's path.
+/// `requestStop(dir, reason)`: the lock, then STOP opened, then the line
+/// (so a STOP that cannot be opened never converts the reason); returns
+/// STOP's path.
 pub fn request_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
   stop::with_lock(dir.fs(), || {
-    let line = stop_line(js, reason)?;
-    Ok::<_, super::Thrown>(stop::append(dir.fs(), || line)?)
+    // An exception the line cannot be reduced to a code for (a `code`
+    // getter that throws) is the one the call throws.
+    let mut thrown = None;
+    let appended = stop::append(dir.fs(), || {
+      stop_line(js, reason).unwrap_or_else(|e| {
+        thrown = Some(e);
+        Err(None)
+      })
+    });
+    match thrown {
+      Some(e) => Err(e),
+      None => Ok::<_, super::Thrown>(appended?),
+    }
   })?;
   dir.join(js, &["STOP"])
 }
@@ -87,12 +110,14 @@ pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val
       return Err(JournalError::failed("invalid processing generation").into());
     };
     let d = Dir::from(js, dir)?;
-    let at = time::iso(time::now_ms()).unwrap_or_default();
     let line = |units: &[u16]| match String::from_utf16(units) {
-      Ok(text) => stop_line_text(&at, &text),
+      Ok(text) => own_stop_line(js, &text),
       // A lone surrogate (only a generation whose toString changes its
       // answer gets here): JSON.stringify escapes it.
-      Err(_) => js.str16(units).ok().and_then(|v| stop_line(js, v).ok()?.ok()).unwrap_or_default(),
+      Err(_) => js
+        .str16(units)
+        .map_err(|_| None)
+        .and_then(|v| stop_line(js, v).unwrap_or(Err(None))),
     };
     stop::request_processing(d.fs(), || reason(js, gen, &checked), line)?;
     d.join(js, &["STOP"])
