@@ -398,9 +398,11 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
 
 /// A `dir` argument: `path.join` refuses anything but a string.
 pub struct Dir {
-  /// The exact string.
-  pub units: Vec<u16>,
-  fs: std::cell::OnceCell<String>,
+  /// The string itself, read as UTF-16 only when a path is returned.
+  v: Val,
+  /// The path for the file system: what V8 hands it (each lone surrogate
+  /// as U+FFFD).
+  fs: String,
 }
 
 impl Dir {
@@ -408,32 +410,28 @@ impl Dir {
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v));
     }
-    Ok(Dir {
-      units: js.units(v)?,
-      fs: std::cell::OnceCell::new(),
-    })
+    Ok(Dir { v, fs: js.utf8(v)? })
   }
 
-  /// The path for the file system: what V8 hands it (each lone surrogate
-  /// as U+FFFD).
   pub fn fs(&self) -> &str {
-    self.fs.get_or_init(|| String::from_utf16_lossy(&self.units))
+    &self.fs
   }
 
   /// `path.join(dir, ...names)` as the string the API returns.
   pub fn join(&self, js: Js, names: &[&str]) -> JsResult<Val> {
-    let mut joined = Vec::with_capacity(self.units.len() + 24);
-    joined.extend_from_slice(&self.units);
+    let units = js.units(self.v)?;
+    let mut joined = Vec::with_capacity(units.len() + 24);
+    joined.extend_from_slice(&units);
     for name in names {
       joined.push(u16::from(b'/'));
       joined.extend(name.encode_utf16());
     }
-    if crate::paths::is_normal(&self.units) {
+    if crate::paths::is_normal(&units) {
       return js.str16(&joined);
     }
     // Names are plain segments, so joining first and normalizing once is
     // path.join (which drops an empty dir, as it drops every empty part).
-    let parts: [&[u16]; 1] = [if self.units.is_empty() { &joined[1..] } else { &joined }];
+    let parts: [&[u16]; 1] = [if units.is_empty() { &joined[1..] } else { &joined }];
     js.str16(&crate::paths::join(&parts))
   }
 }

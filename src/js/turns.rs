@@ -13,6 +13,8 @@ use crate::{paths, records, turns};
 struct TurnPath {
   dir: Dir,
   file: String,
+  /// The id, when it is a string (so `String(id)` is the id itself).
+  text: Option<String>,
 }
 
 impl TurnPath {
@@ -23,15 +25,16 @@ impl TurnPath {
     }
     // The template is evaluated before join() is called (and refuses a dir
     // that is not a string).
-    let shown = if js.is(id, napi::sys::ValueType::napi_string)? {
-      checked
+    let (shown, text) = if js.is(id, napi::sys::ValueType::napi_string)? {
+      (checked.clone(), Some(checked))
     } else {
-      js.utf8(js.to_string(id)?)?
+      (js.utf8(js.to_string(id)?)?, None)
     };
     let dir = Dir::from(js, dir)?;
     Ok(TurnPath {
       dir,
       file: format!("{shown}.json"),
+      text,
     })
   }
 
@@ -87,7 +90,11 @@ pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let path = TurnPath::of(js, dir, id)?;
-    let label = id_text(js, id)?;
+    // `String(id)` once more, as the reference passes it on.
+    let label = match &path.text {
+      Some(text) => text.clone(),
+      None => id_text(js, id)?,
+    };
     let text = turns::read_text(&path.fs(), &label)?;
     // One parse, V8's own: its verdict is JSON.parse's by definition.
     match js.parse(&text) {
