@@ -311,11 +311,14 @@ fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> Result<Stri
 pub fn write_pid(env: Env, dir: Val, pid: Val, opts: Val) -> napi::Result<()> {
   let js = Js::new(&env);
   let result = (|| {
-    let [now, identity] = options(js, opts, ["now", "identity"])?;
+    // `{ now = Date.now(), identity = identityOf }`: the default is
+    // evaluated before `identity` is read.
+    let [now] = options(js, opts, ["now"])?;
     let now = match now {
       Some(v) => Now::Js(v),
       None => Now::Ms(js.now_ms()?),
     };
+    let [identity] = options(js, opts, ["identity"])?;
     let id = call_identity(js, identity, pid)?;
     if js.is_nullish(id)? {
       return Err(
