@@ -30,12 +30,13 @@ pub fn read_at(dir: &File, name: &str) -> Result<Vec<u8>> {
   to_end(&File::from(fd))
 }
 
-/// Whether a failed open says nothing is at the path (ENOENT, ENOTDIR): what
-/// existsSync would have answered at that instant. Asking existsSync again
-/// after such a failure could see a file created meanwhile and call a
-/// missing file unreadable.
-pub fn absent(err: &std::io::Error) -> bool {
-  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR))
+/// Whether a failed open of `path` means "no file", as the reference's
+/// `existsSync` before its read would have said: the readers open first and
+/// ask this only when the open fails. ENOENT and ENOTDIR answer it at once
+/// (asking existsSync again could see a file created meanwhile and call a
+/// missing file unreadable); any other failure asks existsSync's question.
+pub fn missing(err: &std::io::Error, path: &str) -> bool {
+  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !crate::lines::exists(path)
 }
 
 /// Node's `mkdirSync(path, { recursive: true, mode })`, step for step as

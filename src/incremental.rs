@@ -20,7 +20,6 @@ use std::sync::Mutex;
 
 use crate::error::{quiet_io, JournalError, Result};
 use crate::json::Doc;
-use crate::lines::exists;
 use crate::paths;
 
 /// Where a piece of text is: a span of the file's bytes when the line was
@@ -166,11 +165,9 @@ fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, 
 /// `<name>:<n>: not valid JSON`.
 pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R, E>) -> Result<Option<R>, E> {
   let path = paths::under(dir, &[name]);
-  // Open first, without the reference's existsSync: a failed open is "no
-  // file" exactly where existsSync would have said so.
   let mut file = match File::open(&path) {
     Ok(file) => file,
-    Err(e) if crate::files::absent(&e) || !exists(&path) => return Ok(None),
+    Err(e) if crate::files::missing(&e, &path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read").into()),
   };
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));

@@ -56,13 +56,9 @@ pub enum Owner {
 /// publication interval).
 pub fn read_pid(dir: &str) -> Option<Owner> {
   let path = owner_path(dir);
-  // Open first, without the reference's existsSync: a failed open is "no
-  // record" exactly where existsSync would have said so. (Asking after an
-  // ENOENT could find a record a claim published meanwhile, and refuse it
-  // as unreadable.)
   match crate::files::read(&path) {
     Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
-    Err(e) if crate::files::absent(&e) || !exists(&path) => None,
+    Err(e) if crate::files::missing(&e, &path) => None,
     Err(_) => Some(Owner::Invalid),
   }
 }
@@ -675,11 +671,7 @@ mod tests {
   #[test]
   fn claim_publishes_and_refuses_a_second_claim() {
     let d = TempDir::new();
-    let mut seams = Fixed {
-      start: "5",
-      calls: 0,
-      removes: 0,
-    };
+    let mut seams = fixed("5");
     claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect("claim");
     assert_eq!(
       std::fs::read_to_string(owner_path(d.path())).expect("record"),
@@ -732,11 +724,7 @@ mod tests {
   fn the_stop_gate_releases_the_claim() {
     let d = TempDir::new();
     std::fs::write(stop::stop_path(d.path()), "").expect("STOP");
-    let mut seams = Fixed {
-      start: "5",
-      calls: 0,
-      removes: 0,
-    };
+    let mut seams = fixed("5");
     let err = claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect_err("gated");
     assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
     assert!(!exists(&lock_path(d.path())));
@@ -745,20 +733,12 @@ mod tests {
   #[test]
   fn unlock_judges_and_clears() {
     let d = TempDir::new();
-    let mut live = Fixed {
-      start: "5",
-      calls: 0,
-      removes: 0,
-    };
+    let mut live = fixed("5");
     assert_eq!(unlock_after_stop(d.path(), &mut live), Ok(Unlocked::NoLock));
     claim(d.path(), Some(ME), &mut live, || Ok(record(ME, "5"))).expect("claim");
     assert!(unlock_after_stop(d.path(), &mut live).is_err());
     assert_eq!(live.removes, 0);
-    let mut other = Fixed {
-      start: "6",
-      calls: 0,
-      removes: 0,
-    };
+    let mut other = fixed("6");
     let cleared = unlock_after_stop(d.path(), &mut other).expect("mismatch clears");
     assert_eq!(
       cleared,

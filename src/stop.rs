@@ -103,11 +103,10 @@ impl StopLine {
 /// `readStop`: the lines as written, oldest first; blank lines (by
 /// JavaScript's trim) skipped.
 pub fn read(dir: &str) -> Result<Vec<StopLine>> {
-  // Read first, without the reference's existsSync: a failed read is "no
-  // STOP" exactly where existsSync would have said so.
-  let bytes = match crate::files::read(&stop_path(dir)) {
+  let path = stop_path(dir);
+  let bytes = match crate::files::read(&path) {
     Ok(bytes) => bytes,
-    Err(e) if crate::files::absent(&e) || !requested(dir) => return Ok(Vec::new()),
+    Err(e) if crate::files::missing(&e, &path) => return Ok(Vec::new()),
     Err(e) => return Err(quiet_io(&e, &label(dir), "read")),
   };
   let text = decode_utf8(bytes);

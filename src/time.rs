@@ -32,13 +32,6 @@ pub fn iso(t: f64) -> Option<String> {
   ))
 }
 
-/// `Date.now()`.
-pub fn now_ms() -> f64 {
-  std::time::SystemTime::now()
-    .duration_since(std::time::UNIX_EPOCH)
-    .map_or(0.0, |d| d.as_millis() as f64)
-}
-
 /// Whether `s` is exactly `toISOString()` of some time value, which is what
 /// `Number.isFinite(Date.parse(s)) && new Date(s).toISOString() === s`
 /// decides: toISOString is one-to-one and Date.parse reads its output back.
