@@ -314,7 +314,7 @@ pub fn claim<S: Seams>(
     // and holds no record but this claim's, so the next start is not
     // refused "without an owner record". Beyond the reference, which leaves
     // it for `unlock`; the refusal is the same.
-    if still_ours(&lock, &mine) && record_in(&mine).map_or(true, |r| is_record(&r, &text)) {
+    if still_ours(&lock, &mine) && record_in(&mine).is_none_or(|r| is_record(&r, &text)) {
       let _ = remove_held(dir, &mine, 0);
     }
     return Err(quiet_io(&e, &label, "write").into());
