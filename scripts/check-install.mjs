@@ -222,8 +222,9 @@ try {
   timed("workspace", () => {
     // A checkout of the package (its tracked and new files, no binary, no
     // node_modules) as packages/discord-journal of the host. The build's
-    // intermediate files go to this clone's target/check-install, so that
-    // CI's next run rebuilds only the crate.
+    // intermediate files go to this clone's target/ (or CARGO_TARGET_DIR),
+    // where a clone's own `npm install` built them: only the crate is
+    // compiled again.
     const dir = join(work, "workspace");
     host(dir, pkg.version);
     const copy = join(dir, "packages", "discord-journal");
@@ -234,7 +235,7 @@ try {
       cpSync(join(root, f), join(copy, f));
     }
     if (readdirSync(copy).some((f) => f.endsWith(".node"))) throw new Error("the checkout copy carries a binary");
-    const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR ?? join(root, "target", "check-install") };
+    const env = { ...process.env, CARGO_TARGET_DIR: process.env.CARGO_TARGET_DIR ?? join(root, "target") };
     run("npm", ["install", "--package-lock-only", "--ignore-scripts", "--no-audit", "--no-fund"], { cwd: dir, env, quiet: true });
     run("npm", ["ci", "--omit=dev", "--no-audit", "--no-fund", "--foreground-scripts"], { cwd: dir, env });
     if (!existsSync(join(copy, "discord-journal.linux-x64-gnu.node"))) throw new Error("npm ci built no binary");
