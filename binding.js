@@ -8,10 +8,7 @@
 // usual load costs no detection (process.report, which napi-rs's loader
 // asks, costs milliseconds and can wait on reverse DNS).
 // scripts/ensure-binary.js builds a binary under these names from source
-// where none fits. This is a file of its own because Node reads the source of a
-// CommonJS module that an ES module imports, character by character, for
-// its export names (cjs-module-lexer): on Node 20 every kilobyte of
-// index.js costs such an import about half a millisecond.
+// where none fits.
 "use strict";
 
 const path = require("node:path");

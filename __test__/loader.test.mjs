@@ -7,6 +7,7 @@ import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
+import { createRequire } from "node:module";
 import { fileURLToPath } from "node:url";
 import { addonOnly } from "./helpers.mjs";
 
@@ -21,7 +22,7 @@ after(() => {
 function bare() {
   const dir = mkdtempSync(join(tmpdir(), "discord-journal-loader-"));
   made.push(dir);
-  for (const f of ["index.js", "binding.js", "package.json", "Cargo.toml"]) copyFileSync(join(root, f), join(dir, f));
+  for (const f of ["entry.js", "index.js", "binding.js", "package.json", "Cargo.toml"]) copyFileSync(join(root, f), join(dir, f));
   return dir;
 }
 
@@ -63,6 +64,20 @@ describe("loader", addonOnly, () => {
     const r = node(["-e", `${trap} console.log(typeof require(${JSON.stringify(root)}).writePid)`]);
     assert.equal(r.stderr, "");
     assert.equal(r.stdout.trim(), "function");
+  });
+});
+
+describe("entry", addonOnly, () => {
+  test("the package's entry gives every export of index.js, the same values, to require and import", async () => {
+    const index = createRequire(import.meta.url)(join(root, "index.js"));
+    const required = createRequire(import.meta.url)("discord-journal");
+    const imported = await import("discord-journal");
+    assert.deepEqual(Object.keys(required), Object.keys(index));
+    assert.deepEqual(Object.keys(imported).filter((k) => k !== "default").sort(), Object.keys(index).sort());
+    for (const k of Object.keys(index)) {
+      assert.equal(required[k], index[k], k);
+      assert.equal(imported[k], index[k], k);
+    }
   });
 });
 

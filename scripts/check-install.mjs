@@ -209,7 +209,7 @@ function pack() {
   if (!existsSync(join(root, "discord-journal.linux-x64-gnu.node"))) throw new Error("no binary to pack: run `npm run build:dist` first");
   const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, quiet: true }));
   const files = out[0].files.map((f) => f.path);
-  for (const f of ["discord-journal.linux-x64-gnu.node", "index.js", "binding.js", "index.d.ts", "scripts/ensure-binary.js", "LICENSE", "Cargo.toml", "Cargo.lock", "src/lib.rs", "bin/discord-journal.js"]) {
+  for (const f of ["discord-journal.linux-x64-gnu.node", "index.js", "binding.js", "entry.js", "index.d.ts", "scripts/ensure-binary.js", "LICENSE", "Cargo.toml", "Cargo.lock", "src/lib.rs", "bin/discord-journal.js"]) {
     if (!files.includes(f)) throw new Error(`the tarball lacks ${f}`);
   }
   for (const f of files) if (/^(__test__|bench|fuzz|reliability|parity|target|node_modules)\//.test(f)) throw new Error(`the tarball carries ${f}`);
