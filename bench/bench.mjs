@@ -17,19 +17,58 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const LINES = Number(opt("lines", 100_000));
-const TURNS = Number(opt("turns", 2_000));
-const PAIRS = Number(opt("pairs", 7));
-const against = opt("against");
-const jsonOut = opt("json");
-const only = opt("only") ? new RegExp(opt("only")) : null;
-const childMode = opt("child");
+const USAGE = "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX]";
+/** A usage mistake: the message and the usage, exit status 2 (a typo must not run a different benchmark, #13). */
+function usage(message) {
+  console.error(`bench: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+/** A count of digits only, at least 1: `10k`, `1,000` and `1e3` are refused, not read as NaN or 1. */
+function count(name, text) {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n)) {
+    usage(`--${name} takes a whole number of at least 1 (digits only), not ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+/** The options, parsed strictly (an unknown option or a missing value is refused); none when imported. */
+function options() {
+  try {
+    return parseArgs({
+      strict: true,
+      options: {
+        lines: { type: "string", default: "100000" },
+        turns: { type: "string", default: "2000" },
+        pairs: { type: "string", default: "7" },
+        against: { type: "string" },
+        json: { type: "string" },
+        only: { type: "string" },
+        // The peak-memory child's own options (see peakMemory).
+        child: { type: "string" },
+        dir: { type: "string" },
+      },
+    }).values;
+  } catch (e) {
+    return usage(e.message);
+  }
+}
+
+const main = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+const opts = main ? options() : { lines: "100000", turns: "2000", pairs: "7" };
+const LINES = count("lines", opts.lines);
+const TURNS = count("turns", opts.turns);
+const PAIRS = count("pairs", opts.pairs);
+const against = opts.against;
+const jsonOut = opts.json;
+let only = null;
+try {
+  only = opts.only === undefined ? null : new RegExp(opts.only);
+} catch (e) {
+  usage(`--only takes a regular expression: ${e.message}`);
+}
+const childMode = opts.child;
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 async function load(path) {
@@ -143,10 +182,9 @@ function peakMemory(modulePath, dir) {
   return JSON.parse(out);
 }
 
-const main = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
 if (main && childMode) {
   const M = await load(childMode);
-  const dir = opt("dir");
+  const dir = opts.dir;
   const before = process.resourceUsage().maxRSS;
   const drops = M.readDrops(dir);
   console.log(JSON.stringify({ baseKiB: before, peakKiB: process.resourceUsage().maxRSS, lines: drops.length }));

@@ -5,12 +5,32 @@ import { closeSync, openSync, readFileSync, readdirSync, unlinkSync, writeFileSy
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const path = process.env.JOURNAL_MODULE ? resolve(process.env.JOURNAL_MODULE) : join(root, "index.js");
 const M = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(import.meta.url)(path);
 
-const [role, dir, ...args] = process.argv.slice(2);
+/** A usage mistake: the message, exit status 2 (a count like `10k` once ran as NaN, #13). */
+function usage(message) {
+  console.error(`worker: ${message}\nusage: node reliability/worker.mjs ROLE DIR [N ...]`);
+  process.exit(2);
+}
+// Positionals `role dir ...args`; no option is defined, so any `--flag` is refused.
+let positionals;
+try {
+  ({ positionals } = parseArgs({ strict: true, allowPositionals: true, options: {} }));
+} catch (e) {
+  usage(e.message);
+}
+const [role, dir, ...args] = positionals;
+if (role === undefined || dir === undefined) usage("give a role and a journal directory");
+/** The role's numeric arguments: digits only, each refused with exit 2 otherwise. */
+const numbers = (list) =>
+  list.map((text, i) => {
+    if (!/^[0-9]+$/.test(text)) usage(`${role}: argument ${i + 1} takes a whole number (digits only), not ${JSON.stringify(text)}`);
+    return Number(text);
+  });
 const now = () => performance.timeOrigin + performance.now();
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -18,7 +38,7 @@ const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 
 switch (role) {
   // Appends `n` drop lines of about 200 bytes, each naming its writer and index.
   case "append": {
-    const [writer, n] = args.map(Number);
+    const [writer, n] = numbers(args);
     const pad = "x".repeat(160);
     for (let i = 0; i < n; i++) M.appendDrop(dir, { w: writer, i, pad });
     out({ appended: n });
@@ -33,7 +53,7 @@ switch (role) {
   }
   // Tries to create turn records t0..t(n-1), each with its writer's name.
   case "turns": {
-    const [writer, n] = args.map(Number);
+    const [writer, n] = numbers(args);
     const won = [], lost = [], other = [];
     for (let i = 0; i < n; i++) {
       try {
@@ -49,7 +69,7 @@ switch (role) {
   // Claims, holds and releases the lock until `ms` passed, counting holds in
   // a counter file; a second holder would find the `holding` marker.
   case "lock": {
-    const [ms] = args.map(Number);
+    const [ms] = numbers(args);
     const end = now() + ms;
     let holds = 0, refused = 0, violations = 0;
     while (now() < end) {
@@ -78,7 +98,7 @@ switch (role) {
   // Claims and releases until `ms` passed, recording when each claim that
   // stood had started; a holder checks its lock is still its own.
   case "claim": {
-    const [ms, hold] = args.map(Number);
+    const [ms, hold] = numbers(args);
     const end = now() + ms;
     const stood = [];
     let lost = 0;
@@ -105,7 +125,7 @@ switch (role) {
   // After `delay` ms, unlocks (writing STOP first) and reports when STOP
   // was certainly there.
   case "unlock": {
-    const [delay] = args.map(Number);
+    const [delay] = numbers(args);
     sleep(delay);
     let result;
     try {
@@ -118,7 +138,7 @@ switch (role) {
   }
   // Runs recover until `ms` passed, counting what it did.
   case "recover": {
-    const [ms] = args.map(Number);
+    const [ms] = numbers(args);
     const end = now() + ms;
     const seen = {};
     while (now() < end) {
@@ -135,7 +155,7 @@ switch (role) {
   }
   // `n` STOP lines, retrying while another writer holds .stop.lock.
   case "stop": {
-    const [writer, n] = args.map(Number);
+    const [writer, n] = numbers(args);
     let retries = 0;
     for (let i = 0; i < n; ) {
       try {
@@ -198,5 +218,5 @@ switch (role) {
     break;
   }
   default:
-    throw new Error(`unknown role ${role}`);
+    usage(`unknown role ${JSON.stringify(role)}`);
 }
