@@ -89,7 +89,8 @@ describe("discord-journal command", addonOnly, () => {
     const r = cli("status", dir, "--json");
     assert.equal(r.status, 0, r.stderr);
     const s = JSON.parse(r.stdout);
-    assert.deepEqual(Object.keys(s), ["journal", "label", "today", "files", "turns", "unresolvedDeliveries", "onToday", "lastReload", "stop", "lock"]);
+    const keys = ["journal", "label", "today", "files", "turns", "unresolvedDeliveries", "onToday", "lastReload", "stop", "lock"];
+    assert.deepEqual(Object.keys(s), keys);
     assert.deepEqual(s.files["outbox.jsonl"], { lines: 1, bytes: readFileSync(join(dir, "outbox.jsonl")).length });
     assert.deepEqual(Object.keys(s.unresolvedDeliveries.value[0]), ["nonce", "status", "intentAt", "ageSeconds"]);
     assert.deepEqual(
@@ -238,6 +239,8 @@ describe("discord-journal command", addonOnly, () => {
       const u = cli("unlock", dir);
       assert.equal(u.status, 1);
       assert.match(u.stderr, /refusing to unlock: the connector is running/);
+      // unlock wrote STOP before it refused: the connector runs under the brake.
+      assert.match(cli("status", dir).stdout, /next: a connector runs under the brake: `rm .+STOP` when it should take turns again/);
     } finally {
       child.kill("SIGKILL");
     }
@@ -246,12 +249,16 @@ describe("discord-journal command", addonOnly, () => {
   // On a terminal (a pseudo-terminal from util-linux's script(1), where
   // present) status has symbols and colour; NO_COLOR keeps the symbols only.
   const script = spawnSync("script", ["--version"], { encoding: "utf8" });
-  test("status on a terminal: symbols and colour, NO_COLOR honoured", script.status === 0 ? {} : { skip: "script(1) is not installed" }, () => {
+  const withTty = script.status === 0 ? {} : { skip: "script(1) is not installed" };
+  test("status on a terminal: symbols and colour, NO_COLOR honoured", withTty, () => {
     const dir = journal();
     M.requestStop(dir, "operator");
     const onTty = (env) => {
       const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} status ${JSON.stringify(dir)}`;
-      const r = spawnSync("script", ["-qec", command, "/dev/null"], { encoding: "utf8", env: { ...process.env, TERM: "xterm-256color", ...env } });
+      const r = spawnSync("script", ["-qec", command, "/dev/null"], {
+        encoding: "utf8",
+        env: { ...process.env, TERM: "xterm-256color", ...env },
+      });
       assert.equal(r.status, 0, r.stderr);
       return r.stdout;
     };

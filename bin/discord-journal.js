@@ -162,6 +162,8 @@ function lockNext(dir, state, stop) {
     case "unknown":
       return `alive but unverifiable: stop that process by hand, then \`discord-journal unlock ${d}\``;
     default:
+      // Under a brake the connector starts no new turn; it runs again once STOP is removed.
+      if (braked) return `a connector runs under the brake: \`rm ${sh(path.join(dir, "STOP"))}\` when it should take turns again`;
       return `a connector runs: \`discord-journal stop ${d}\` to brake it`;
   }
 }
@@ -282,7 +284,9 @@ function printStatus(dir, s) {
       mismatch: "which is another process now",
       unknown: "alive, its identity unverifiable",
     };
-    const who = owner && !owner.invalid ? `pid ${owner.pid}, ${whose[state]}` : state === "invalid" ? "owner.json cannot be read" : "no owner record";
+    let who = "no owner record";
+    if (state === "invalid") who = "owner.json cannot be read";
+    else if (owner) who = `pid ${owner.pid}, ${whose[state]}`;
     head.push(["run.lock", mark(level, state), who]);
     next = s.lock.next;
   }
@@ -323,7 +327,9 @@ function printStatus(dir, s) {
   const notices = shown(t.notices, (k) => (k.length ? k.join(", ") : "none"));
   out.push(...table([["  admissions", shown(t.admissions)], ["  turns", shown(t.turns)], ["  notices", notices]]));
   const r = s.lastReload;
-  const reload = r === null ? "none" : r.refused !== undefined ? `refused: ${r.refused}` : `${r.outcome}${r.at ? ` at ${r.at}` : ""}${r.reason ? ` (${r.reason})` : ""}`;
+  let reload = "none";
+  if (r !== null && r.refused !== undefined) reload = `refused: ${r.refused}`;
+  else if (r !== null) reload = `${r.outcome}${r.at ? ` at ${r.at}` : ""}${r.reason ? ` (${r.reason})` : ""}`;
   out.push("", `last reload: ${reload}`);
   return out.join("\n");
 }
