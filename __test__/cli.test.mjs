@@ -66,7 +66,7 @@ describe("discord-journal command", addonOnly, () => {
     assert.equal(cliIn(cwd, "recover", "data/discord/demo").status, 3, "recover refuses while an operator's brake is on");
     const unlock = cliIn(cwd, "unlock", "data/discord/demo");
     assert.equal(unlock.status, 0, unlock.stderr);
-    assert.match(unlock.stdout, new RegExp(`run\\.lock cleared \\(was pid ${owner.pid}\\); STOP stays`));
+    assert.equal(unlock.stdout, `run.lock cleared (was pid ${owner.pid}); STOP stays: \`rm data/discord/demo/STOP\` when the binding should run again\n`);
     rmSync(join(dir, "STOP"));
     const after = cliIn(cwd, "status", "data/discord/demo");
     assert.match(after.stdout, /\nSTOP {6}off {3}no brake\nrun\.lock {2}free {2}no connector holds the binding\n/);

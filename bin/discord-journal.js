@@ -475,7 +475,8 @@ withDir(command("unlock", "clear a run.lock whose owner is gone (writes STOP fir
     const d = existingJournal(dir, opts, "unlock");
     const rec = J.unlock(d);
     const was = rec ? ` (was pid ${rec.pid})` : " (it had no owner record)";
-    console.log(rec === false ? "no run.lock; STOP written" : `run.lock cleared${was}; STOP stays: remove it to run`);
+    const lift = `\`rm ${sh(path.join(d, "STOP"))}\` when the binding should run again`;
+    console.log(rec === false ? `no run.lock; STOP written: ${lift}` : `run.lock cleared${was}; STOP stays: ${lift}`);
   }),
 );
 
