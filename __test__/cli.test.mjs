@@ -223,8 +223,12 @@ describe("discord-journal command", addonOnly, () => {
     assert.match(s.stdout, /\nSTOP {6}on {4}maintenance at \S+\nrun\.lock {2}free/);
     assert.match(s.stdout, /next: the brake is on: `rm .*STOP` when the binding should run again/);
     M.clearStop(dir);
+    // The one line a recover writes: recover clears it, so status says to run recover.
+    M.requestStop(dir, M.RECOVER_REASON);
+    assert.match(cli("status", dir).stdout, /next: a recover did not finish: `discord-journal recover .+`/);
     assert.equal(cli("recover", dir).stdout.trim(), "clean");
-    assert.match(cli("unlock", dir).stdout, /no run\.lock; STOP written/);
+    assert.equal(M.stopRequested(dir), false);
+    assert.match(cli("unlock", dir).stdout, /no run\.lock; STOP written: `rm .+STOP` when the binding should run again/);
   });
 
   test("a live lock held by another process: status says live, unlock refuses with exit 1", async () => {

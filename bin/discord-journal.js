@@ -136,8 +136,8 @@ function attempt(f) {
   }
 }
 
-/** Whether every STOP line is one that `recover` wrote (it clears those itself). */
-const recoversOwn = (stop) => stop.value !== undefined && stop.value.length > 0 && stop.value.every((l) => l.reason === J.RECOVER_REASON);
+/** Whether STOP is the one line a `recover` writes, which `recover` itself clears. */
+const recoversOwn = (stop) => stop.value !== undefined && stop.value.length === 1 && stop.value[0].reason === J.RECOVER_REASON;
 
 /**
  * What to run next for the lock, given the brake: with an operator's STOP,
