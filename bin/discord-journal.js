@@ -424,7 +424,11 @@ program
   // Commander exits 1 on a usage mistake, which is also what `check` returns
   // for bad lines; every mistake exits 2 instead (#13). Help and --version
   // exit 0. Inherited by every command defined below.
-  .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2));
+  .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2))
+  .addHelpText(
+    "after",
+    "\nExit status: 0 done; 1 check found bad lines, or a refusal with exit code 1; 2 a usage mistake; 3 a brake (a supervisor must not retry).",
+  );
 
 /** A command of the program; its own usage errors say how to ask for its help. */
 const command = (name, description) => {
