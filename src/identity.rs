@@ -45,9 +45,21 @@ pub fn process_start(pid: &str) -> Option<String> {
   valid_start(start).then(|| start.to_string())
 }
 
-/// A /proc file (it reports no size).
+/// A /proc file (it reports no size). Both files this reads are one line
+/// that the kernel hands over whole in the first read, so a first read
+/// that ends the line, with room to spare, is the whole file: the read to
+/// the end that would return nothing is skipped. Anything else is read to
+/// the end, as the reference reads it.
 fn read_proc(path: &str) -> Option<Vec<u8>> {
-  crate::files::read(path).ok()
+  use std::io::Read;
+  let mut file = std::fs::File::open(path).ok()?;
+  let mut buf = vec![0; 4096];
+  let n = file.read(&mut buf).ok()?;
+  buf.truncate(n);
+  if n == 4096 || buf.last() != Some(&b'\n') {
+    file.read_to_end(&mut buf).ok()?;
+  }
+  Some(buf)
 }
 
 /// `bootId()`, read on every call as the reference reads it (see
