@@ -199,13 +199,14 @@ fn unlink_by_path(dir: &str, lock: Stamp) -> nix::Result<()> {
 }
 
 /// Whether the directory held open still holds the judged record: the same
-/// file (a record is linked once and never rewritten), or still none.
-/// `existsSync` and the read follow a link, so this does too.
+/// file (a record is linked once and never rewritten), or still none as
+/// `existsSync` asks it (a dangling link or a loop is none). The read
+/// follows a link, so this does too.
 pub fn holds(lock: impl AsFd, record: Record) -> bool {
-  let st = fstatat(lock, c"owner.json", AtFlags::empty());
+  let name = c"owner.json";
   match record {
-    Record::Absent => st == Err(Errno::ENOENT),
-    Record::File(stamp) => st.is_ok_and(|st| Stamp::of(&st) == stamp),
+    Record::Absent => nix::unistd::faccessat(lock, name, nix::unistd::AccessFlags::F_OK, AtFlags::empty()).is_err(),
+    Record::File(stamp) => fstatat(lock, name, AtFlags::empty()).is_ok_and(|st| Stamp::of(&st) == stamp),
     Record::Unread => false,
   }
 }
@@ -379,6 +380,25 @@ mod tests {
     std::fs::create_dir_all(&lock).expect("another claim's");
     remove(&dir, &judged, None, 0).expect("left");
     assert!(Stamp::at(&lock).is_some());
+  }
+
+  /// existsSync's "no record": a record that is a link in a loop, or
+  /// dangling, is none, and the lock goes.
+  #[test]
+  fn a_record_that_is_a_loop_or_dangling_is_none() {
+    for target in ["owner.json", "nowhere"] {
+      let d = TempDir::new();
+      let dir = format!("{}/j", d.path());
+      let lock = format!("{dir}/run.lock");
+      std::fs::create_dir_all(&lock).expect("lock");
+      symlink(format!("{lock}/{target}"), format!("{lock}/owner.json")).expect("link");
+      let judged = Judged {
+        lock: Stamp::at(&lock),
+        record: Record::Absent,
+      };
+      remove(&dir, &judged, None, 0).expect("removed");
+      assert!(Stamp::at(&lock).is_none(), "{target}");
+    }
   }
 
   #[test]
