@@ -442,15 +442,18 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
       };
       let record = write_record(file, text).map_err(fault)?;
       let again = open_dir(&made.path).map_err(|_| Unpublished::Lost)?;
+      let there = nix::sys::stat::fstatat(&again, TMP, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| Stamp::of(&st));
       if Stamp::of_fd(&again) != Some(made.stamp) {
+        // Another claim's directory by now: the temporary file this claim
+        // put in it, if it is there, is unlinked through its descriptor so
+        // that claim can still publish.
+        if there == Ok(record) {
+          let _ = nix::unistd::unlinkat(&again, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+        }
         return Err(Unpublished::Lost);
       }
       made.held = Some(again);
-      let there = made
-        .held
-        .as_ref()
-        .and_then(|h| nix::sys::stat::fstatat(h, TMP, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).ok());
-      if there.map(|st| Stamp::of(&st)) != Some(record) {
+      if there != Ok(record) {
         return Err(Unpublished::Lost);
       }
       record
