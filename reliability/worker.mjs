@@ -1,7 +1,7 @@
 // A child process of the reliability suite: loads the module under test
 // (JOURNAL_MODULE, or this package) and plays one role, printing one JSON
 // line of results on stdout.
-import { closeSync, openSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -199,6 +199,90 @@ switch (role) {
     }
     for (const fd of fds) closeSync(fd);
     out(result);
+    break;
+  }
+  // One export with exactly `free` file descriptors left: the journal is
+  // set up first, then every descriptor but `free` is taken, the export
+  // runs, and what it returned and left behind is reported.
+  case "descriptors": {
+    const [op, free, dead] = [args[0], Number(args[1]), Number(args[2])];
+    const boot = M.bootId();
+    const lock = join(dir, "run.lock");
+    const stale = JSON.stringify({ pid: dead, start: "5", boot, at: "2021-01-01T00:00:00.000Z" }) + "\n";
+    if (["recover", "unlock", "clearPid"].includes(op)) {
+      mkdirSync(lock, { mode: 0o700 });
+      writeFileSync(join(lock, "owner.json"), stale, { mode: 0o600 });
+    }
+    if (op === "writePidStopped") M.requestStop(dir, "operator");
+    if (op === "listTurns" || op === "countTurnsOn") {
+      for (let i = 0; i < 100; i++) M.writeTurn(dir, `t${i}`, { startedAt: `2021-01-0${1 + (i % 3)}T00:00:00.000Z`, i });
+    }
+    const call = {
+      writePid: () => (M.writePid(dir, process.pid), "claimed"),
+      writePidStopped: () => (M.writePid(dir, process.pid), "claimed"),
+      recover: () => M.recover(dir),
+      unlock: () => JSON.stringify(M.unlock(dir)),
+      clearPid: () => (M.clearPid(dir, dead), "returned"),
+      listTurns: () => M.listTurns(dir).length,
+      countTurnsOn: () => M.countTurnsOn(dir, "2021-01-02"),
+    }[op];
+    // A warm process: a kept identity would now answer without a read.
+    M.identityOf(process.pid);
+    const taken = [];
+    try {
+      for (;;) taken.push(openSync("/dev/null", "r"));
+    } catch {}
+    for (let i = 0; i < free; i++) closeSync(taken.pop());
+    let result;
+    try {
+      result = { ok: call() };
+    } catch (e) {
+      result = { message: e.message, exitCode: e.exitCode };
+    }
+    for (const fd of taken) closeSync(fd);
+    const has = (p) => { try { lstatSync(p); return true; } catch { return false; } };
+    result.left = { lock: has(lock), owner: has(join(lock, "owner.json")), stop: has(join(dir, "STOP")) };
+    out(result);
+    break;
+  }
+  // Swaps run.lock for a symlink to `outside` and back (four renames) in a
+  // tight loop. When `control/pause-N` appears (N counting from 0) it stands
+  // still with the names in place (run.lock where it was, the link at
+  // swap.link), says so with `control/paused-N`, and goes on when
+  // `control/go-N` appears, or ends if `control/done` is there by then.
+  case "swap": {
+    const [control, outside] = args;
+    const lock = join(dir, "run.lock"), real = join(dir, "run.lock.real"), link = join(dir, "swap.link");
+    const at = (name, n) => join(control, `${name}-${n}`);
+    let swaps = 0;
+    for (let n = 0; ; ) {
+      if (existsSync(at("pause", n))) {
+        writeFileSync(at("paused", n), "");
+        while (!existsSync(at("go", n))) sleep(0.1);
+        n++;
+        if (existsSync(join(control, "done"))) break;
+        continue;
+      }
+      try {
+        renameSync(lock, real);
+      } catch {
+        continue;
+      }
+      try {
+        renameSync(link, lock);
+        renameSync(lock, link);
+      } catch {
+        // The link was removed meanwhile (the reference's rmSync unlinks it).
+        try {
+          symlinkSync(outside, link);
+        } catch {}
+      }
+      try {
+        renameSync(real, lock);
+      } catch {}
+      swaps++;
+    }
+    out({ swaps });
     break;
   }
   // Reads drops.jsonl 200 times in this fresh process, sampling open files
