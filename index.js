@@ -54,6 +54,45 @@ function validBoot(v) {
   return typeof v === "string" && BOOT.test(v);
 }
 
+// The path exports are pure functions of their arguments, and V8 runs
+// path.join faster than an N-API call can take a string in and hand one
+// back (#14). For a string dir (and id) each keeps its last answer: the
+// connector asks for one binding's paths over and over. Anything else goes
+// through path.join as in journal.mjs, which refuses a dir that is not a
+// string with Node's own TypeError.
+const TURN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const last = { stop: [null, ""], lock: [null, ""], owner: [null, ""], turn: [null, null, ""] };
+
+function stopPath(dir) {
+  const m = last.stop;
+  if (typeof dir !== "string") return path.join(dir, "STOP");
+  if (m[0] !== dir) (m[1] = path.join(dir, "STOP")), (m[0] = dir);
+  return m[1];
+}
+
+function lockPath(dir) {
+  const m = last.lock;
+  if (typeof dir !== "string") return path.join(dir, "run.lock");
+  if (m[0] !== dir) (m[1] = path.join(dir, "run.lock")), (m[0] = dir);
+  return m[1];
+}
+
+function ownerPath(dir) {
+  const m = last.owner;
+  if (typeof dir !== "string") return path.join(lockPath(dir), "owner.json");
+  if (m[0] !== dir) (m[1] = path.join(dir, "run.lock", "owner.json")), (m[0] = dir);
+  return m[1];
+}
+
+function turnPath(dir, id) {
+  const m = last.turn;
+  if (typeof dir === "string" && typeof id === "string" && m[0] === dir && m[1] === id) return m[2];
+  if (!TURN_ID.test(String(id))) throw new DiscordError("invalid turn id (letters, digits, ., _ or -, at most 128)", 1);
+  const p = path.join(dir, "turns", `${id}.json`);
+  if (typeof dir === "string" && typeof id === "string") (m[0] = dir), (m[1] = id), (m[2] = p);
+  return p;
+}
+
 // The append exports check their entry and stringify it here: a property
 // read or a JSON.stringify costs V8 nanoseconds and costs far more through
 // N-API, and a refusal for an odd entry (a getter, null, a function) is
@@ -116,7 +155,7 @@ exports.readOutbox = native.readOutbox;
 exports.unresolvedOutbox = native.unresolvedOutbox;
 exports.appendDrop = appendDrop;
 exports.readDrops = native.readDrops;
-exports.turnPath = native.turnPath;
+exports.turnPath = turnPath;
 exports.writeTurn = native.writeTurn;
 exports.readTurn = native.readTurn;
 exports.listTurns = native.listTurns;
@@ -124,15 +163,15 @@ exports.utcDate = native.utcDate;
 exports.appendAdmission = appendAdmission;
 exports.countAdmissionsOn = native.countAdmissionsOn;
 exports.countTurnsOn = native.countTurnsOn;
-exports.stopPath = native.stopPath;
+exports.stopPath = stopPath;
 exports.stopRequested = native.stopRequested;
 exports.requestStop = native.requestStop;
 exports.requestProcessingStop = native.requestProcessingStop;
 exports.clearProcessingStop = native.clearProcessingStop;
 exports.clearStop = native.clearStop;
 exports.readStop = native.readStop;
-exports.lockPath = native.lockPath;
-exports.ownerPath = native.ownerPath;
+exports.lockPath = lockPath;
+exports.ownerPath = ownerPath;
 exports.validStart = validStart;
 exports.validBoot = validBoot;
 exports.processStart = native.processStart;

@@ -167,6 +167,14 @@ add("recover seams count", (d) => { mkdirSync(join(d, "run.lock")); writeFileSyn
 add("stopTarget opts null", null, (M, d) => M.stopTarget(d, null));
 add("clearPid odd", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), '{"pid":5}'); }, (M, d) => [M.clearPid(d, "5"), M.readPid(d), M.clearPid(d, 5), M.readPid(d)]);
 add("paths lone surrogate", null, (M, d) => [M.stopPath(d + "\ud800"), M.turnPath(d + "\udc00/", "x"), M.lockPath("a/../\ud800"), M.ownerPath("")]);
+// The path exports keep their last answer for string arguments: a repeated,
+// alternating or converting argument must give what a fresh join gives.
+add("paths repeated and alternating", null, (M, d) => [M.stopPath(d), M.stopPath(d + "/x"), M.stopPath(d), M.lockPath(d), M.ownerPath(d), M.ownerPath("a//b/"), M.ownerPath(d), M.turnPath(d, "t1"), M.turnPath(d, "t2"), M.turnPath(d + "/..", "t2"), M.turnPath(d, "t1")]);
+add("turnPath converting after a kept answer", null, (M, d, log) => {
+  M.turnPath(d, "t1");
+  const id = { toString: () => (log.push("toString"), "t1") };
+  return [M.turnPath(d, id), M.turnPath(d, "t1"), M.turnPath(d, 7), (() => { try { return M.turnPath(5, "t1"); } catch (e) { return e.constructor.name; } })()];
+});
 
 add("writeTurn toJSON throws code getter", null, (M, d) => M.writeTurn(d, "t1", { toJSON() { throw { get code() { throw new SyntaxError("getter"); } }; } }));
 add("requestStop reason toJSON throws coded", null, (M, d) => M.requestStop(d, { toJSON() { throw Object.assign(new Error("x"), { code: "ECODE" }); } }));

@@ -211,21 +211,3 @@ pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool>
   })();
   done(js, result)
 }
-
-#[napi(js_name = "stopPath")]
-pub fn stop_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["STOP"])))
-}
-
-#[napi(js_name = "lockPath")]
-pub fn lock_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock"])))
-}
-
-#[napi(js_name = "ownerPath")]
-pub fn owner_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock", "owner.json"])))
-}
