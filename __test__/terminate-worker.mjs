@@ -32,6 +32,8 @@ for (let i = 0; ; i++) {
     M.stopRequested(dir);
     M.stopTarget(dir, { identity });
     M.ownerState(record, { identity });
+  } else if (kind === "big") {
+    M.readTurn(dir, "t0");
   } else if (kind === "turns") {
     M.writeTurn(dir, `w${i}`, { startedAt: "2021-01-01T00:00:00.000Z", n: i });
   } else {

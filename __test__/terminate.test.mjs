@@ -38,7 +38,7 @@ function filled() {
   writeFileSync(join(dir, "reloads.jsonl"), JSON.stringify({ outcome: "applied", at }) + "\n");
   writeFileSync(join(dir, "admissions.jsonl"), JSON.stringify({ id: "a", at }) + "\n");
   writeFileSync(join(dir, "notices.jsonl"), JSON.stringify({ kind: "ceiling", date: "2021-01-01" }) + "\n");
-  for (let i = 0; i < 200; i++) M.writeTurn(dir, `t${i}`, { startedAt: at, n: i });
+  for (let i = 0; i < 200; i++) M.writeTurn(dir, `t${i}`, { startedAt: at, n: i, text: i === 0 ? "x".repeat(1 << 20) : "" });
   return dir;
 }
 
@@ -78,18 +78,23 @@ function turnsState(dir) {
   return { empty, listed };
 }
 
-test("a Worker terminated while it loops over reads stops at once and changes nothing", async () => {
-  const dir = filled();
-  const before = snapshot(dir);
-  const { ms, after, atReturn, later } = await terminateMidLoop(dir, "reads");
-  figure("terminate mid-reads", `${ms.toFixed(1)} ms, ${after} iterations after terminate(), ${atReturn.length} entries, ${later.length - atReturn.length} created after`);
-  if (isAddon) assert.ok(ms < 2000, `terminate() took ${ms.toFixed(0)} ms`);
-  // An iteration takes milliseconds here: one or two may still end while
-  // terminate() is on its way to the Worker's thread, not dozens.
-  if (isAddon) assert.ok(after <= 5, `${after} iterations after terminate()`);
-  assert.deepEqual(later, atReturn, "nothing changes after terminate() returned");
-  assert.deepEqual(atReturn, before, "reads change nothing");
-});
+for (const [kind, what] of [
+  ["reads", "every reader"],
+  ["big", "readTurn of a 1 MiB record"],
+]) {
+  test(`a Worker terminated while it loops over ${what} stops at once and changes nothing`, async () => {
+    const dir = filled();
+    const before = snapshot(dir);
+    const { ms, after, atReturn, later } = await terminateMidLoop(dir, kind);
+    figure(`terminate mid-${kind}`, `${ms.toFixed(1)} ms, ${after} iterations after terminate(), ${atReturn.length} entries, ${later.length - atReturn.length} created after`);
+    if (isAddon) assert.ok(ms < 2000, `terminate() took ${ms.toFixed(0)} ms`);
+    // An iteration takes a millisecond or more here: one or two may still
+    // end while terminate() is on its way to the Worker's thread, not dozens.
+    if (isAddon) assert.ok(after <= 5, `${after} iterations after terminate()`);
+    assert.deepEqual(later, atReturn, "nothing changes after terminate() returned");
+    assert.deepEqual(atReturn, before, "reads change nothing");
+  });
+}
 
 for (const [kind, what] of [
   ["turns", "writeTurn"],
