@@ -81,7 +81,7 @@ function validBoot(v) {
 const INBOX = 0, OUTBOX = 1, DROPS = 2, ADMISSIONS = 3, NOTICES = 4, RELOADS = 5;
 
 function appendEntry(dir, file, entry) {
-  if (typeof dir !== "string") native.appendLine(dir, file);
+  if (typeof dir !== "string") returned(native.appendLine(dir, file));
   returned(native.appendLine(dir, file, JSON.stringify(entry)));
 }
 

@@ -15,6 +15,8 @@ use crate::time;
 /// `processStart(pid)`: the template `/proc/${pid}/stat` runs inside the
 /// reference's try, so a pid that cannot become a string reads as null.
 fn start_of(js: Js, pid: Val) -> JsResult<Option<String>> {
+  // A read of /proc, the one step of these exports that takes time.
+  js.alive()?;
   if js.is(pid, sys::ValueType::napi_number)? {
     return Ok(process_start(&js_number(js.number_value(pid)?)));
   }
@@ -45,7 +47,7 @@ pub fn process_start_export(env: Env, pid: Val) -> napi::Result<Val> {
 #[napi(js_name = "bootId")]
 pub fn boot_id_export(env: Env) -> napi::Result<Val> {
   let js = Js::new(&env);
-  done(js, opt_str(js, boot_id()))
+  done(js, js.alive().and_then(|()| opt_str(js, boot_id())))
 }
 
 /// `identityOf(pid)`: `{start, boot}`.

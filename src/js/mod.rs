@@ -161,6 +161,16 @@ impl Js {
     })
   }
 
+  /// Ends the call (`Terminating`) when JavaScript can no longer run: asked
+  /// before a step that would make no call into JavaScript to notice it.
+  pub fn alive(self) -> JsResult<()> {
+    if self.can_run() {
+      Ok(())
+    } else {
+      Err(Thrown::Terminating)
+    }
+  }
+
   pub fn is(self, v: Val, t: sys::napi_valuetype) -> JsResult<bool> {
     Ok(self.type_of(v)? == t)
   }
@@ -456,9 +466,7 @@ impl Dir {
   /// first step on the file system: a terminated Worker's call ends here
   /// (the steps that follow may run no JavaScript to notice it).
   pub fn from(js: Js, v: Val) -> JsResult<Dir> {
-    if !js.can_run() {
-      return Err(Thrown::Terminating);
-    }
+    js.alive()?;
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v));
     }
