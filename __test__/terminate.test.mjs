@@ -125,3 +125,20 @@ for (const [kind, what] of [
     if (existsSync(drops)) for (const line of readFileSync(drops, "utf8").split("\n").slice(0, -1)) JSON.parse(line);
   });
 }
+
+test("a script stopped by vm's timeout stops at once, also inside a read", async () => {
+  const { runInNewContext } = await import("node:vm");
+  const dir = journal();
+  M.writeTurn(dir, "t0", { text: "x".repeat(1 << 20) });
+  for (const [what, code] of [
+    ["readTurn", "for (;;) M.readTurn(dir, 't0')"],
+    ["ownerState with a seam", "for (;;) M.ownerState({ pid: process.pid, start: '1', boot: 'b' }, { identity: () => ({ start: '1', boot: 'b' }) })"],
+  ]) {
+    const t = performance.now();
+    assert.throws(() => runInNewContext(code, { M, dir, process }, { timeout: 100 }), { code: "ERR_SCRIPT_EXECUTION_TIMEOUT" });
+    const ms = performance.now() - t;
+    figure(`vm timeout of 100 ms, ${what}`, `${ms.toFixed(0)} ms`);
+    if (isAddon) assert.ok(ms < 2000, `${what}: ${ms.toFixed(0)} ms`);
+  }
+  assert.equal(M.readTurn(dir, "t0").text.length, 1 << 20);
+});
