@@ -73,7 +73,9 @@ describe("entry", addonOnly, () => {
     const required = createRequire(import.meta.url)("discord-journal");
     const imported = await import("discord-journal");
     assert.deepEqual(Object.keys(required), Object.keys(index));
-    assert.deepEqual(Object.keys(imported).filter((k) => k !== "default").sort(), Object.keys(index).sort());
+    // Node 23 and later add "module.exports" beside "default" to a CommonJS module's namespace.
+    const named = Object.keys(imported).filter((k) => k !== "default" && k !== "module.exports");
+    assert.deepEqual(named.sort(), Object.keys(index).sort());
     for (const k of Object.keys(index)) {
       assert.equal(required[k], index[k], k);
       assert.equal(imported[k], index[k], k);
