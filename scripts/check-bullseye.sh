@@ -48,7 +48,7 @@ import { createRequire } from "node:module";
 import { mkdtempSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import * as J from "discord-journal";
-const dir = join(mkdtempSync("/tmp/j-"), "discord", "alpha");
+const dir = join(mkdtempSync("/opt/app/j-"), "discord", "alpha");
 J.ensureJournal(dir);
 J.appendInbox(dir, { id: "m1", at: new Date().toISOString() });
 assert.deepEqual([...J.readInboxIds(dir)], ["m1"]);
@@ -62,4 +62,5 @@ console.log(`smoke test passed on Node ${process.version}`);
 JS
 mount --bind /proc "$root/proc"
 chroot "$root" /opt/node/bin/node /opt/app/smoke.mjs
-chroot "$root" /opt/node/bin/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /tmp/demo-journal | head -n 3
+demo=$(chroot "$root" /opt/node/bin/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal)
+printf '%s\n' "$demo" | sed -n 1,3p
