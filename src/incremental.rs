@@ -165,7 +165,7 @@ fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, 
 /// `<name>:<n>: not valid JSON`.
 pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R, E>) -> Result<Option<R>, E> {
   let path = paths::under(dir, &[name]);
-  let mut file = match File::open(&path) {
+  let mut file = match crate::files::open(&path, crate::files::Access::Read, 0) {
     Ok(file) => file,
     Err(e) if crate::files::missing(&e, &path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read").into()),

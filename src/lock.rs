@@ -66,15 +66,11 @@ pub fn read_pid(dir: &str) -> Option<Owner> {
 /// `readPid` of the lock directory held open: the record of that directory,
 /// whatever the path names by now.
 fn read_pid_in(lock: &File) -> Option<Owner> {
-  use nix::fcntl::{openat, OFlag};
-  let fd = match openat(
-    lock,
-    "owner.json",
-    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-    nix::sys::stat::Mode::empty(),
-  ) {
-    Ok(fd) => fd,
-    Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return None,
+  // files::open_at refuses a record that is not a regular file (a FIFO
+  // would block): it exists, so it is an unreadable record (#10).
+  let file = match crate::files::open_at(lock, "owner.json", 0) {
+    Ok(file) => file,
+    Err(e) if matches!(e.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) => return None,
     // existsSync's question, asked in this directory: a record that cannot
     // be resolved (a dangling link, a loop) is no record.
     Err(_) => {
@@ -82,7 +78,7 @@ fn read_pid_in(lock: &File) -> Option<Owner> {
       return there.is_ok().then_some(Owner::Invalid);
     }
   };
-  match crate::files::to_end(&File::from(fd)) {
+  match crate::files::to_end(&file) {
     Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
     Err(_) => Some(Owner::Invalid),
   }
