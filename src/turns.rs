@@ -1,22 +1,177 @@
-//! Write-once turn records, `turns/<id>.json`. A record is created with
-//! O_EXCL, so a second writer of the same id is refused, never merged. A
-//! refusal names the turn by its id, never by host path (PR #1916, #1873).
+//! Write-once turn records, `turns/<id>.json`. A record is linked into
+//! place exclusively, so a second writer of the same id is refused, never
+//! merged. A refusal names the turn by its id, never by host path (PR
+//! #1916, #1873).
+//!
+//! A record appears whole or not at all (#10, beyond the reference): it is
+//! written into an unnamed inode (O_TMPFILE) in the record's directory and
+//! only then linked to its name. The reference creates the name first and
+//! writes it after, so a process interrupted in between (a signal, a
+//! terminated Worker, kill -9, a full disk) leaves an empty or partial
+//! record, and from then on listTurns and countTurnsOn refuse "not valid
+//! JSON" until a person deletes it.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use nix::libc;
 
 use crate::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
 use crate::json::Doc;
 use crate::lines::{decode_utf8, exists};
 use crate::paths::{journal_label, turn_label, under};
 
-/// Creates the record file (its id already checked against TURN_ID by
-/// the caller's `turnPath`), failing exclusively: a file, directory or
-/// symlink already at the path is EEXIST.
-pub fn create(path: &str) -> std::io::Result<File> {
-  OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+/// A record being made: `create` made its inode, `finish` writes it and
+/// gives it its name. Dropped unfinished (the caller returned early, the
+/// process died), it leaves nothing: the inode has no name, or only a
+/// temporary one that `list` never reads.
+pub struct Draft {
+  file: File,
+  path: String,
+  /// The temporary name, where the file system has no O_TMPFILE.
+  temp: Option<String>,
+}
+
+/// The directory `path` (already joined) is in.
+fn parent(path: &str) -> &str {
+  match path.rfind('/') {
+    Some(0) => "/",
+    Some(i) => &path[..i],
+    None => ".",
+  }
+}
+
+/// Starts the record at `path` (its id already checked against TURN_ID by
+/// the caller's `turnPath`). Refuses as the reference's exclusive create
+/// (`openSync(path, "wx", 0o600)`) would, and at the same point, before the
+/// record's text is made: anything already at the path (a file, directory,
+/// FIFO or a symlink, dangling or not) is EEXIST; a missing or unwritable
+/// directory fails with the reference's errno. The lstat is what makes
+/// "already exists" come before JSON.stringify, as the reference's open
+/// does; `finish` links exclusively, so a record made meanwhile still wins.
+pub fn create(path: &str) -> std::io::Result<Draft> {
+  match std::fs::symlink_metadata(path) {
+    Ok(_) => return Err(std::io::ErrorKind::AlreadyExists.into()),
+    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+    Err(e) => return Err(e),
+  }
+  let dir = parent(path);
+  let unnamed = OpenOptions::new().write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir);
+  match unnamed {
+    Ok(file) => Ok(Draft {
+      file,
+      path: path.to_string(),
+      temp: None,
+    }),
+    // No O_TMPFILE on this file system (EOPNOTSUPP), or a kernel that
+    // predates it and sees O_DIRECTORY | O_WRONLY (EISDIR).
+    Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => named(path, dir),
+    Err(e) => Err(e),
+  }
+}
+
+/// Distinct temporary names within this process (the pid tells processes
+/// apart).
+static TEMP: AtomicU64 = AtomicU64::new(0);
+
+/// Whether linkat(AT_EMPTY_PATH) is still worth trying in this process.
+static EMPTY_PATH: AtomicBool = AtomicBool::new(true);
+
+/// The draft under a temporary name in `dir`: a leading dot (never a
+/// TURN_ID) and no `.json` suffix, so `list` (which reads `*.json`) never
+/// reads it, created exclusively 0600 under the umask.
+fn named(path: &str, dir: &str) -> std::io::Result<Draft> {
+  let mut tries = 0;
+  loop {
+    let temp = format!("{dir}/.turn-{}-{}.tmp", std::process::id(), TEMP.fetch_add(1, Ordering::Relaxed));
+    match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp) {
+      Ok(file) => {
+        return Ok(Draft {
+          file,
+          path: path.to_string(),
+          temp: Some(temp),
+        })
+      }
+      // A temporary left by a process that died with this pid.
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+      Err(e) => return Err(e),
+    }
+  }
+}
+
+impl Draft {
+  /// Writes `text` whole, then links the record into place, exclusively
+  /// (EEXIST when a record appeared meanwhile). A failed write links
+  /// nothing: no record rather than a torn one (the reference leaves a
+  /// partial file). The descriptor is closed on return.
+  pub fn finish(mut self, text: &[u8]) -> std::io::Result<()> {
+    self.file.write_all(text)?;
+    match self.temp.take() {
+      Some(temp) => link_named(&temp, &self.path),
+      None => self.link_unnamed(text),
+    }
+  }
+
+  /// Names the O_TMPFILE inode with linkat(2), which fails EEXIST on
+  /// anything at the path. AT_EMPTY_PATH on the descriptor is the direct
+  /// way, permitted to the file's opener since Linux 6.10 (before, only with
+  /// CAP_DAC_READ_SEARCH: ENOENT otherwise); a process where it is not
+  /// permitted links /proc/self/fd/N with AT_SYMLINK_FOLLOW, the documented
+  /// unprivileged way, from then on (resolving /proc costs a few µs). Without
+  /// /proc, the text goes under a temporary name instead.
+  fn link_unnamed(&self, text: &[u8]) -> std::io::Result<()> {
+    if EMPTY_PATH.load(Ordering::Relaxed) {
+      match nix::unistd::linkat(
+        &self.file,
+        "",
+        nix::fcntl::AT_FDCWD,
+        self.path.as_str(),
+        nix::fcntl::AtFlags::AT_EMPTY_PATH,
+      ) {
+        Ok(()) => return Ok(()),
+        // Not permitted here, or the directory is gone: /proc tells which.
+        Err(nix::errno::Errno::ENOENT) => {
+          let linked = self.link_proc(text);
+          if linked.is_ok() {
+            EMPTY_PATH.store(false, Ordering::Relaxed);
+          }
+          return linked;
+        }
+        Err(e) => return Err(e.into()),
+      }
+    }
+    self.link_proc(text)
+  }
+
+  fn link_proc(&self, text: &[u8]) -> std::io::Result<()> {
+    let proc = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+    let linked = nix::unistd::linkat(
+      nix::fcntl::AT_FDCWD,
+      proc.as_str(),
+      nix::fcntl::AT_FDCWD,
+      self.path.as_str(),
+      nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+    );
+    match linked {
+      Ok(()) => Ok(()),
+      Err(nix::errno::Errno::ENOENT) if !crate::lines::exists("/proc/self/fd") => named(&self.path, parent(&self.path))?.finish(text),
+      Err(e) => Err(e.into()),
+    }
+  }
+}
+
+/// Links the temporary `temp` to `path` (never following a symlink at
+/// either, failing EEXIST on anything at `path`), then removes the
+/// temporary, linked or not.
+fn link_named(temp: &str, path: &str) -> std::io::Result<()> {
+  let linked = std::fs::hard_link(temp, path);
+  let removed = std::fs::remove_file(temp);
+  linked?;
+  removed
 }
 
 /// The refusal of a second writer: `shown` is the id as the template
@@ -28,11 +183,6 @@ pub fn exists_refusal(shown: &str) -> JournalError {
 /// Any other failure to create or write a record, by `String(id)`.
 pub fn write_refusal(err: &std::io::Error, id: &str) -> JournalError {
   quiet_io(err, &turn_label(id), "write")
-}
-
-/// Writes a created record's text; the file is closed on return.
-pub fn write(mut file: File, text: &str) -> std::io::Result<()> {
-  file.write_all(text.as_bytes())
 }
 
 /// A failure while making the record's text (a JavaScript exception, by its
@@ -85,7 +235,13 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
       "read",
     )
   };
-  let dirfd = std::fs::File::open(&turns).map_err(|e| refuse(&e))?;
+  // O_DIRECTORY, as readdirSync opens it: a FIFO named turns is ENOTDIR,
+  // not an open that waits for a writer (#10).
+  let dirfd = OpenOptions::new()
+    .read(true)
+    .custom_flags(libc::O_DIRECTORY)
+    .open(&turns)
+    .map_err(|e| refuse(&e))?;
   let mut names: Vec<Vec<u8>> = Vec::new();
   for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
     names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());

@@ -63,24 +63,38 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
   let js = Js::new(&env);
   let result = (|| {
     let path = TurnPath::of(js, dir, id)?;
-    let file = match turns::create(&path.fs()) {
-      Ok(f) => f,
-      // The id is converted again only on these paths, as in the reference.
-      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()),
+    // The id is converted again only on the refusals, as in the reference.
+    let exists = |js: Js| -> super::JsResult<Val> { Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()) };
+    let draft = match turns::create(&path.fs()) {
+      Ok(draft) => draft,
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return exists(js),
       Err(e) => return Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
     };
-    // The file exists from here on: a record that cannot be stringified
-    // leaves it empty and is reported as a failed write, as in the reference.
-    let text = match js.catching(|| js.stringify_turn(record, id))? {
-      Ok(Some(text)) => text + "\n",
+    // The reference's record exists (empty) from here on, so a record that
+    // cannot be stringified leaves it empty: the draft is linked empty and
+    // the call refuses as a failed write (or throws what reading the
+    // error's `code` threw). Any other way out of this call drops the draft
+    // and leaves no record (#10).
+    let text = match js.catching(|| js.stringify_turn(record, id)) {
+      Ok(Ok(Some(text))) => text + "\n",
       // A copied toJSON may make it undefined: `undefined + "\n"`.
-      Ok(None) => "undefined\n".to_string(),
-      Err(code) => return Err(turns::text_failed(&id_text(js, id)?, code.as_deref()).into()),
+      Ok(Ok(None)) => "undefined\n".to_string(),
+      Ok(Err(code)) => {
+        let _ = draft.finish(b"");
+        return Err(turns::text_failed(&id_text(js, id)?, code.as_deref()).into());
+      }
+      Err(super::Thrown::Pending) => {
+        let _ = draft.finish(b"");
+        return Err(super::Thrown::Pending);
+      }
+      Err(other) => return Err(other),
     };
-    if let Err(e) = turns::write(file, &text) {
-      return Err(turns::write_refusal(&e, &id_text(js, id)?).into());
+    match draft.finish(text.as_bytes()) {
+      Ok(()) => path.js(js),
+      // A record made by another writer since `create` looked.
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => exists(js),
+      Err(e) => Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
     }
-    path.js(js)
   })();
   done(js, result)
 }
