@@ -79,7 +79,7 @@ struct Realm {
   string: sys::napi_ref,
   set: sys::napi_ref,
   map: sys::napi_ref,
-  spread_with_id: sys::napi_ref,
+  stringify_turn: sys::napi_ref,
   concat: sys::napi_ref,
 }
 
@@ -114,17 +114,23 @@ pub fn setup(env: Env, discord_error: Val, join: Val) -> napi::Result<()> {
     let json = js.get(global, "JSON")?;
     // `{...record, id}` has no N-API equivalent: napi_set_property would run
     // Object.prototype's __proto__ setter and define getters' results out of
-    // order. The spread stays JavaScript's own.
-    let spread = js.run_script("(function spreadWithId(record, id) { return { ...record, id }; })")?;
+    // order. The spread stays JavaScript's own, and so does the
+    // JSON.stringify of it (taken now, as every built-in is): one call into
+    // JavaScript per record, not two.
+    let stringify = js.get(json, "stringify")?;
+    let make = js.run_script(
+      "(function (stringify) { return function stringifyTurn(record, id) { return stringify({ ...record, id }, null, 2); }; })",
+    )?;
+    let stringify_turn = js.call(make, js.undefined()?, &[stringify])?;
     Ok(Realm {
       join: js.keep(join)?,
       discord_error: js.keep(discord_error)?,
-      stringify: js.keep(js.get(json, "stringify")?)?,
+      stringify: js.keep(stringify)?,
       parse: js.keep(js.get(json, "parse")?)?,
       string: js.keep(js.get(global, "String")?)?,
       set: js.keep(js.get(global, "Set")?)?,
       map: js.keep(js.get(global, "Map")?)?,
-      spread_with_id: js.keep(spread)?,
+      stringify_turn: js.keep(stringify_turn)?,
       concat: js.keep(js.get(js.get(js.get(global, "Array")?, "prototype")?, "concat")?)?,
     })
   })();
@@ -200,11 +206,8 @@ impl Js {
 
   /// `JSON.stringify({...record, id}, null, 2)`.
   pub fn stringify_turn(self, record: Val, id: Val) -> JsResult<Option<String>> {
-    let realm = self.realm()?;
-    let spread = self.kept(realm.spread_with_id)?;
-    let merged = self.call(spread, self.undefined()?, &[record, id])?;
-    let f = self.kept(realm.stringify)?;
-    let out = self.call(f, self.undefined()?, &[merged, self.null()?, self.number(2.0)?])?;
+    let f = self.kept(self.realm()?.stringify_turn)?;
+    let out = self.call(f, self.undefined()?, &[record, id])?;
     self.string_of(out)
   }
 
