@@ -215,6 +215,78 @@ mod tests {
     );
   }
 
+  fn fifo(path: &str) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+  }
+
+  /// Each open returns at once (a blocking open of a FIFO would hang the
+  /// test) and refuses the file as EFTYPE.
+  #[test]
+  fn files_of_other_kinds_are_refused_without_waiting() {
+    let d = crate::testutil::TempDir::new();
+    let p = format!("{}/inbox.jsonl", d.path());
+    fifo(&p);
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    let eftype = Err(Some("EFTYPE".to_string()));
+    assert_eq!(code(open(&p, Access::Read, 0)), eftype);
+    // No reader: the non-blocking open fails ENXIO, which is the same refusal.
+    assert_eq!(code(open(&p, Access::Append, 0)), eftype);
+    // With a reader the open succeeds; the type still refuses it.
+    let reader = OpenOptions::new()
+      .read(true)
+      .custom_flags(libc::O_NONBLOCK)
+      .open(&p)
+      .expect("reader");
+    assert_eq!(code(open(&p, Access::Append, 0)), eftype);
+    drop(reader);
+    assert_eq!(code(open(&p, Access::Read, libc::O_NOFOLLOW | libc::O_NONBLOCK)), eftype);
+    let dir = File::open(d.path()).expect("dir");
+    assert_eq!(code(open_at(&dir, "inbox.jsonl", 0)), eftype);
+    assert!(is_not_regular(&read(&p).expect_err("fifo")));
+    assert!(!missing(&read(&p).expect_err("fifo"), &p));
+    // Devices, through a symlink as the readers follow one.
+    for dev in ["/dev/zero", "/dev/urandom", "/dev/null"] {
+      let link = format!("{}/drops.jsonl", d.path());
+      let _ = std::fs::remove_file(&link);
+      std::os::unix::fs::symlink(dev, &link).expect("symlink");
+      assert_eq!(code(open(&link, Access::Read, 0)), eftype, "{dev}");
+      assert_eq!(code(open(&link, Access::Append, 0)), eftype, "{dev}");
+      // O_NOFOLLOW callers keep their ELOOP.
+      assert_eq!(
+        code(open(&link, Access::Append, libc::O_NOFOLLOW)),
+        Err(Some("ELOOP".into())),
+        "{dev}"
+      );
+    }
+  }
+
+  #[test]
+  fn regular_files_directories_and_missing_files_keep_their_outcomes() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = crate::testutil::TempDir::new();
+    let p = format!("{}/f", d.path());
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    assert_eq!(code(open(&p, Access::Read, 0)), Err(Some("ENOENT".into())));
+    assert!(missing(&read(&p).expect_err("missing"), &p));
+    let mut f = open(&p, Access::Append, 0).expect("created");
+    std::io::Write::write_all(&mut f, b"ab").expect("write");
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
+    assert_eq!(
+      std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777,
+      0o600 & !umask.bits()
+    );
+    std::os::unix::fs::symlink(&p, format!("{}/link", d.path())).expect("link");
+    assert_eq!(read(&format!("{}/link", d.path())).expect("through a link"), b"ab");
+    std::fs::create_dir(format!("{}/sub", d.path())).expect("mkdir");
+    let sub = format!("{}/sub", d.path());
+    assert_eq!(code(open(&sub, Access::Read, 0)), Err(Some("EISDIR".into())));
+    assert_eq!(code(open(&sub, Access::Append, 0)), Err(Some("EISDIR".into())));
+    let dir = File::open(d.path()).expect("dir");
+    assert_eq!(code(open_at(&dir, "sub", 0)), Err(Some("EISDIR".into())));
+    assert_eq!(read_at(&dir, "f").expect("read_at"), b"ab");
+  }
+
   #[test]
   fn mkdir_p_fails_as_node_does() {
     use std::os::unix::fs::symlink;

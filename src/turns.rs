@@ -281,3 +281,128 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
   };
   results.into_iter().collect()
 }
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  fn turns(d: &TempDir) -> String {
+    let t = format!("{}/turns", d.path());
+    std::fs::create_dir(&t).expect("turns");
+    t
+  }
+
+  fn names(dir: &str) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+      .expect("readdir")
+      .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+      .collect();
+    n.sort();
+    n
+  }
+
+  fn kind(r: std::io::Result<Draft>) -> Option<i32> {
+    r.err().and_then(|e| {
+      if e.kind() == std::io::ErrorKind::AlreadyExists {
+        Some(libc::EEXIST)
+      } else {
+        e.raw_os_error()
+      }
+    })
+  }
+
+  #[test]
+  fn a_record_appears_only_when_finished_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let draft = create(&path).expect("create");
+    assert!(names(&t).is_empty(), "nothing named before the text is written");
+    draft.finish(b"{\"id\":\"t1\"}\n").expect("finish");
+    assert_eq!(std::fs::read(&path).expect("record"), b"{\"id\":\"t1\"}\n");
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
+    assert_eq!(
+      std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
+      0o600 & !umask.bits()
+    );
+    // Dropped unfinished: no trace at all.
+    drop(create(&format!("{t}/t2.json")).expect("create"));
+    assert_eq!(names(&t), ["t1.json"]);
+    // Finished empty (the stringify that throws): the reference's empty file.
+    create(&format!("{t}/t3.json")).expect("create").finish(b"").expect("finish");
+    assert_eq!(std::fs::read(format!("{t}/t3.json")).expect("empty"), b"");
+  }
+
+  #[test]
+  fn creates_refuse_as_an_exclusive_open_would() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    std::fs::write(format!("{t}/file.json"), "{}").expect("file");
+    std::fs::create_dir(format!("{t}/dir.json")).expect("dir");
+    std::os::unix::fs::symlink("/nowhere", format!("{t}/dangling.json")).expect("link");
+    nix::unistd::mkfifo(format!("{t}/fifo.json").as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    for name in ["file", "dir", "dangling", "fifo"] {
+      assert_eq!(kind(create(&format!("{t}/{name}.json"))), Some(libc::EEXIST), "{name}");
+    }
+    assert_eq!(kind(create(&format!("{}/missing/x.json", d.path()))), Some(libc::ENOENT));
+    assert_eq!(kind(create(&format!("{t}/file.json/x.json"))), Some(libc::ENOTDIR));
+    let nul = create(&format!("{t}/a\0b.json")).err().map(|e| crate::error::fs_code(&e));
+    assert_eq!(nul, Some(Some("ERR_INVALID_ARG_VALUE".into())));
+  }
+
+  #[test]
+  fn a_record_made_meanwhile_wins() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let draft = create(&path).expect("create");
+    std::fs::write(&path, "theirs").expect("other writer");
+    let e = draft.finish(b"ours").expect_err("exclusive");
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read(&path).expect("record"), b"theirs");
+    assert_eq!(names(&t), ["t1.json"]);
+  }
+
+  /// Where AT_EMPTY_PATH is not permitted: the link through /proc.
+  #[test]
+  fn the_proc_link_names_the_inode_exclusively() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let mut draft = create(&path).expect("create");
+    draft.file.write_all(b"{}\n").expect("write");
+    draft.link_proc(b"{}\n").expect("link");
+    assert_eq!(std::fs::read(&path).expect("record"), b"{}\n");
+    let mut again = create(&format!("{t}/t2.json")).expect("create");
+    again.path = path.clone();
+    again.file.write_all(b"x").expect("write");
+    assert_eq!(again.link_proc(b"x").expect_err("exists").kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(names(&t), ["t1.json"]);
+  }
+
+  /// The file-system fallback without O_TMPFILE: a temporary name that the
+  /// listing never reads, linked exclusively and then removed.
+  #[test]
+  fn the_temporary_name_is_never_listed() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    named(&path, &t).expect("named").finish(b"{\"a\":1}\n").expect("finish");
+    assert_eq!(names(&t), ["t1.json"]);
+    let e = named(&path, &t).expect("named").finish(b"{}").expect_err("exists");
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(names(&t), ["t1.json"]);
+    // A writer that died before its link leaves only its temporary name.
+    let left = named(&format!("{t}/t2.json"), &t).expect("named");
+    std::mem::forget(left);
+    let n = names(&t);
+    assert_eq!(n.len(), 2);
+    assert!(n[0].starts_with(".turn-") && n[0].ends_with(".tmp"), "{n:?}");
+    std::fs::write(format!("{t}/{}", n[0]), "torn").expect("torn temporary");
+    let listed = list(d.path(), |text, _| text.to_string()).expect("list");
+    assert_eq!(listed, ["{\"a\":1}\n"]);
+  }
+}
