@@ -72,20 +72,20 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
     };
     // The reference's record exists (empty) from here on, so a record that
     // cannot be stringified leaves it empty: the draft is linked empty and
-    // the call refuses as a failed write (or throws what reading the
-    // error's `code` threw). Any other way out of this call drops the draft
-    // and leaves no record (#10).
-    let text = match js.catching(|| js.stringify_turn(record, id)) {
-      Ok(Ok(Some(text))) => text + "\n",
+    // the call refuses as a failed write. `quietFs(err, turnLabel(String(id)),
+    // ...)` converts the id before it reads the error's `code`; either may
+    // throw instead. Any other way out of this call drops the draft and
+    // leaves no record (#10).
+    let text = match js.stringify_turn(record, id) {
+      Ok(Some(text)) => text + "\n",
       // A copied toJSON may make it undefined: `undefined + "\n"`.
-      Ok(Ok(None)) => "undefined\n".to_string(),
-      Ok(Err(code)) => {
-        let _ = draft.finish(b"");
-        return Err(turns::text_failed(&id_text(js, id)?, code.as_deref()).into());
-      }
+      Ok(None) => "undefined\n".to_string(),
       Err(super::Thrown::Pending) => {
         let _ = draft.finish(b"");
-        return Err(super::Thrown::Pending);
+        let e = js.take_exception()?;
+        let label = id_text(js, id)?;
+        let code = js.code_of(e)?;
+        return Err(turns::text_failed(&label, code.as_deref()).into());
       }
       Err(other) => return Err(other),
     };
