@@ -233,6 +233,19 @@ describe("turn records interrupted mid-write", () => {
     const boom = new Error("from code");
     assert.throws(() => M.writeTurn(dir, "t2", { toJSON() { throw Object.defineProperty(new Error("x"), "code", { get() { throw boom; } }); } }), (e) => e === boom);
     assert.equal(readFileSync(join(dir, "turns", "t2.json"), "utf8"), "");
+    // The refusal converts the id, then reads the error's code (twice: the
+    // test of its type, then the message), as the reference's
+    // quietFs(err, turnLabel(String(id)), ...) does.
+    const log = [];
+    const id = { toString: () => (log.push("id"), "t3") };
+    const err = Object.defineProperty(new Error("x"), "code", { get: () => (log.push("code"), "EX") });
+    refuses(() => M.writeTurn(dir, id, { toJSON: () => (log.push("toJSON"), (() => { throw err; })()) }), "could not write turn record t3 (EX)");
+    assert.deepEqual(log, ["id", "id", "toJSON", "id", "code", "code"]);
+    assert.equal(readFileSync(join(dir, "turns", "t3.json"), "utf8"), "");
+    // The message shows the second read's value, converted by the template.
+    let reads = 0;
+    const shifty = Object.defineProperty(new Error("x"), "code", { get: () => (reads++ ? { toString: () => "SECOND" } : "FIRST") });
+    refuses(() => M.writeTurn(dir, "t4", { toJSON() { throw shifty; } }), "could not write turn record t4 (SECOND)");
   });
 
   test("a whole record leaves nothing else in turns/", () => {

@@ -302,15 +302,21 @@ impl Js {
     self.utf8(out)
   }
 
-  /// What `e?.code` says of a thrown value, when it is a string. A `code`
-  /// getter that throws makes that exception the one the call throws, as
-  /// `quietFs` reading `err?.code` does.
+  /// What quietFs's `typeof err?.code === "string" ? err.code : ...` says
+  /// of a thrown value: `code` is read once for the test and, when it is a
+  /// string, once more for the message (a getter runs twice, and its second
+  /// value is what the template converts). A `code` getter that throws
+  /// makes that exception the one the call throws.
   pub fn code_of(self, e: Val) -> JsResult<Option<String>> {
     if self.is_nullish(e)? {
       return Ok(None);
     }
     let code = self.get(e, "code")?;
-    self.string_of(code)
+    if !self.is(code, sys::ValueType::napi_string)? {
+      return Ok(None);
+    }
+    let again = self.get(e, "code")?;
+    Ok(Some(self.utf8(self.to_string(again)?)?))
   }
 
   /// Runs `f`; a JavaScript exception it raises is caught and reported by
