@@ -172,6 +172,11 @@ pub struct Delivery {
   members: Vec<Piece>,
   /// The first line's `at` value; none: intentAt is undefined.
   intent_at: Option<Piece>,
+  /// The first line's `at` is an object or array and no later line has an
+  /// `at`: the merged record's `at` and `intentAt` are then one and the
+  /// same object (the spreads carry `at` on, `intentAt` is `first.at`),
+  /// which two parsed copies are not (#10).
+  pub shares_at: bool,
   /// The merged status is "intent" or "unknown" (the last line with a
   /// status decides).
   pub unresolved: bool,
@@ -197,14 +202,19 @@ impl Fold for Outbox {
     };
     let Scalar::Str(raw) = &nonce.value else { return };
     let key = units(doc.src, raw);
+    let first_at = doc.member("at");
     let at = match self.index.get(&key) {
-      Some(&i) => i,
+      Some(&i) => {
+        self.deliveries[i].shares_at &= first_at.is_none();
+        i
+      }
       None => {
         self.index.insert(key, self.deliveries.len());
         self.deliveries.push(Delivery {
           nonce: l.piece(nonce.value_span.clone()),
           members: Vec::new(),
-          intent_at: doc.member("at").map(|m| l.piece(m.value_span.clone())),
+          intent_at: first_at.map(|m| l.piece(m.value_span.clone())),
+          shares_at: first_at.is_some_and(|m| matches!(m.value, Scalar::Obj | Scalar::Arr)),
           unresolved: false,
         });
         self.deliveries.len() - 1
@@ -290,4 +300,35 @@ pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16
     n += usize::from(date.is_some() && day.as_deref() == date);
   }
   Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  /// Each nonce's `shares_at`, in first-seen order.
+  fn shares(lines: &str) -> Vec<bool> {
+    let d = TempDir::new();
+    std::fs::write(crate::paths::under(d.path(), &["outbox.jsonl"]), lines).expect("write");
+    crate::incremental::read::<Outbox, _, JournalError>(d.path(), "outbox.jsonl", |_, o| {
+      Ok(o.deliveries()?.iter().map(|g| g.shares_at).collect())
+    })
+    .expect("read")
+    .expect("file")
+  }
+
+  #[test]
+  fn intent_at_is_the_first_lines_at_object_until_a_later_at() {
+    let lines = [
+      r#"{"nonce":"a","at":{"t":1}}"#,
+      r#"{"nonce":"a","status":"unknown"}"#,
+      r#"{"nonce":"b","at":[1]}"#,
+      r#"{"nonce":"b","at":[1]}"#,
+      r#"{"nonce":"c","at":"x"}"#,
+      r#"{"nonce":"d"}"#,
+      r#"{"nonce":"e","at":{"t":1},"at":5}"#,
+    ];
+    assert_eq!(shares(&(lines.join("\n") + "\n")), [true, false, false, false, false]);
+  }
 }

@@ -235,14 +235,8 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
       "read",
     )
   };
-  // O_DIRECTORY, as readdirSync opens it: a FIFO named turns is ENOTDIR,
-  // not an open that waits for a writer (#10).
-  let dirfd = OpenOptions::new()
-    .read(true)
-    .custom_flags(libc::O_DIRECTORY)
-    .open(&turns)
-    .map_err(|e| refuse(&e))?;
   let mut names: Vec<Vec<u8>> = Vec::new();
+  // The listing's descriptor is closed before any record is opened.
   for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
     names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());
   }
@@ -254,31 +248,51 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
     .map(decode_utf8)
     .filter_map(|name| name.strip_suffix(".json").map(|id| id.to_string()).map(|id| (name, id)))
     .collect();
-  // Each record is opened by name relative to the directory already open,
-  // so the path is walked once, not once per record.
-  let read = |part: &[(String, String)]| {
-    part
+  // Each record is opened by name relative to the directory held open, so
+  // the path is walked once, not once per record. That takes a descriptor
+  // more than the reference needs (and the second thread one more): a
+  // record that cannot be opened for want of one (EMFILE, ENFILE) sends the
+  // whole list to be read again one record at a time by path, as the
+  // reference reads it, so one free descriptor is enough and the answer,
+  // refusals included, is the reference's (#10).
+  let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
+  // O_DIRECTORY, as readdirSync opens it: a FIFO swapped in for turns is
+  // ENOTDIR, not an open that waits for a writer (#10).
+  let dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns);
+  let fast = dirfd.ok().and_then(|dirfd| {
+    let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
+      part
+        .iter()
+        .map(|(name, id)| {
+          let bytes = crate::files::read_at(&dirfd, name);
+          (!short(&bytes)).then(|| parse_with(bytes, id, &f))
+        })
+        .collect()
+    };
+    let (first, second) = records.split_at(records.len() / 2);
+    if records.len() < 64 {
+      read(&records)
+    } else {
+      std::thread::scope(|s| {
+        let other = s.spawn(|| read(second));
+        let mut done = read(first)?;
+        // A panic in the reader cannot happen without one here; treat it as
+        // unreadable rather than unwinding across the boundary.
+        done.extend(
+          other
+            .join()
+            .unwrap_or_else(|_| Some(vec![Err(JournalError::failed("could not read turn record (unknown error)"))]))?,
+        );
+        Some(done)
+      })
+    }
+  });
+  let results = fast.unwrap_or_else(|| {
+    records
       .iter()
-      .map(|(name, id)| parse_with(crate::files::read_at(&dirfd, name), id, &f))
-      .collect::<Vec<_>>()
-  };
-  let (first, second) = records.split_at(records.len() / 2);
-  let results = if records.len() < 64 {
-    read(&records)
-  } else {
-    std::thread::scope(|s| {
-      let other = s.spawn(|| read(second));
-      let mut done = read(first);
-      // A panic in the reader cannot happen without one here; treat it as
-      // unreadable rather than unwinding across the boundary.
-      done.extend(
-        other
-          .join()
-          .unwrap_or_else(|_| vec![Err(JournalError::failed("could not read turn record (unknown error)"))]),
-      );
-      done
-    })
-  };
+      .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+      .collect()
+  });
   results.into_iter().collect()
 }
 

@@ -98,8 +98,9 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
 }
 
 /// The outbox's merged records in one JSON.parse: `[[nonce, record], ...]`
-/// for a Map, or `[record, ...]` of the unresolved ones. A record whose
-/// intentAt is undefined is mended after the parse.
+/// for a Map, or `[record, ...]` of the unresolved ones. After the parse, a
+/// record whose intentAt is undefined is mended, and one whose intentAt is
+/// its `at` object is given that same object.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<Outbox, _, super::Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
@@ -112,7 +113,7 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
         buf.extend_from_slice(delivery.nonce.bytes(file));
         buf.push(b',');
       }
-      if delivery.merged(file, buf) {
+      if delivery.merged(file, buf) || delivery.shares_at {
         mend.push(i as u32);
       }
       if !unresolved_only {
@@ -124,7 +125,12 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
       if !unresolved_only {
         record = js.get_index(record, 1)?;
       }
-      js.set(record, "intentAt", js.undefined()?)?;
+      let intent_at = if picked[i as usize].shares_at {
+        js.get(record, "at")?
+      } else {
+        js.undefined()?
+      };
+      js.set(record, "intentAt", intent_at)?;
     }
     Ok(parsed)
   })?;
@@ -210,22 +216,4 @@ pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool>
     Ok(incremental::read::<Notices, _, JournalError>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })();
   done(js, result)
-}
-
-#[napi(js_name = "stopPath")]
-pub fn stop_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["STOP"])))
-}
-
-#[napi(js_name = "lockPath")]
-pub fn lock_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock"])))
-}
-
-#[napi(js_name = "ownerPath")]
-pub fn owner_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock", "owner.json"])))
 }

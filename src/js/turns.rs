@@ -52,12 +52,6 @@ fn id_text(js: Js, id: Val) -> JsResult<String> {
   js.utf8(js.js_string(id)?)
 }
 
-#[napi(js_name = "turnPath")]
-pub fn turn_path_export(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, TurnPath::of(js, dir, id).and_then(|p| p.js(js)))
-}
-
 #[napi(js_name = "writeTurn")]
 pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
@@ -81,8 +75,9 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
       // A copied toJSON may make it undefined: `undefined + "\n"`.
       Ok(None) => "undefined\n".to_string(),
       Err(super::Thrown::Pending) => {
-        let _ = draft.finish(b"");
+        // A termination taken for the exception ends the call here.
         let e = js.take_exception()?;
+        let _ = draft.finish(b"");
         let label = id_text(js, id)?;
         let code = js.code_of(e)?;
         return Err(turns::text_failed(&label, code.as_deref()).into());
