@@ -237,6 +237,20 @@ impl Delivery {
   /// value, which is what the spreads do. When the first line has no `at`,
   /// intentAt is undefined, which JSON cannot say: the text carries `null`
   /// there and this returns true, for the caller to set it to undefined.
+  /// Whether the merged record's intentAt is undefined (set after the parse).
+  pub fn intent_at_undefined(&self) -> bool {
+    self.intent_at.is_none()
+  }
+
+  /// The length of `merged`'s text, so that its room can be reserved
+  /// exactly (#10).
+  pub fn merged_size(&self, file: &[u8]) -> usize {
+    const INTENT_AT: usize = ",\"intentAt\":".len();
+    let intent_at = self.intent_at.as_ref().map_or(4, |p| p.bytes(file).len());
+    let members: usize = self.members.iter().map(|m| m.bytes(file).len() + INTENT_AT + intent_at).sum();
+    2 + members + self.members.len().saturating_sub(1)
+  }
+
   pub fn merged(&self, file: &[u8], out: &mut Vec<u8>) -> bool {
     let intent_at = self.intent_at.as_ref().map_or(&b"null"[..], |p| p.bytes(file));
     out.push(b'{');

@@ -42,13 +42,13 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
 }
 
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
-/// dropped), parsed; `f` takes what it needs from it.
-fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
+/// dropped), parsed; `f` takes what it needs from it (and the id).
+fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T) -> Result<T> {
   let bytes = bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
   let text = decode_utf8(bytes);
   let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
   match Doc::parse(text) {
-    Some(doc) => Ok(f(text, &doc)),
+    Some(doc) => Ok(f(id, text, &doc)),
     None => Err(not_json(id)),
   }
 }
@@ -70,10 +70,10 @@ pub fn not_json(id: &str) -> JournalError {
 
 /// Every `*.json` record under `dir/turns`, in the order Node's readdirSync
 /// lists them (libuv sorts names by bytes), each read and parsed and handed
-/// to `f`; the first (in that order) that cannot be read or parsed refuses
+/// to `f` with its id; the first (in that order) that cannot be read or parsed refuses
 /// the whole list. Records are read on two threads: a journal holds
 /// thousands, and each read is a few system calls.
-pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
   let turns = under(dir, &["turns"]);
   if !exists(&turns) {
     return Ok(Vec::new());

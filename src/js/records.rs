@@ -4,12 +4,34 @@
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::{done, Dir, Js, JsResult, Val};
+use super::{done, Dir, Js, JsResult, Texts, Val};
 use crate::error::{fs_code, JournalError};
-use crate::incremental;
+use crate::incremental::{self, Piece};
 use crate::lines;
 use crate::paths;
-use crate::records::{Admissions, AllLines, Inbox, Notices, Outbox};
+use crate::records::{Admissions, AllLines, Delivery, Inbox, Notices, Outbox};
+
+/// Texts that are pieces of the file's bytes, which they own.
+struct Pieces<'a> {
+  name: &'static str,
+  file: Vec<u8>,
+  pieces: &'a [Piece],
+}
+
+impl Texts for Pieces<'_> {
+  fn len(&self) -> usize {
+    self.pieces.len()
+  }
+  fn label(&self, _: usize) -> String {
+    self.name.into()
+  }
+  fn size(&self, i: usize) -> usize {
+    self.pieces[i].bytes(&self.file).len()
+  }
+  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(self.pieces[i].bytes(&self.file));
+  }
+}
 
 #[napi(js_name = "ensureJournal")]
 pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
@@ -85,8 +107,11 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let ids = incremental::read::<Inbox, _, super::Thrown>(d.fs(), lines::INBOX, |file, inbox| {
-      let ids = inbox.ids()?;
-      js.parse_array(ids.len(), |i, buf| buf.extend_from_slice(ids[i].bytes(file)))
+      js.parse_array(Pieces {
+        name: lines::INBOX,
+        file,
+        pieces: inbox.ids()?,
+      })
     })?;
     let ids = match ids {
       Some(ids) => ids,
@@ -97,6 +122,39 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   done(js, result)
 }
 
+/// The merged records of the outbox's deliveries: `[nonce, record]` for
+/// a Map's entries, or the record alone.
+struct Merged<'a> {
+  file: Vec<u8>,
+  picked: Vec<&'a Delivery>,
+  entries: bool,
+}
+
+impl Texts for Merged<'_> {
+  fn len(&self) -> usize {
+    self.picked.len()
+  }
+  fn label(&self, _: usize) -> String {
+    lines::OUTBOX.into()
+  }
+  fn size(&self, i: usize) -> usize {
+    let d = self.picked[i];
+    d.merged_size(&self.file) + if self.entries { 3 + d.nonce.bytes(&self.file).len() } else { 0 }
+  }
+  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
+    let d = self.picked[i];
+    if self.entries {
+      out.push(b'[');
+      out.extend_from_slice(d.nonce.bytes(&self.file));
+      out.push(b',');
+    }
+    d.merged(&self.file, out);
+    if self.entries {
+      out.push(b']');
+    }
+  }
+}
+
 /// The outbox's merged records in one JSON.parse: `[[nonce, record], ...]`
 /// for a Map, or `[record, ...]` of the unresolved ones. A record whose
 /// intentAt is undefined is mended after the parse.
@@ -104,21 +162,15 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<Outbox, _, super::Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
-    let mut mend = Vec::new();
-    let parsed = js.parse_array(picked.len(), |i, buf| {
-      let delivery = picked[i];
-      if !unresolved_only {
-        buf.push(b'[');
-        buf.extend_from_slice(delivery.nonce.bytes(file));
-        buf.push(b',');
-      }
-      if delivery.merged(file, buf) {
-        mend.push(i as u32);
-      }
-      if !unresolved_only {
-        buf.push(b']');
-      }
-    })?;
+    let mend: Vec<u32> = (0..picked.len() as u32)
+      .filter(|&i| picked[i as usize].intent_at_undefined())
+      .collect();
+    let merged = Merged {
+      file,
+      picked,
+      entries: !unresolved_only,
+    };
+    let parsed = js.parse_array(merged)?;
     for i in mend {
       let mut record = js.get_index(parsed, i)?;
       if !unresolved_only {
@@ -150,7 +202,11 @@ pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<AllLines, _, super::Thrown>(d.fs(), name, |file, all| {
-    js.parse_array(all.lines.len(), |i, buf| buf.extend_from_slice(all.lines[i].bytes(file)))
+    js.parse_array(Pieces {
+      name,
+      file,
+      pieces: &all.lines,
+    })
   })?;
   match parsed {
     Some(parsed) => Ok(parsed),
