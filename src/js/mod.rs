@@ -54,7 +54,8 @@ impl ToNapiValue for Val {
 pub enum Thrown {
   Journal(JournalError),
   Pending,
-  /// An N-API call failed without an exception; a bug, surfaced as an Error.
+  /// An N-API call failed without an exception (a value V8 would not
+  /// make); surfaced as a DiscordError, naming the file where one is read.
   Napi(sys::napi_status),
 }
 
@@ -474,10 +475,17 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
         return Err(napi::Error::from_reason("discord-journal: could not raise an error"));
       }
     }
+    // Readers have already named their file (`Thrown::reading`); what is
+    // left is still a refusal, never a bare N-API status (#10).
     Thrown::Napi(status) => {
-      return Err(napi::Error::from_reason(format!(
-        "discord-journal: N-API call failed with status {status}"
-      )))
+      let e = JournalError::failed(format!(
+        "discord-journal: a JavaScript value could not be made (N-API status {status})"
+      ));
+      if js.throw_error(e).is_err() && !js.pending() {
+        return Err(napi::Error::from_reason(format!(
+          "discord-journal: N-API call failed with status {status}"
+        )));
+      }
     }
   }
   Err(napi::Error::new(napi::Status::PendingException, ""))
