@@ -61,6 +61,13 @@ impl Line<'_> {
   pub fn all(&self) -> Piece {
     self.piece(0..self.doc.src.len())
   }
+
+  /// Line `n`, whose text is the file's bytes from `base` on (for tests of
+  /// the folds).
+  #[cfg(test)]
+  pub fn at(n: usize, doc: Doc<'_>, base: usize) -> Line<'_> {
+    Line { n, doc, base: Some(base) }
+  }
 }
 
 /// What a reader keeps from the lines it has parsed, in order.

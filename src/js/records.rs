@@ -126,6 +126,7 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
 /// a Map's entries, or the record alone.
 struct Merged<'a> {
   file: Vec<u8>,
+  outbox: &'a Outbox,
   picked: Vec<&'a Delivery>,
   entries: bool,
 }
@@ -139,7 +140,7 @@ impl Texts for Merged<'_> {
   }
   fn size(&self, i: usize) -> usize {
     let d = self.picked[i];
-    d.merged_size(&self.file) + if self.entries { 3 + d.nonce.bytes(&self.file).len() } else { 0 }
+    self.outbox.merged_size(d, &self.file) + if self.entries { 3 + d.nonce.bytes(&self.file).len() } else { 0 }
   }
   fn write(&mut self, i: usize, out: &mut Vec<u8>) {
     let d = self.picked[i];
@@ -148,7 +149,7 @@ impl Texts for Merged<'_> {
       out.extend_from_slice(d.nonce.bytes(&self.file));
       out.push(b',');
     }
-    d.merged(&self.file, out);
+    self.outbox.merged(d, &self.file, out);
     if self.entries {
       out.push(b']');
     }
@@ -167,6 +168,7 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
       .collect();
     let merged = Merged {
       file,
+      outbox,
       picked,
       entries: !unresolved_only,
     };
