@@ -113,6 +113,7 @@ struct Realm {
   set: sys::napi_ref,
   map: sys::napi_ref,
   spread_with_id: sys::napi_ref,
+  map_of_pairs: sys::napi_ref,
   concat: sys::napi_ref,
 }
 
@@ -149,6 +150,12 @@ pub fn setup(env: Env, discord_error: Val, join: Val) -> napi::Result<()> {
     // Object.prototype's __proto__ setter and define getters' results out of
     // order. The spread stays JavaScript's own.
     let spread = js.run_script("(function spreadWithId(record, id) { return { ...record, id }; })")?;
+    // readOutbox's Map from [key, value, key, value, ...]: no array per
+    // entry (#10: a million of them are 64 MB). `set` is looked up on
+    // each call, as the reference's `byNonce.set` is.
+    let map_of_pairs = js.run_script(
+      "(function mapOfPairs(Map, flat) { const m = new Map(); for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]); return m; })",
+    )?;
     Ok(Realm {
       join: js.keep(join)?,
       discord_error: js.keep(discord_error)?,
@@ -158,6 +165,7 @@ pub fn setup(env: Env, discord_error: Val, join: Val) -> napi::Result<()> {
       set: js.keep(js.get(global, "Set")?)?,
       map: js.keep(js.get(global, "Map")?)?,
       spread_with_id: js.keep(spread)?,
+      map_of_pairs: js.keep(map_of_pairs)?,
       concat: js.keep(js.get(js.get(js.get(global, "Array")?, "prototype")?, "concat")?)?,
     })
   })();
@@ -258,10 +266,11 @@ impl Js {
     self.construct(ctor, &[items])
   }
 
-  /// `new Map(entries)`.
-  pub fn new_map(self, entries: Val) -> JsResult<Val> {
-    let ctor = self.kept(self.realm()?.map)?;
-    self.construct(ctor, &[entries])
+  /// A Map of `flat`'s elements taken two at a time, key then value.
+  pub fn map_of_pairs(self, flat: Val) -> JsResult<Val> {
+    let realm = self.realm()?;
+    let (f, ctor) = (self.kept(realm.map_of_pairs)?, self.kept(realm.map)?);
+    self.call(f, self.undefined()?, &[ctor, flat])
   }
 
   /// `JSON.parse` of the texts (each already known to parse) as one array.

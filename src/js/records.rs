@@ -122,8 +122,8 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   done(js, result)
 }
 
-/// The merged records of the outbox's deliveries: `[nonce, record]` for
-/// a Map's entries, or the record alone.
+/// The merged records of the outbox's deliveries, each after its nonce
+/// for a Map's entries (`nonce, record, nonce, record, ...`), or alone.
 struct Merged<'a> {
   file: Vec<u8>,
   outbox: &'a Outbox,
@@ -131,32 +131,41 @@ struct Merged<'a> {
   entries: bool,
 }
 
+impl Merged<'_> {
+  /// The delivery of the `i`-th text, and whether that text is its nonce.
+  fn of(&self, i: usize) -> (&Delivery, bool) {
+    if self.entries {
+      (self.picked[i / 2], i % 2 == 0)
+    } else {
+      (self.picked[i], false)
+    }
+  }
+}
+
 impl Texts for Merged<'_> {
   fn len(&self) -> usize {
-    self.picked.len()
+    self.picked.len() * if self.entries { 2 } else { 1 }
   }
   fn label(&self, _: usize) -> String {
     lines::OUTBOX.into()
   }
   fn size(&self, i: usize) -> usize {
-    let d = self.picked[i];
-    self.outbox.merged_size(d, &self.file) + if self.entries { 3 + d.nonce.bytes(&self.file).len() } else { 0 }
+    match self.of(i) {
+      (d, true) => d.nonce.bytes(&self.file).len(),
+      (d, false) => self.outbox.merged_size(d, &self.file),
+    }
   }
   fn write(&mut self, i: usize, out: &mut Vec<u8>) {
-    let d = self.picked[i];
-    if self.entries {
-      out.push(b'[');
-      out.extend_from_slice(d.nonce.bytes(&self.file));
-      out.push(b',');
-    }
-    self.outbox.merged(d, &self.file, out);
-    if self.entries {
-      out.push(b']');
+    match self.of(i) {
+      (d, true) => out.extend_from_slice(d.nonce.bytes(&self.file)),
+      (d, false) => {
+        self.outbox.merged(d, &self.file, out);
+      }
     }
   }
 }
 
-/// The outbox's merged records in one JSON.parse: `[[nonce, record], ...]`
+/// The outbox's merged records in one JSON.parse: `[nonce, record, ...]`
 /// for a Map, or `[record, ...]` of the unresolved ones. A record whose
 /// intentAt is undefined is mended after the parse.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
@@ -174,10 +183,14 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
     };
     let parsed = js.parse_array(merged)?;
     for i in mend {
-      let mut record = js.get_index(parsed, i)?;
-      if !unresolved_only {
-        record = js.get_index(record, 1)?;
-      }
+      let record = js.get_index(
+        parsed,
+        if unresolved_only {
+          i
+        } else {
+          i.saturating_mul(2).saturating_add(1)
+        },
+      )?;
       js.set(record, "intentAt", js.undefined()?)?;
     }
     Ok(parsed)
@@ -191,7 +204,7 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
 #[napi(js_name = "readOutbox")]
 pub fn read_outbox(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
-  done(js, outbox(js, dir, false).and_then(|entries| js.new_map(entries)))
+  done(js, outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
 }
 
 #[napi(js_name = "unresolvedOutbox")]
