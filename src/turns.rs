@@ -74,9 +74,27 @@ pub fn not_json(id: &str) -> JournalError {
 /// the whole list. Records are read on two threads: a journal holds
 /// thousands, and each read is a few system calls.
 pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+  let mut all = Vec::new();
+  list_batches(dir, usize::MAX, f, |batch| {
+    all.extend(batch);
+    Ok::<(), JournalError>(())
+  })?;
+  Ok(all)
+}
+
+/// `list`, handing the records to `each` `batch` at a time, in order, so
+/// that a caller can be done with one batch before the next is read (#10:
+/// listTurns then never holds every record's text at once). A record that
+/// refuses the list refuses it before `each` sees its batch.
+pub fn list_batches<T: Send, E: From<JournalError>>(
+  dir: &str,
+  batch: usize,
+  f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync,
+  mut each: impl FnMut(Vec<T>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
   let turns = under(dir, &["turns"]);
   if !exists(&turns) {
-    return Ok(Vec::new());
+    return Ok(());
   }
   let refuse = |e: &std::io::Error| {
     quiet_fs(
@@ -85,10 +103,10 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) ->
       "read",
     )
   };
-  let dirfd = std::fs::File::open(&turns).map_err(|e| refuse(&e))?;
+  let dirfd = std::fs::File::open(&turns).map_err(|e| E::from(refuse(&e)))?;
   let mut names: Vec<Vec<u8>> = Vec::new();
-  for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
-    names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());
+  for entry in std::fs::read_dir(&turns).map_err(|e| E::from(refuse(&e)))? {
+    names.push(entry.map_err(|e| E::from(refuse(&e)))?.file_name().as_bytes().to_vec());
   }
   names.sort();
   // Node hands out names decoded as UTF-8 (invalid bytes as U+FFFD) and
@@ -106,9 +124,17 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) ->
       .map(|(name, id)| parse_with(crate::files::read_at(&dirfd, name), id, &f))
       .collect::<Vec<_>>()
   };
+  for records in records.chunks(batch.max(1)) {
+    each(read_batch(records, &read)?)?;
+  }
+  Ok(())
+}
+
+/// Reads a batch of records, on two threads when it is large enough.
+fn read_batch<T: Send>(records: &[(String, String)], read: &(impl Fn(&[(String, String)]) -> Vec<Result<T>> + Sync)) -> Result<Vec<T>> {
   let (first, second) = records.split_at(records.len() / 2);
   let results = if records.len() < 64 {
-    read(&records)
+    read(records)
   } else {
     std::thread::scope(|s| {
       let other = s.spawn(|| read(second));

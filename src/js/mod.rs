@@ -335,14 +335,19 @@ impl Js {
       i = end;
     }
     drop(buf);
-    if parts.len() == 1 {
-      return Ok(parts[0]);
+    self.concat(&parts).map_err(|e| e.reading(&label))
+  }
+
+  /// The arrays `parts` joined into one (`[]` for none).
+  pub fn concat(self, parts: &[Val]) -> JsResult<Val> {
+    match parts {
+      [] => self.array(0),
+      [one] => Ok(*one),
+      [first, rest @ ..] => {
+        let concat = self.kept(self.realm()?.concat)?;
+        self.call(concat, *first, rest)
+      }
     }
-    let joined = self
-      .realm()
-      .and_then(|r| self.kept(r.concat))
-      .and_then(|concat| self.call(concat, parts[0], &parts[1..]));
-    joined.map_err(|e| e.reading(&label))
   }
 
   /// A string of text read from the file `label` (UTF-8, ASCII copied as

@@ -134,8 +134,19 @@ pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let texts = turns::list(d.fs(), |id, text, _| (id.to_string(), text.to_string()))?;
-    js.parse_array(Records(texts))
+    // A batch is parsed before the next is read (#10); a record that
+    // refuses the list still refuses it whole.
+    let mut parts = Vec::new();
+    turns::list_batches(
+      d.fs(),
+      1024,
+      |id, text, _| (id.to_string(), text.to_string()),
+      |batch| {
+        parts.push(js.parse_array(Records(batch))?);
+        Ok::<(), super::Thrown>(())
+      },
+    )?;
+    js.concat(&parts)
   })();
   done(js, result)
 }
