@@ -145,6 +145,7 @@ const self = fileURLToPath(import.meta.url);
 if (opts.child) {
   const M = await load(opts.child);
   const shape = shapes.find((s) => s.name === opts.shape);
+  if (!shape) throw new Error(`no shape named ${opts.shape}`);
   const base = process.resourceUsage().maxRSS;
   let result;
   try {
@@ -158,7 +159,9 @@ if (opts.child) {
 
 /** One read in a fresh process: its figures, or how it died. */
 function measure(modulePath, shape, dir) {
-  const r = spawnSync(process.execPath, [self, "--child", modulePath, "--shape", shape.name, "--dir", dir], { encoding: "utf8" });
+  // The sizes go along: they are part of the shapes' names.
+  const sizes = ["big-mb", "lines", "drops", "turns"].flatMap((k) => [`--${k}`, opts[k]]);
+  const r = spawnSync(process.execPath, [self, "--child", modulePath, "--shape", shape.name, "--dir", dir, ...sizes], { encoding: "utf8" });
   if (r.status !== 0) return { died: r.signal ?? `exit ${r.status}`, stderr: r.stderr.trim().split("\n").pop() };
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }
@@ -172,7 +175,9 @@ const shown = (m) => (m.died ? `died (${m.died})` : `${mib(m.peakKiB)}${m.error 
 const results = [];
 try {
   console.log(`peak resident memory (MiB, maxRSS of a fresh process per read)${theirs ? `; against ${opts.against}` : ""}\n`);
-  console.log(theirs ? "| read | ours | theirs | ratio |\n| --- | ---: | ---: | ---: |" : "| read | ours |\n| --- | ---: |");
+  // "read": the peak over the process once the module was loaded, the
+  // read's own share (the two modules cost different amounts to load).
+  console.log(theirs ? "| read | ours | theirs | ratio | ours, read | theirs, read |\n| --- | ---: | ---: | ---: | ---: | ---: |" : "| read | ours | ours, read |\n| --- | ---: | ---: |");
   const made = new Map();
   for (const shape of shapes) {
     if (only && !only.test(shape.name)) continue;
@@ -189,10 +194,11 @@ try {
     const r = { read: shape.name, ours: measure(ours, shape, dir) };
     if (theirs) r.theirs = measure(theirs, shape, dir);
     results.push(r);
-    if (!theirs) console.log(`| ${r.read} | ${shown(r.ours)} |`);
+    const own = (m) => (m.died ? "-" : mib(m.peakKiB - m.baseKiB));
+    if (!theirs) console.log(`| ${r.read} | ${shown(r.ours)} | ${own(r.ours)} |`);
     else {
       const ratio = r.ours.peakKiB && r.theirs.peakKiB ? (r.ours.peakKiB / r.theirs.peakKiB).toFixed(2) : "-";
-      console.log(`| ${r.read} | ${shown(r.ours)} | ${shown(r.theirs)} | ${ratio} |`);
+      console.log(`| ${r.read} | ${shown(r.ours)} | ${shown(r.theirs)} | ${ratio} | ${own(r.ours)} | ${own(r.theirs)} |`);
     }
   }
   if (opts.json) writeFileSync(opts.json, JSON.stringify({ node: process.version, bigMB: BIG / 1e6, lines: LINES, drops: DROPS, turns: TURNS, against: opts.against ?? null, results }, null, 2) + "\n");
