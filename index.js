@@ -31,7 +31,24 @@ function loadBinding() {
 }
 
 const native = loadBinding();
-native.__setup(DiscordError, path.join);
+// Raised by the binding when a call finds that JavaScript can no longer run
+// (a terminated Worker); see `returned`.
+const ENDED = new Uint8Array(1);
+native.__setup(DiscordError, path.join, ENDED);
+
+// Every native export is called through a function of its own, whose
+// `length` is journal.mjs's (a parameter with a default does not count)
+// and whose result passes `returned`. A terminated Worker stops where its
+// JavaScript next enters a function; a loop that calls only native
+// functions enters none for thousands of iterations. Once a native call has
+// found the thread terminated (it then does nothing more and returns),
+// `halt`, never called before and so never inlined, is entered and the
+// thread stops there, as it would in journal.mjs's own functions (#10).
+function halt() {}
+function returned(r) {
+  if (ENDED[0] !== 0) halt();
+  return r;
+}
 
 // Three pure checks of a string stay JavaScript: each costs V8 less than a
 // single N-API call does (about 60 ns against 90 ns for an empty native
@@ -54,6 +71,45 @@ function validBoot(v) {
   return typeof v === "string" && BOOT.test(v);
 }
 
+// The path exports are pure functions of their arguments, and V8 runs
+// path.join faster than an N-API call can take a string in and hand one
+// back (#14). For a string dir (and id) each keeps its last answer: the
+// connector asks for one binding's paths over and over. Anything else goes
+// through path.join as in journal.mjs, which refuses a dir that is not a
+// string with Node's own TypeError.
+const TURN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
+const last = { stop: [null, ""], lock: [null, ""], owner: [null, ""], turn: [null, null, ""] };
+
+function stopPath(dir) {
+  const m = last.stop;
+  if (typeof dir !== "string") return path.join(dir, "STOP");
+  if (m[0] !== dir) (m[1] = path.join(dir, "STOP")), (m[0] = dir);
+  return m[1];
+}
+
+function lockPath(dir) {
+  const m = last.lock;
+  if (typeof dir !== "string") return path.join(dir, "run.lock");
+  if (m[0] !== dir) (m[1] = path.join(dir, "run.lock")), (m[0] = dir);
+  return m[1];
+}
+
+function ownerPath(dir) {
+  const m = last.owner;
+  if (typeof dir !== "string") return path.join(lockPath(dir), "owner.json");
+  if (m[0] !== dir) (m[1] = path.join(dir, "run.lock", "owner.json")), (m[0] = dir);
+  return m[1];
+}
+
+function turnPath(dir, id) {
+  const m = last.turn;
+  if (typeof dir === "string" && typeof id === "string" && m[0] === dir && m[1] === id) return m[2];
+  if (!TURN_ID.test(String(id))) throw new DiscordError("invalid turn id (letters, digits, ., _ or -, at most 128)", 1);
+  const p = path.join(dir, "turns", `${id}.json`);
+  if (typeof dir === "string" && typeof id === "string") (m[0] = dir), (m[1] = id), (m[2] = p);
+  return p;
+}
+
 // The append exports check their entry and stringify it here: a property
 // read or a JSON.stringify costs V8 nanoseconds and costs far more through
 // N-API, and a refusal for an odd entry (a getter, null, a function) is
@@ -64,8 +120,8 @@ function validBoot(v) {
 const INBOX = 0, OUTBOX = 1, DROPS = 2, ADMISSIONS = 3, NOTICES = 4, RELOADS = 5;
 
 function appendEntry(dir, file, entry) {
-  if (typeof dir !== "string") native.appendLine(dir, file);
-  native.appendLine(dir, file, JSON.stringify(entry));
+  if (typeof dir !== "string") returned(native.appendLine(dir, file));
+  returned(native.appendLine(dir, file, JSON.stringify(entry)));
 }
 
 function appendInbox(dir, entry) {
@@ -108,46 +164,108 @@ exports.BRAKE_EXIT = native.BRAKE_EXIT;
 exports.RECOVER_REASON = native.RECOVER_REASON;
 exports.UNLOCK_HINT = native.UNLOCK_HINT;
 exports.journalLabel = journalLabel;
-exports.ensureJournal = native.ensureJournal;
+exports.ensureJournal = function ensureJournal(dir) {
+  return returned(native.ensureJournal(dir));
+};
 exports.appendInbox = appendInbox;
-exports.readInboxIds = native.readInboxIds;
+exports.readInboxIds = function readInboxIds(dir) {
+  return returned(native.readInboxIds(dir));
+};
 exports.appendOutbox = appendOutbox;
-exports.readOutbox = native.readOutbox;
-exports.unresolvedOutbox = native.unresolvedOutbox;
+exports.readOutbox = function readOutbox(dir) {
+  return returned(native.readOutbox(dir));
+};
+exports.unresolvedOutbox = function unresolvedOutbox(dir) {
+  return returned(native.unresolvedOutbox(dir));
+};
 exports.appendDrop = appendDrop;
-exports.readDrops = native.readDrops;
-exports.turnPath = native.turnPath;
-exports.writeTurn = native.writeTurn;
-exports.readTurn = native.readTurn;
-exports.listTurns = native.listTurns;
-exports.utcDate = native.utcDate;
+exports.readDrops = function readDrops(dir) {
+  return returned(native.readDrops(dir));
+};
+exports.turnPath = turnPath;
+exports.writeTurn = function writeTurn(dir, id, record) {
+  return returned(native.writeTurn(dir, id, record));
+};
+exports.readTurn = function readTurn(dir, id) {
+  return returned(native.readTurn(dir, id));
+};
+exports.listTurns = function listTurns(dir) {
+  return returned(native.listTurns(dir));
+};
+exports.utcDate = function utcDate(now) {
+  return returned(native.utcDate(now));
+};
 exports.appendAdmission = appendAdmission;
-exports.countAdmissionsOn = native.countAdmissionsOn;
-exports.countTurnsOn = native.countTurnsOn;
-exports.stopPath = native.stopPath;
-exports.stopRequested = native.stopRequested;
-exports.requestStop = native.requestStop;
-exports.requestProcessingStop = native.requestProcessingStop;
-exports.clearProcessingStop = native.clearProcessingStop;
-exports.clearStop = native.clearStop;
-exports.readStop = native.readStop;
-exports.lockPath = native.lockPath;
-exports.ownerPath = native.ownerPath;
+exports.countAdmissionsOn = function countAdmissionsOn(dir, date) {
+  return returned(native.countAdmissionsOn(dir, date));
+};
+exports.countTurnsOn = function countTurnsOn(dir, date) {
+  return returned(native.countTurnsOn(dir, date));
+};
+exports.stopPath = stopPath;
+exports.stopRequested = function stopRequested(dir) {
+  return returned(native.stopRequested(dir));
+};
+exports.requestStop = function requestStop(dir, reason = undefined) {
+  return returned(native.requestStop(dir, reason));
+};
+exports.requestProcessingStop = function requestProcessingStop(dir, generation) {
+  return returned(native.requestProcessingStop(dir, generation));
+};
+exports.clearProcessingStop = function clearProcessingStop(dir, generation) {
+  return returned(native.clearProcessingStop(dir, generation));
+};
+exports.clearStop = function clearStop(dir) {
+  return returned(native.clearStop(dir));
+};
+exports.readStop = function readStop(dir) {
+  return returned(native.readStop(dir));
+};
+exports.lockPath = lockPath;
+exports.ownerPath = ownerPath;
 exports.validStart = validStart;
 exports.validBoot = validBoot;
-exports.processStart = native.processStart;
-exports.bootId = native.bootId;
-exports.identityOf = native.identityOf;
-exports.readPid = native.readPid;
-exports.pidAlive = native.pidAlive;
-exports.ownerState = native.ownerState;
-exports.ownerAlive = native.ownerAlive;
-exports.writePid = native.writePid;
-exports.unlock = native.unlock;
-exports.recover = native.recover;
-exports.stopTarget = native.stopTarget;
-exports.clearPid = native.clearPid;
+exports.processStart = function processStart(pid) {
+  return returned(native.processStart(pid));
+};
+exports.bootId = function bootId() {
+  return returned(native.bootId());
+};
+exports.identityOf = function identityOf(pid) {
+  return returned(native.identityOf(pid));
+};
+exports.readPid = function readPid(dir) {
+  return returned(native.readPid(dir));
+};
+exports.pidAlive = function pidAlive(pid) {
+  return returned(native.pidAlive(pid));
+};
+exports.ownerState = function ownerState(rec, opts = undefined) {
+  return returned(native.ownerState(rec, opts));
+};
+exports.ownerAlive = function ownerAlive(rec, opts) {
+  return returned(native.ownerAlive(rec, opts));
+};
+exports.writePid = function writePid(dir, pid, opts = undefined) {
+  return returned(native.writePid(dir, pid, opts));
+};
+exports.unlock = function unlock(dir, opts = undefined) {
+  return returned(native.unlock(dir, opts));
+};
+exports.recover = function recover(dir, opts = undefined) {
+  return returned(native.recover(dir, opts));
+};
+exports.stopTarget = function stopTarget(dir, opts) {
+  return returned(native.stopTarget(dir, opts));
+};
+exports.clearPid = function clearPid(dir, pid) {
+  return returned(native.clearPid(dir, pid));
+};
 exports.appendReload = appendReload;
-exports.readReloads = native.readReloads;
+exports.readReloads = function readReloads(dir) {
+  return returned(native.readReloads(dir));
+};
 exports.appendNotice = appendNotice;
-exports.noticeOn = native.noticeOn;
+exports.noticeOn = function noticeOn(dir, kind, date) {
+  return returned(native.noticeOn(dir, kind, date));
+};

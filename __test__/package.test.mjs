@@ -17,10 +17,35 @@ const EXPORTS = [
   "stopTarget", "clearPid", "appendReload", "readReloads", "appendNotice", "noticeOn",
 ];
 
+// Each export's type and, for a function, its `length` in journal.mjs (a
+// parameter with a default, and every one after it, is not counted).
+const SHAPES = {
+  OUTBOX_STATUS: "object", BRAKE_EXIT: "number", RECOVER_REASON: "string", UNLOCK_HINT: "string",
+  journalLabel: 1, ensureJournal: 1, appendInbox: 2, readInboxIds: 1, appendOutbox: 2, readOutbox: 1, unresolvedOutbox: 1,
+  appendDrop: 2, readDrops: 1, turnPath: 2, writeTurn: 3, readTurn: 2, listTurns: 1, utcDate: 1, appendAdmission: 2,
+  countAdmissionsOn: 2, countTurnsOn: 2, stopPath: 1, stopRequested: 1, requestStop: 1, requestProcessingStop: 2,
+  clearProcessingStop: 2, clearStop: 1, readStop: 1, lockPath: 1, ownerPath: 1, validStart: 1, validBoot: 1, processStart: 1,
+  bootId: 0, identityOf: 1, readPid: 1, pidAlive: 1, ownerState: 1, ownerAlive: 2, writePid: 2, unlock: 1, recover: 1,
+  stopTarget: 2, clearPid: 2, appendReload: 2, readReloads: 1, appendNotice: 2, noticeOn: 3,
+};
+
 describe("package", () => {
   test("exports the 48 names of journal.mjs", () => {
     assert.equal(EXPORTS.length, 48);
     for (const name of EXPORTS) assert.ok(name in M, name);
+  });
+
+  test("every export has journal.mjs's type, and each function its name and length", () => {
+    assert.deepEqual(Object.keys(SHAPES).sort(), [...EXPORTS].sort());
+    for (const [name, shape] of Object.entries(SHAPES)) {
+      if (typeof shape === "string") {
+        assert.equal(typeof M[name], shape, name);
+        continue;
+      }
+      assert.equal(typeof M[name], "function", name);
+      assert.equal(M[name].name, name, `${name}.name`);
+      assert.equal(M[name].length, shape, `${name}.length`);
+    }
   });
 
   test("require() and a named ESM import both see every export", addonOnly, async () => {

@@ -4,32 +4,85 @@
 // implementation of the same API (such as journal.mjs) in the same process.
 //
 //   node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N]
-//        [--against PATH] [--json FILE] [--only REGEX]
+//        [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]
 //
 // Each row runs in alternating pairs (ours then theirs, then theirs then
 // ours) on copies of the same journal, with a garbage collection before each
 // timed run; a row's figure is the median of its per-pair ratios ours/theirs.
 // Peak memory is measured in a child process per side (maxRSS), for the
 // large reads.
-import { execFileSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+//
+// The STOP and lock rows are bound by fsync, which the addon does more of
+// than journal.mjs where durability needs it (docs/durability.md): they are
+// judged on a tmpfs, where an fsync is free (--tmpfs DIR, or one mounted
+// here when run as root), and also shown on the disk with the number of
+// fsyncs each side made (strace -c), not judged there (#14).
+//
+// --scale prints the scale table instead: the per-message path, readInboxIds
+// and unresolvedOutbox at 10,000, 100,000 and 1,000,000 lines per file.
+import { execFileSync, spawnSync } from "node:child_process";
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const LINES = Number(opt("lines", 100_000));
-const TURNS = Number(opt("turns", 2_000));
-const PAIRS = Number(opt("pairs", 7));
-const against = opt("against");
-const jsonOut = opt("json");
-const only = opt("only") ? new RegExp(opt("only")) : null;
-const childMode = opt("child");
+const USAGE = "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]";
+/** A usage mistake: the message and the usage, exit status 2 (a typo must not run a different benchmark, #13). */
+function usage(message) {
+  console.error(`bench: ${message}\n${USAGE}`);
+  process.exit(2);
+}
+/** A count of digits only, at least 1: `10k`, `1,000` and `1e3` are refused, not read as NaN or 1. */
+function count(name, text) {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n)) {
+    usage(`--${name} takes a whole number of at least 1 (digits only), not ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+/** The options, parsed strictly (an unknown option or a missing value is refused); none when imported. */
+function options() {
+  try {
+    return parseArgs({
+      strict: true,
+      options: {
+        lines: { type: "string", default: "100000" },
+        turns: { type: "string", default: "2000" },
+        pairs: { type: "string", default: "7" },
+        against: { type: "string" },
+        json: { type: "string" },
+        only: { type: "string" },
+        tmpfs: { type: "string" },
+        scale: { type: "boolean", default: false },
+        // The peak-memory child's own options (see peakMemory).
+        child: { type: "string" },
+        dir: { type: "string" },
+        // The fsync-counting child's (see fsyncs).
+        "fsync-child": { type: "string" },
+        row: { type: "string" },
+      },
+    }).values;
+  } catch (e) {
+    return usage(e.message);
+  }
+}
+
+const main = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+const opts = main ? options() : { lines: "100000", turns: "2000", pairs: "7" };
+const LINES = count("lines", opts.lines);
+const TURNS = count("turns", opts.turns);
+const PAIRS = count("pairs", opts.pairs);
+const against = opts.against;
+const jsonOut = opts.json;
+let only = null;
+try {
+  only = opts.only === undefined ? null : new RegExp(opts.only);
+} catch (e) {
+  usage(`--only takes a regular expression: ${e.message}`);
+}
+const childMode = opts.child;
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 async function load(path) {
@@ -98,14 +151,17 @@ const rows = [
   { empty: true, name: "appendNotice x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendNotice(d, { kind: "ceiling", date: "2024-01-30" }); } },
   { empty: true, name: "appendReload x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendReload(d, { outcome: "applied", differences: { a: [i] } }); } },
   { name: "readTurn x2000 (each record once)", target: 1, run: (M, d) => { for (let i = 0; i < 2000; i++) M.readTurn(d, `turn-${String(i % TURNS).padStart(6, "0")}`); } },
-  { empty: true, name: "STOP cycle x200 (requestStop, stopRequested, readStop, clearStop)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestStop(d, "operator"); M.stopRequested(d); M.readStop(d); M.clearStop(d); } } },
-  { empty: true, name: "processing stop cycle x200", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestProcessingStop(d, GEN); M.clearProcessingStop(d, GEN); } } },
-  { empty: true, name: "lock cycle x200 (writePid, readPid, ownerState, stopTarget, clearPid)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.writePid(d, process.pid); M.ownerState(M.readPid(d)); M.stopTarget(d); M.clearPid(d, process.pid); } } },
-  { empty: true, name: "unlock + recover cycle x100", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 100; i++) { M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) }); M.unlock(d, { identity: () => ({ start: "6", boot: GEN }) }); M.clearStop(d); M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) }); M.recover(d, { identity: () => ({ start: "6", boot: GEN }) }); } } },
+  { empty: true, durable: 1, name: "STOP cycle x200 (requestStop, stopRequested, readStop, clearStop)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestStop(d, "operator"); M.stopRequested(d); M.readStop(d); M.clearStop(d); } } },
+  { empty: true, durable: 1, name: "processing stop cycle x200", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestProcessingStop(d, GEN); M.clearProcessingStop(d, GEN); } } },
+  { empty: true, durable: 0.5, name: "lock cycle x200 (writePid, readPid, ownerState, stopTarget, clearPid)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.writePid(d, process.pid); M.ownerState(M.readPid(d)); M.stopTarget(d); M.clearPid(d, process.pid); } } },
+  { empty: true, durable: 0.5, name: "unlock + recover cycle x100", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 100; i++) { M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) }); M.unlock(d, { identity: () => ({ start: "6", boot: GEN }) }); M.clearStop(d); M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) }); M.recover(d, { identity: () => ({ start: "6", boot: GEN }) }); } } },
   { name: "identity x1000 (identityOf, pidAlive, validStart, validBoot)", target: 1, run: (M) => { for (let i = 0; i < 1000; i++) { const id = M.identityOf(process.pid); M.pidAlive(process.pid); M.validStart(id.start); M.validBoot(id.boot); } } },
   { name: "paths and labels x10000", target: 1, run: (M, d) => { for (let i = 0; i < 10_000; i++) { M.journalLabel(d); M.stopPath(d); M.lockPath(d); M.ownerPath(d); M.turnPath(d, "turn-1"); M.utcDate(T0 + i); } } },
   { name: "ensureJournal x1000", target: 1, run: (M, d) => { for (let i = 0; i < 1000; i++) M.ensureJournal(d); } },
 ];
+
+const SCALE = [10_000, 100_000, 1_000_000];
+const SLOW_MS = 5_000;
 
 const gc = globalThis.gc ?? (() => {
   throw new Error("run with node --expose-gc (npm run bench does)");
@@ -143,67 +199,187 @@ function peakMemory(modulePath, dir) {
   return JSON.parse(out);
 }
 
-const main = process.argv[1] && resolve(process.argv[1]) === fileURLToPath(import.meta.url);
+// The fsyncs (and fdatasyncs) one run of a row makes, counted by strace in
+// a child that runs only that row on an empty binding of the disk; null
+// where strace cannot run.
+function fsyncs(modulePath, row, scratch) {
+  const log = join(scratch, `strace-${process.pid}.txt`);
+  const child = [process.execPath, "--expose-gc", fileURLToPath(import.meta.url), "--fsync-child", resolve(modulePath), "--row", row.name, "--dir", join(scratch, "fsync")];
+  const r = spawnSync("strace", ["-f", "-qq", "-c", "-e", "trace=fsync,fdatasync", "-o", log, ...child], { stdio: "ignore" });
+  if (r.status !== 0) return null;
+  let calls = 0;
+  for (const line of readFileSync(log, "utf8").split("\n")) {
+    const m = /^\s*[\d.]+\s+[\d.]+\s+\d+\s+(\d+)(?:\s+\d+)?\s+(fsync|fdatasync)$/.exec(line);
+    if (m) calls += Number(m[1]);
+  }
+  rmSync(log, { force: true });
+  return calls;
+}
+
+if (main && opts["fsync-child"]) {
+  const M = await load(opts["fsync-child"]);
+  const row = rows.find((r) => r.name === opts.row);
+  rmSync(opts.dir, { recursive: true, force: true });
+  mkdirSync(join(opts.dir, "turns"), { recursive: true, mode: 0o700 });
+  row.run(M, opts.dir);
+  rmSync(opts.dir, { recursive: true, force: true });
+  process.exit(0);
+}
+
 if (main && childMode) {
   const M = await load(childMode);
-  const dir = opt("dir");
+  const dir = opts.dir;
   const before = process.resourceUsage().maxRSS;
   const drops = M.readDrops(dir);
   console.log(JSON.stringify({ baseKiB: before, peakKiB: process.resourceUsage().maxRSS, lines: drops.length }));
   process.exit(0);
 }
 
-if (main && !childMode) await bench();
+if (main && !childMode && !opts["fsync-child"]) await (opts.scale ? scale() : bench());
+
+/** A tmpfs to run the fsync-bound rows on: --tmpfs DIR, else one mounted here (as root), else none. */
+function tmpfsScratch(work) {
+  if (opts.tmpfs) return { dir: mkdtempSync(join(resolve(opts.tmpfs), "discord-journal-bench-")), where: `--tmpfs ${opts.tmpfs}`, done: (d) => rmSync(d, { recursive: true, force: true }) };
+  const dir = join(work, "tmpfs");
+  mkdirSync(dir);
+  const r = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256m,mode=0700", "discord-journal-bench", dir], { stdio: "ignore" });
+  if (r.status === 0) return { dir, where: "a tmpfs mounted for the run", done: (d) => spawnSync("umount", [d], { stdio: "ignore" }) };
+  return null;
+}
+
+/** Times one row in alternating pairs; scratch dirs under `base`. */
+function timeRow(ours, theirs, row, source, base, target) {
+  const a = [], b = [], ratios = [];
+  const sa = join(base, "a"), sb = join(base, "b");
+  mkdirSync(sa, { recursive: true });
+  mkdirSync(sb, { recursive: true });
+  // one untimed warm-up each
+  timeOnce(ours, row, source, sa);
+  if (theirs) timeOnce(theirs, row, source, sb);
+  for (let i = 0; i < PAIRS; i++) {
+    let x, y;
+    if (!theirs) x = timeOnce(ours, row, source, sa);
+    else if (i % 2 === 0) {
+      x = timeOnce(ours, row, source, sa);
+      y = timeOnce(theirs, row, source, sb);
+    } else {
+      y = timeOnce(theirs, row, source, sb);
+      x = timeOnce(ours, row, source, sa);
+    }
+    a.push(x);
+    if (theirs) {
+      b.push(y);
+      ratios.push(x / y);
+    }
+  }
+  const r = { row: row.name, oursMs: median(a), target };
+  if (theirs) Object.assign(r, { theirsMs: median(b), ratio: median(ratios) });
+  return r;
+}
 
 async function bench() {
 const ours = await load(join(here, "..", "index.js"));
 const theirs = against ? await load(against) : null;
 const work = mkdtempSync(join(tmpdir(), "discord-journal-bench-"));
+let tmpfs = null;
 try {
   const source = join(work, "source", "alpha");
   makeJournal(source);
+  tmpfs = rows.some((r) => r.durable && (!only || only.test(r.name))) ? tmpfsScratch(work) : null;
   const results = [];
-  console.log(`journal: ${LINES} lines per file, ${TURNS} turns; ${PAIRS} pairs per row${theirs ? `; against ${against}` : ""}\n`);
+  console.log(`journal: ${LINES} lines per file, ${TURNS} turns; ${PAIRS} pairs per row${theirs ? `; against ${against}` : ""}`);
+  console.log(`STOP and lock rows: ${tmpfs ? `judged on ${tmpfs.where}; on the disk with each side's fsyncs, not judged` : "on the disk only (no tmpfs: pass --tmpfs DIR or run as root)"}\n`);
   const header = theirs ? "| row | ours (ms) | theirs (ms) | ratio | target |" : "| row | ours (ms) |";
   console.log(header);
   console.log(theirs ? "| --- | ---: | ---: | ---: | ---: |" : "| --- | ---: |");
+  const f = (n) => n.toFixed(2);
+  const print = (r) =>
+    console.log(
+      theirs
+        ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ${r.target === null ? "—" : `≤ ${r.target.toFixed(2)}${r.ratio <= r.target ? "" : " ✗"}`} |`
+        : `| ${r.row} | ${f(r.oursMs)} |`,
+    );
   for (const row of rows) {
     if (only && !only.test(row.name)) continue;
-    const a = [], b = [], ratios = [];
-    const sa = join(work, "a"), sb = join(work, "b");
-    mkdirSync(sa, { recursive: true });
-    mkdirSync(sb, { recursive: true });
-    // one untimed warm-up each
-    timeOnce(ours, row, source, sa);
-    if (theirs) timeOnce(theirs, row, source, sb);
-    for (let i = 0; i < PAIRS; i++) {
-      let x, y;
-      if (!theirs) x = timeOnce(ours, row, source, sa);
-      else if (i % 2 === 0) {
-        x = timeOnce(ours, row, source, sa);
-        y = timeOnce(theirs, row, source, sb);
-      } else {
-        y = timeOnce(theirs, row, source, sb);
-        x = timeOnce(ours, row, source, sa);
-      }
-      a.push(x);
-      if (theirs) {
-        b.push(y);
-        ratios.push(x / y);
-      }
+    if (row.durable && tmpfs) {
+      const onTmpfs = { ...timeRow(ours, theirs, row, source, tmpfs.dir, row.durable), row: `${row.name} (tmpfs)`, fs: "tmpfs" };
+      results.push(onTmpfs);
+      print(onTmpfs);
+      const onDisk = { ...timeRow(ours, theirs, row, source, work, null), fs: "disk" };
+      onDisk.fsyncs = { ours: fsyncs(join(here, "..", "index.js"), row, work), theirs: theirs ? fsyncs(against, row, work) : null };
+      const n = (x) => (x === null ? "?" : String(x));
+      onDisk.row = `${row.name} (disk; fsyncs: ours ${n(onDisk.fsyncs.ours)}${theirs ? `, theirs ${n(onDisk.fsyncs.theirs)}` : ""})`;
+      results.push(onDisk);
+      print(onDisk);
+      continue;
     }
-    const r = { row: row.name, oursMs: median(a), target: row.target };
-    if (theirs) Object.assign(r, { theirsMs: median(b), ratio: median(ratios) });
+    const r = timeRow(ours, theirs, row, source, work, row.target);
     results.push(r);
-    const f = (n) => n.toFixed(2);
-    console.log(theirs ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ≤ ${r.target.toFixed(2)}${r.ratio <= r.target ? "" : " ✗"} |` : `| ${r.row} | ${f(r.oursMs)} |`);
+    print(r);
   }
   const memory = { ours: peakMemory(join(here, "..", "index.js"), source) };
   if (theirs) memory.theirs = peakMemory(resolve(against), source);
   console.log(`\npeak memory, readDrops of ${LINES} lines in a fresh process (maxRSS): ours ${(memory.ours.peakKiB / 1024).toFixed(1)} MiB` + (theirs ? `, theirs ${(memory.theirs.peakKiB / 1024).toFixed(1)} MiB` : ""));
   console.log("peak memory of every reader on huge lines, millions of lines and many turn records: node bench/memory.mjs [--against PATH] (about two minutes)");
-  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ lines: LINES, turns: TURNS, pairs: PAIRS, against: against ?? null, node: process.version, rows: results, memory }, null, 2) + "\n");
+  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ lines: LINES, turns: TURNS, pairs: PAIRS, against: against ?? null, node: process.version, tmpfs: tmpfs?.where ?? null, rows: results, memory }, null, 2) + "\n");
 } finally {
+  if (tmpfs) tmpfs.done(tmpfs.dir);
   rmSync(work, { recursive: true, force: true });
 }
+}
+
+// --- the scale table (--scale) ---------------------------------------------------
+// The readers the connector calls per message must cost what was appended,
+// not what the journal holds: the per-message path (an admission appended,
+// then the day's admissions counted and a notice looked up, the cache warm as
+// in a running connector), readInboxIds and unresolvedOutbox, at three sizes.
+// A side whose untimed first run takes over SLOW_MS is not timed at that size.
+
+async function scale() {
+  const ours = await load(join(here, "..", "index.js"));
+  const theirs = against ? await load(against) : null;
+  const work = mkdtempSync(join(tmpdir(), "discord-journal-scale-"));
+  const day = LAST_DAY;
+  const scaleRows = [
+    { name: "per message: appendAdmission + countAdmissionsOn + noticeOn", run: (M, d, i) => { M.appendAdmission(d, { id: `scale-${i}`, at: `${day}T12:00:00.000Z` }); M.countAdmissionsOn(d, day); return M.noticeOn(d, "ceiling", day); } },
+    { name: "readInboxIds", run: (M, d) => M.readInboxIds(d) },
+    { name: "unresolvedOutbox", run: (M, d) => M.unresolvedOutbox(d) },
+  ];
+  const results = [];
+  try {
+    console.log(`scale: ${PAIRS} runs per cell, median; the cache warm${theirs ? `; against ${against}` : ""}\n`);
+    console.log(theirs ? "| row | lines per file | ours (ms) | theirs (ms) | ratio |" : "| row | lines per file | ours (ms) |");
+    console.log(theirs ? "| --- | ---: | ---: | ---: | ---: |" : "| --- | ---: | ---: |");
+    for (const lines of SCALE) {
+      const dirs = { ours: join(work, `${lines}`, "ours", "alpha"), theirs: join(work, `${lines}`, "theirs", "alpha") };
+      makeJournal(dirs.ours, lines, 0);
+      if (theirs) cpSync(dirs.ours, dirs.theirs, { recursive: true });
+      execFileSync("sync");
+      for (const row of scaleRows) {
+        const time = (M, d) => {
+          let n = 0;
+          const first = performance.now();
+          row.run(M, d, n++);
+          if (performance.now() - first > SLOW_MS) return null;
+          const ts = [];
+          for (let i = 0; i < PAIRS; i++) {
+            gc();
+            const t = process.hrtime.bigint();
+            row.run(M, d, n++);
+            ts.push(Number(process.hrtime.bigint() - t) / 1e6);
+          }
+          return median(ts);
+        };
+        const r = { row: row.name, lines, oursMs: time(ours, dirs.ours), theirsMs: theirs ? time(theirs, dirs.theirs) : null };
+        const f = (n) => (n === null ? "— (over 5 s)" : n.toFixed(2));
+        const ratio = r.oursMs !== null && r.theirsMs !== null ? r.oursMs / r.theirsMs : null;
+        results.push({ ...r, ratio });
+        console.log(theirs ? `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${ratio === null ? "—" : ratio.toFixed(3)} |` : `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} |`);
+      }
+      rmSync(join(work, `${lines}`), { recursive: true, force: true });
+    }
+    if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ scale: results, against: against ?? null, node: process.version }, null, 2) + "\n");
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
 }

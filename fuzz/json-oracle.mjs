@@ -16,15 +16,31 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 
-const args = process.argv.slice(2);
-const opt = (name, dflt) => {
-  const i = args.indexOf(`--${name}`);
-  return i >= 0 ? args[i + 1] : dflt;
-};
-const CASES = Number(opt("cases", 100_000));
-const SEED = Number(opt("seed", 1));
-const modulePath = resolve(opt("module", join(fileURLToPath(new URL("..", import.meta.url)), "index.js")));
+/** A usage mistake: the message and the usage, exit status 2 (`--cases 10k` once ran no case and passed, #13). */
+function usage(message) {
+  console.error(`fuzz: ${message}\nusage: node fuzz/json-oracle.mjs [--cases N] [--seed S] [--module PATH]`);
+  process.exit(2);
+}
+/** A number of digits only, at least `min`: `10k`, `1,000` and `1e3` are refused, not read as NaN or 1. */
+function count(name, text, min) {
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < min || !Number.isSafeInteger(n)) {
+    usage(`--${name} takes a whole number of at least ${min} (digits only), not ${JSON.stringify(text)}`);
+  }
+  return n;
+}
+let opts;
+try {
+  const options = { cases: { type: "string", default: "100000" }, seed: { type: "string", default: "1" }, module: { type: "string" } };
+  opts = parseArgs({ strict: true, options }).values;
+} catch (e) {
+  usage(e.message);
+}
+const CASES = count("cases", opts.cases, 1);
+const SEED = count("seed", opts.seed, 0);
+const modulePath = resolve(opts.module ?? join(fileURLToPath(new URL("..", import.meta.url)), "index.js"));
 const M = modulePath.endsWith(".mjs") ? await import(pathToFileURL(modulePath).href) : createRequire(import.meta.url)(modulePath);
 
 let s = SEED >>> 0 || 1;
@@ -138,9 +154,10 @@ const shm = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 const root = mkdtempSync(join(shm, "discord-journal-fuzz-"));
 const dir = join(root, "alpha");
 mkdirSync(dir);
-let disagreements = 0, valid = 0;
+let disagreements = 0, valid = 0, ran = 0;
 try {
   for (let n = 0; n < CASES; n++) {
+    ran++;
     const bytes = caseBytes();
     const report = (what, want, got) => {
       disagreements++;
@@ -177,5 +194,7 @@ try {
 } finally {
   rmSync(root, { recursive: true, force: true });
 }
-console.log(`fuzz: ${CASES} cases (${valid} valid), seed ${SEED}: ${disagreements} disagreements with JSON.parse`);
-process.exit(disagreements ? 1 : 0);
+console.log(`fuzz: ${ran} cases (${valid} valid), seed ${SEED}: ${disagreements} disagreements with JSON.parse`);
+// A run that played no case proves nothing: it fails.
+if (ran === 0) console.error("fuzz: no case ran");
+process.exit(disagreements || ran === 0 ? 1 : 0);

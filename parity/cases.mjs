@@ -167,6 +167,14 @@ add("recover seams count", (d) => { mkdirSync(join(d, "run.lock")); writeFileSyn
 add("stopTarget opts null", null, (M, d) => M.stopTarget(d, null));
 add("clearPid odd", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), '{"pid":5}'); }, (M, d) => [M.clearPid(d, "5"), M.readPid(d), M.clearPid(d, 5), M.readPid(d)]);
 add("paths lone surrogate", null, (M, d) => [M.stopPath(d + "\ud800"), M.turnPath(d + "\udc00/", "x"), M.lockPath("a/../\ud800"), M.ownerPath("")]);
+// The path exports keep their last answer for string arguments: a repeated,
+// alternating or converting argument must give what a fresh join gives.
+add("paths repeated and alternating", null, (M, d) => [M.stopPath(d), M.stopPath(d + "/x"), M.stopPath(d), M.lockPath(d), M.ownerPath(d), M.ownerPath("a//b/"), M.ownerPath(d), M.turnPath(d, "t1"), M.turnPath(d, "t2"), M.turnPath(d + "/..", "t2"), M.turnPath(d, "t1")]);
+add("turnPath converting after a kept answer", null, (M, d, log) => {
+  M.turnPath(d, "t1");
+  const id = { toString: () => (log.push("toString"), "t1") };
+  return [M.turnPath(d, id), M.turnPath(d, "t1"), M.turnPath(d, 7), (() => { try { return M.turnPath(5, "t1"); } catch (e) { return e.constructor.name; } })()];
+});
 
 add("writeTurn toJSON throws code getter", null, (M, d) => M.writeTurn(d, "t1", { toJSON() { throw { get code() { throw new SyntaxError("getter"); } }; } }));
 add("requestStop reason toJSON throws coded", null, (M, d) => M.requestStop(d, { toJSON() { throw Object.assign(new Error("x"), { code: "ECODE" }); } }));
@@ -230,3 +238,44 @@ add("dir a Map and a class instance", null, (M) => [new Map(), new (class Thing 
 add("writePid under a faked Date.now", null, (M, d, log) => { patch(Date, "now", () => { log.push("now"); return 0; }, () => M.writePid(d, 7, { identity: () => ({ start: "5", boot: GEN }) })); return readFileSync(join(d, "run.lock/owner.json"), "utf8"); });
 add("STOP lines under a faked Date", null, (M, d) => { const Real = Date; class Fake extends Real { constructor(...a) { super(...(a.length ? a : [86400000])); } } globalThis.Date = Fake; try { M.requestStop(d, "x"); M.requestProcessingStop(d, GEN); M.unlock(d); } finally { globalThis.Date = Real; } return readFileSync(join(d, "STOP"), "utf8"); });
 add("writePid: the default now is taken between reading now and identity", null, (M, d, log) => { patch(Date, "now", () => { log.push("Date.now"); return 0; }, () => M.writePid(d, process.pid, reads(log, {}))); return M.readPid(d); });
+
+// Identity (#10): a value the reference's result reaches from two places is
+// one object in ours too, and what it makes afresh on each call (or for
+// each line) stays distinct, caches included.
+// A pid not alive here now.
+const DEAD = (() => {
+  for (let p = 4_194_303; ; p -= 7919) {
+    try {
+      process.kill(p, 0);
+    } catch (e) {
+      if (e.code === "ESRCH") return p;
+    }
+  }
+})();
+const lines = (...l) => l.map((x) => (typeof x === "string" ? x : JSON.stringify(x))).join("\n") + "\n";
+add("outbox intentAt is the first line's at object", w("outbox.jsonl", lines({ nonce: "a", status: "intent", at: { t: 1 } }, { nonce: "a", status: "unknown" }, { nonce: "b", status: "intent", at: [1, { t: 2 }] })), (M, d) => [M.readOutbox(d), M.unresolvedOutbox(d)]);
+add("outbox a later at is not intentAt", w("outbox.jsonl", lines({ nonce: "a", status: "intent", at: { t: 1 } }, { nonce: "a", status: "unknown", at: { t: 1 } }, { nonce: "a", status: "confirmed" })), (M, d) => M.readOutbox(d));
+add("outbox a later primitive at", w("outbox.jsonl", lines({ nonce: "a", status: "intent", at: { t: 1 } }, { nonce: "a", at: "later" }, { nonce: "a", at: { t: 3 } })), (M, d) => [M.readOutbox(d), M.unresolvedOutbox(d)]);
+add("outbox first line's repeated at and own intentAt", w("outbox.jsonl", '{"nonce":"a","intentAt":{"q":1},"at":{"x":1},"status":"intent","at":{"y":2}}\n{"nonce":"a","note":{"n":1}}\n'), (M, d) => [M.readOutbox(d), M.unresolvedOutbox(d)]);
+add("outbox values carried across lines", w("outbox.jsonl", lines({ nonce: "a", meta: { k: [1] }, status: "intent", at: "x" }, { nonce: "b", status: "intent", at: { o: 1 } }, { nonce: "a", status: "unknown", extra: { k: [1] } })), (M, d) => [M.readOutbox(d), M.unresolvedOutbox(d), M.readOutbox(d).get("a").meta === M.readOutbox(d).get("a").meta]);
+add("outbox fresh on each call, cached or not", w("outbox.jsonl", lines({ nonce: "a", status: "intent", at: { t: 1 } })), (M, d) => { const a = M.readOutbox(d), b = M.unresolvedOutbox(d); M.appendOutbox(d, { nonce: "a", status: "unknown" }); return [a, b, M.readOutbox(d), M.readOutbox(d), M.unresolvedOutbox(d), M.unresolvedOutbox(d)]; });
+add("line readers fresh on each call", w("drops.jsonl", lines({ o: { p: 1 } }, { o: { p: 1 } })), (M, d) => { const a = M.readDrops(d); M.appendDrop(d, { o: { p: 2 } }); M.appendReload(d, { outcome: "applied", diff: { a: 1 } }); M.appendInbox(d, { id: "1" }); return [a, M.readDrops(d), M.readDrops(d), M.readReloads(d), M.readReloads(d), M.readInboxIds(d), M.readInboxIds(d)]; });
+add("turn records fresh on each call", (d) => { writeFileSync(join(d, "turns", "a.json"), '{"o":{"p":1},"q":[{}]}'); writeFileSync(join(d, "turns", "b.json"), '{"o":{"p":1}}'); }, (M, d) => [M.listTurns(d), M.listTurns(d), M.readTurn(d, "a"), M.readTurn(d, "a")]);
+add("writeTurn record sharing an object", null, (M, d) => { const o = { x: 1 }; const rec = { a: o, b: o, c: [o, o] }; return [M.writeTurn(d, "t", rec), rec, M.readTurn(d, "t")]; });
+add("writeTurn record pointing at itself", null, (M, d) => { const rec = { a: 1 }; rec.self = rec; try { return M.writeTurn(d, "t", rec); } catch (e) { return [e.constructor.name, readFileSync(join(d, "turns", "t.json"), "utf8")]; } });
+add("STOP lines fresh, each {reason: null} its own", w("STOP", lines({ at: "x", reason: "r", o: {} }, "[1]", "not json", { reason: 5 })), (M, d) => [M.readStop(d), M.readStop(d)]);
+add("owner records fresh on each call", null, (M, d) => { M.writePid(d, process.pid); return [M.readPid(d), M.readPid(d), M.identityOf(process.pid), M.identityOf(process.pid), M.stopTarget(d)]; });
+add("unlock returns a fresh record", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: DEAD, start: "7", boot: GEN })); }, (M, d) => { const before = M.readPid(d); return [before, M.unlock(d, { identity: () => ({ start: "7", boot: GEN }) }), M.readPid(d)]; });
+add("seams get the caller's own values", null, (M, d) => { const got = []; const id = (p) => { got.push(p); return { start: "5", boot: GEN }; }; const pid = pidObj([]); const rec = { pid: process.pid, start: "5", boot: GEN }; M.ownerState(rec, { identity: id }); M.writePid(d, pid, { identity: id, now: 0 }); return [got[0] === rec.pid, got[1] === pid, got.length]; });
+add("writePid identity's values written as they are", null, (M, d) => { const start = { toJSON() { return "5"; } }; const boot = { toJSON() { return GEN; } }; try { M.writePid(d, 5, { identity: () => ({ start, boot }), now: 0 }); } catch (e) { return e.message; } return readFileSync(join(d, "run.lock/owner.json"), "utf8"); });
+add("constants are one value", null, (M) => [M.OUTBOX_STATUS, M.OUTBOX_STATUS, M.BRAKE_EXIT, M.UNLOCK_HINT]);
+add("ensureJournal returns its argument", null, (M, d) => { const r = M.ensureJournal(d); return [r === d, r]; });
+add("a seam's exception reaches the caller as the object thrown", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: DEAD })); }, (M, d) => {
+  const err = new RangeError("seam");
+  const thrower = () => { throw err; };
+  const live = { pid: process.pid, start: "5", boot: GEN };
+  return [() => M.ownerState(live, { identity: thrower }), () => M.writePid(d, 5, { identity: thrower }), () => M.unlock(d, { beforeRemove: thrower }), () => M.appendDrop(d, { toJSON: thrower })].map((f) => { try { return f(); } catch (e) { return e === err; } });
+});
+add("a code getter's exception is the one thrown", null, (M, d) => { const g = new EvalError("code"); const err = { get code() { throw g; } }; return [() => M.requestStop(d, { toJSON() { throw err; } }), () => M.writeTurn(d, "t", { toJSON() { throw err; } })].map((f) => { try { return f(); } catch (e) { return e === g; } }); });
+add("writePid: a code getter's exception from the time is the one thrown", null, (M, d) => { const g = new EvalError("code"); try { M.writePid(d, 5, { identity: () => ({ start: "5", boot: GEN }), now: { valueOf() { throw { get code() { throw g; } }; } } }); } catch (e) { return [e === g, M.readPid(d)]; } });
+add("recover: a code getter's exception from the clock is the one thrown", (d) => { mkdirSync(join(d, "run.lock")); writeFileSync(join(d, "run.lock/owner.json"), JSON.stringify({ pid: DEAD })); }, (M, d) => { const g = new EvalError("code"); const Real = Date; globalThis.Date = class extends Real { toISOString() { throw { get code() { throw g; } }; } }; try { return M.recover(d); } catch (e) { return e === g; } finally { globalThis.Date = Real; } });

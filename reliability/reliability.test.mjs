@@ -108,8 +108,14 @@ describe("kill -9", () => {
     const dir = journal();
     const child = spawn(process.execPath, [worker, "append-forever", dir], { stdio: ["ignore", "pipe", "inherit"] });
     let acked = "";
-    child.stdout.on("data", (d) => (acked += d));
-    await new Promise((r) => setTimeout(r, 400));
+    // Killed once it has acknowledged 200 lines, not after a fixed time: on a
+    // loaded machine the child can take a second to start.
+    await new Promise((r) =>
+      child.stdout.on("data", (d) => {
+        acked += d;
+        if (acked.split("\n").length > 200) r();
+      }),
+    );
     child.kill("SIGKILL");
     await new Promise((r) => child.on("exit", r));
     const last = Number(acked.trim().split("\n").pop());

@@ -1,16 +1,36 @@
 // A child process of the reliability suite: loads the module under test
 // (JOURNAL_MODULE, or this package) and plays one role, printing one JSON
 // line of results on stdout.
-import { closeSync, openSync, readFileSync, readdirSync, unlinkSync, writeFileSync } from "node:fs";
+import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import { parseArgs } from "node:util";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const path = process.env.JOURNAL_MODULE ? resolve(process.env.JOURNAL_MODULE) : join(root, "index.js");
 const M = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(import.meta.url)(path);
 
-const [role, dir, ...args] = process.argv.slice(2);
+/** A usage mistake: the message, exit status 2 (a count like `10k` once ran as NaN, #13). */
+function usage(message) {
+  console.error(`worker: ${message}\nusage: node reliability/worker.mjs ROLE DIR [N ...]`);
+  process.exit(2);
+}
+// Positionals `role dir ...args`; no option is defined, so any `--flag` is refused.
+let positionals;
+try {
+  ({ positionals } = parseArgs({ strict: true, allowPositionals: true, options: {} }));
+} catch (e) {
+  usage(e.message);
+}
+const [role, dir, ...args] = positionals;
+if (role === undefined || dir === undefined) usage("give a role and a journal directory");
+/** The role's numeric arguments: digits only, each refused with exit 2 otherwise. */
+const numbers = (list) =>
+  list.map((text, i) => {
+    if (!/^[0-9]+$/.test(text)) usage(`${role}: argument ${i + 1} takes a whole number (digits only), not ${JSON.stringify(text)}`);
+    return Number(text);
+  });
 const now = () => performance.timeOrigin + performance.now();
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
@@ -18,7 +38,7 @@ const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 
 switch (role) {
   // Appends `n` drop lines of about 200 bytes, each naming its writer and index.
   case "append": {
-    const [writer, n] = args.map(Number);
+    const [writer, n] = numbers(args);
     const pad = "x".repeat(160);
     for (let i = 0; i < n; i++) M.appendDrop(dir, { w: writer, i, pad });
     out({ appended: n });
@@ -33,7 +53,7 @@ switch (role) {
   }
   // Tries to create turn records t0..t(n-1), each with its writer's name.
   case "turns": {
-    const [writer, n] = args.map(Number);
+    const [writer, n] = numbers(args);
     const won = [], lost = [], other = [];
     for (let i = 0; i < n; i++) {
       try {
@@ -49,7 +69,7 @@ switch (role) {
   // Claims, holds and releases the lock until `ms` passed, counting holds in
   // a counter file; a second holder would find the `holding` marker.
   case "lock": {
-    const [ms] = args.map(Number);
+    const [ms] = numbers(args);
     const end = now() + ms;
     let holds = 0, refused = 0, violations = 0;
     while (now() < end) {
@@ -78,7 +98,7 @@ switch (role) {
   // Claims and releases until `ms` passed, recording when each claim that
   // stood had started; a holder checks its lock is still its own.
   case "claim": {
-    const [ms, hold] = args.map(Number);
+    const [ms, hold] = numbers(args);
     const end = now() + ms;
     const stood = [];
     let lost = 0;
@@ -105,7 +125,7 @@ switch (role) {
   // After `delay` ms, unlocks (writing STOP first) and reports when STOP
   // was certainly there.
   case "unlock": {
-    const [delay] = args.map(Number);
+    const [delay] = numbers(args);
     sleep(delay);
     let result;
     try {
@@ -118,7 +138,7 @@ switch (role) {
   }
   // Runs recover until `ms` passed, counting what it did.
   case "recover": {
-    const [ms] = args.map(Number);
+    const [ms] = numbers(args);
     const end = now() + ms;
     const seen = {};
     while (now() < end) {
@@ -135,7 +155,7 @@ switch (role) {
   }
   // `n` STOP lines, retrying while another writer holds .stop.lock.
   case "stop": {
-    const [writer, n] = args.map(Number);
+    const [writer, n] = numbers(args);
     let retries = 0;
     for (let i = 0; i < n; ) {
       try {
@@ -181,6 +201,90 @@ switch (role) {
     out(result);
     break;
   }
+  // One export with exactly `free` file descriptors left: the journal is
+  // set up first, then every descriptor but `free` is taken, the export
+  // runs, and what it returned and left behind is reported.
+  case "descriptors": {
+    const [op, free, dead] = [args[0], Number(args[1]), Number(args[2])];
+    const boot = M.bootId();
+    const lock = join(dir, "run.lock");
+    const stale = JSON.stringify({ pid: dead, start: "5", boot, at: "2021-01-01T00:00:00.000Z" }) + "\n";
+    if (["recover", "unlock", "clearPid"].includes(op)) {
+      mkdirSync(lock, { mode: 0o700 });
+      writeFileSync(join(lock, "owner.json"), stale, { mode: 0o600 });
+    }
+    if (op === "writePidStopped") M.requestStop(dir, "operator");
+    if (op === "listTurns" || op === "countTurnsOn") {
+      for (let i = 0; i < 100; i++) M.writeTurn(dir, `t${i}`, { startedAt: `2021-01-0${1 + (i % 3)}T00:00:00.000Z`, i });
+    }
+    const call = {
+      writePid: () => (M.writePid(dir, process.pid), "claimed"),
+      writePidStopped: () => (M.writePid(dir, process.pid), "claimed"),
+      recover: () => M.recover(dir),
+      unlock: () => JSON.stringify(M.unlock(dir)),
+      clearPid: () => (M.clearPid(dir, dead), "returned"),
+      listTurns: () => M.listTurns(dir).length,
+      countTurnsOn: () => M.countTurnsOn(dir, "2021-01-02"),
+    }[op];
+    // A warm process: a kept identity would now answer without a read.
+    M.identityOf(process.pid);
+    const taken = [];
+    try {
+      for (;;) taken.push(openSync("/dev/null", "r"));
+    } catch {}
+    for (let i = 0; i < free; i++) closeSync(taken.pop());
+    let result;
+    try {
+      result = { ok: call() };
+    } catch (e) {
+      result = { message: e.message, exitCode: e.exitCode };
+    }
+    for (const fd of taken) closeSync(fd);
+    const has = (p) => { try { lstatSync(p); return true; } catch { return false; } };
+    result.left = { lock: has(lock), owner: has(join(lock, "owner.json")), stop: has(join(dir, "STOP")) };
+    out(result);
+    break;
+  }
+  // Swaps run.lock for a symlink to `outside` and back (four renames) in a
+  // tight loop. When `control/pause-N` appears (N counting from 0) it stands
+  // still with the names in place (run.lock where it was, the link at
+  // swap.link), says so with `control/paused-N`, and goes on when
+  // `control/go-N` appears, or ends if `control/done` is there by then.
+  case "swap": {
+    const [control, outside] = args;
+    const lock = join(dir, "run.lock"), real = join(dir, "run.lock.real"), link = join(dir, "swap.link");
+    const at = (name, n) => join(control, `${name}-${n}`);
+    let swaps = 0;
+    for (let n = 0; ; ) {
+      if (existsSync(at("pause", n))) {
+        writeFileSync(at("paused", n), "");
+        while (!existsSync(at("go", n))) sleep(0.1);
+        n++;
+        if (existsSync(join(control, "done"))) break;
+        continue;
+      }
+      try {
+        renameSync(lock, real);
+      } catch {
+        continue;
+      }
+      try {
+        renameSync(link, lock);
+        renameSync(lock, link);
+      } catch {
+        // The link was removed meanwhile (the reference's rmSync unlinks it).
+        try {
+          symlinkSync(outside, link);
+        } catch {}
+      }
+      try {
+        renameSync(real, lock);
+      } catch {}
+      swaps++;
+    }
+    out({ swaps });
+    break;
+  }
   // Reads drops.jsonl 200 times in this fresh process, sampling open files
   // and resident memory after a collection every 20 reads.
   case "reads": {
@@ -198,5 +302,5 @@ switch (role) {
     break;
   }
   default:
-    throw new Error(`unknown role ${role}`);
+    usage(`unknown role ${JSON.stringify(role)}`);
 }

@@ -4,8 +4,6 @@
 //! reboot do not match either). A value that is not of the exact syntax the
 //! kernel prints is not an identity and reads as absent.
 
-use std::sync::OnceLock;
-
 use uuid::Uuid;
 
 use crate::lines::decode_utf8;
@@ -36,53 +34,40 @@ pub fn valid_generation(v: &str) -> bool {
 /// `processStart(pid)` for `pid` already made a string: the 22nd field of
 /// /proc/<pid>/stat, counted after the last ")" so a comm with spaces or
 /// parentheses cannot shift it.
+///
+/// Read on every call, as the reference reads it, our own pid included: a
+/// kept value would answer where the reference's read fails (no descriptor
+/// free), and `writePid` would then claim where the reference refuses (#10).
 pub fn process_start(pid: &str) -> Option<String> {
-  // This process's own start time cannot change while it runs, so its
-  // first good read is kept (a claim and each look at our own lock read
-  // it); any other pid is read every time, since pids are reused.
-  static OWN: OnceLock<(u32, String)> = OnceLock::new();
-  let me = std::process::id();
-  if let Some((pid_then, start)) = OWN.get() {
-    if *pid_then == me && pid == me.to_string() {
-      return Some(start.clone());
-    }
-  }
-  let start = read_start(pid);
-  if let Some(start) = &start {
-    if pid == me.to_string() {
-      let _ = OWN.set((me, start.clone()));
-    }
-  }
-  start
-}
-
-fn read_start(pid: &str) -> Option<String> {
   let stat = decode_utf8(read_proc(&format!("/proc/{pid}/stat"))?);
   let after = stat.rfind(')').map_or(1, |i| i + 2);
   let start = stat.get(after..).unwrap_or("").split(' ').nth(19)?;
   valid_start(start).then(|| start.to_string())
 }
 
-/// A /proc file (it reports no size).
+/// A /proc file (it reports no size). Both files this reads are one line
+/// that the kernel hands over whole in the first read, so a first read
+/// that ends the line, with room to spare, is the whole file: the read to
+/// the end that would return nothing is skipped. Anything else is read to
+/// the end, as the reference reads it.
 fn read_proc(path: &str) -> Option<Vec<u8>> {
-  crate::files::read(path).ok()
+  use std::io::Read;
+  let mut file = std::fs::File::open(path).ok()?;
+  let mut buf = vec![0; 4096];
+  let n = file.read(&mut buf).ok()?;
+  buf.truncate(n);
+  if n == 4096 || buf.last() != Some(&b'\n') {
+    file.read_to_end(&mut buf).ok()?;
+  }
+  Some(buf)
 }
 
-/// `bootId()`.
-///
-/// The boot id cannot change while this process lives (a reboot ends it),
-/// so the first good read is kept; a failed read is tried again on the next
-/// call, as the reference reads the file on every call.
+/// `bootId()`, read on every call as the reference reads it (see
+/// `process_start`).
 pub fn boot_id() -> Option<String> {
-  static BOOT: OnceLock<String> = OnceLock::new();
-  if let Some(id) = BOOT.get() {
-    return Some(id.clone());
-  }
   let text = decode_utf8(read_proc("/proc/sys/kernel/random/boot_id")?);
   let id = js_trim(&text);
-  let id = valid_boot(id).then(|| id.to_string())?;
-  let _ = BOOT.set(id.clone());
-  Some(id)
+  valid_boot(id).then(|| id.to_string())
 }
 
 /// `pidAlive` for a number: `process.kill(pid, 0)` succeeds or fails with

@@ -4,14 +4,14 @@
 //! the next call, parses only what was appended since.
 //!
 //! It may never answer what a fresh read would not: every call reads the
-//! whole file and hashes (BLAKE3) the part already parsed; any difference
-//! (truncation, a file replaced by rename, an in-place rewrite of any size)
-//! starts over from the first byte. Reading and hashing are the only work
-//! that grows with the whole file. Only complete lines (up to the last
+//! whole file and proves the part already parsed unchanged (`proof`: BLAKE3,
+//! on every core for a large file); any difference (truncation, a file
+//! replaced by rename, an in-place rewrite of any size) starts over from the
+//! first byte. Reading and hashing are the only work that grows with the
+//! whole file. Only complete lines (up to the last
 //! newline) are kept: a line still being written is parsed fresh each call.
 
 use std::any::Any;
-use std::cell::RefCell;
 use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
@@ -21,6 +21,7 @@ use std::sync::Mutex;
 use crate::error::{quiet_io, JournalError, Result};
 use crate::json::Doc;
 use crate::paths;
+use crate::proof::{self, Extending, Proof};
 
 /// Where a piece of text is: a span of the file's bytes when the line was
 /// valid UTF-8 (so its bytes are its text), else the decoded text itself.
@@ -83,7 +84,7 @@ pub trait Fold: Default + Clone + Send + 'static {
 struct Entry<F> {
   /// Bytes parsed: always just after a newline.
   parsed: usize,
-  hash: blake3::Hash,
+  proof: Proof,
   /// Lines (newlines) in the parsed part.
   lines: usize,
   /// The first line that does not parse: it decides every later read.
@@ -95,7 +96,7 @@ impl<F: Fold> Default for Entry<F> {
   fn default() -> Self {
     Entry {
       parsed: 0,
-      hash: blake3::hash(b""),
+      proof: Proof::default(),
       lines: 0,
       invalid: None,
       fold: F::default(),
@@ -182,29 +183,25 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
   let key: Key = (std::any::TypeId::of::<F>(), path);
   let mut entry: Entry<F> = take(&key);
-  let mut hasher = blake3::Hasher::new();
   // `data` is the file from `origin` on: from the end of the parsed part
-  // when it was streamed and matched, else the whole file.
-  let mut origin = 0;
-  if !F::SPANS && entry.parsed > 0 {
-    if hash_prefix(&mut file, entry.parsed, &mut hasher).map_err(refuse)? && hasher.finalize() == entry.hash {
-      origin = entry.parsed;
-    } else {
-      file.seek(SeekFrom::Start(0)).map_err(refuse)?;
-      hasher = blake3::Hasher::new();
-    }
+  // when it was streamed and proved unchanged, else the whole file.
+  let streamed = !F::SPANS && entry.parsed > 0;
+  let mut proved = match streamed {
+    true => proof::check_file(&file, &entry.proof).map_err(refuse)?,
+    false => None,
+  };
+  let origin = if proved.is_some() { entry.parsed } else { 0 };
+  if origin > 0 {
+    file.seek(SeekFrom::Start(origin as u64)).map_err(refuse)?;
   }
   let mut data = Vec::new();
   file.read_to_end(&mut data).map_err(refuse)?;
-  if origin == 0 {
-    let prefix_ok = entry.parsed <= data.len() && {
-      hasher.update(&data[..entry.parsed]);
-      hasher.finalize() == entry.hash
-    };
-    if !prefix_ok {
-      entry = Entry::default();
-      hasher = blake3::Hasher::new();
-    }
+  if !streamed {
+    proved = proof::check_bytes(&data, &entry.proof);
+  }
+  if proved.is_none() {
+    entry = Entry::default();
+    proved = Some(Extending::default());
   }
   let end = origin + data.len();
   let complete = data
@@ -212,15 +209,15 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
     .rposition(|&b| b == b'\n')
     .map_or(0, |i| origin + i + 1)
     .max(entry.parsed);
-  if complete > entry.parsed {
+  if let Some(mut proof) = proved.filter(|_| complete > entry.parsed) {
     if entry.invalid.is_none() {
       entry.invalid = feed(&mut entry.fold, &data, origin, entry.parsed..complete, entry.lines + 1);
     }
     let new = &data[entry.parsed - origin..complete - origin];
-    hasher.update(new);
+    proof.update(new);
     entry.lines += new.iter().filter(|&&b| b == b'\n').count();
     entry.parsed = complete;
-    entry.hash = hasher.finalize();
+    entry.proof = proof.finish();
   }
   // A last line without its newline is parsed for this answer only.
   let tail = match entry.invalid {
@@ -243,32 +240,6 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
   };
   put(key, entry);
   answer.map(Some)
-}
-
-/// Bytes hashed per read of the parsed part: small enough to stay in the
-/// CPU's cache between the read and the hash.
-const CHUNK: usize = 256 * 1024;
-
-/// Hashes the first `n` bytes of `file` through a reused buffer; false when
-/// the file ends first.
-fn hash_prefix(file: &mut File, n: usize, hasher: &mut blake3::Hasher) -> std::io::Result<bool> {
-  thread_local!(static BUF: RefCell<Vec<u8>> = RefCell::new(vec![0; CHUNK]));
-  BUF.with_borrow_mut(|buf| {
-    let mut left = n;
-    while left > 0 {
-      let want = left.min(buf.len());
-      match file.read(&mut buf[..want]) {
-        Ok(0) => return Ok(false),
-        Ok(got) => {
-          hasher.update(&buf[..got]);
-          left -= got;
-        }
-        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-        Err(e) => return Err(e),
-      }
-    }
-    Ok(true)
-  })
 }
 
 /// Whether `dir/name` has an entry for `F` (for tests of the eviction).

@@ -11,6 +11,7 @@ pub mod json;
 pub mod lines;
 pub mod lock;
 pub mod paths;
+pub mod proof;
 pub mod records;
 pub mod stop;
 pub mod text;

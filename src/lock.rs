@@ -15,17 +15,18 @@
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-use std::time::Duration;
 
-use crate::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
+use crate::error::{quiet_fs, quiet_io, JournalError, Result};
 use crate::identity::{valid_boot, valid_start};
 use crate::json::{Doc, Scalar};
 use crate::lines::{decode_utf8, exists};
 use crate::paths::{journal_label, under};
 use crate::stop;
 use crate::text::js_number;
+
+mod remove;
+use remove::{Judged, Record, Stamp};
 
 pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
 
@@ -55,37 +56,29 @@ pub enum Owner {
 /// `readPid`: `None` when there is no record file (the STOP-gated
 /// publication interval).
 pub fn read_pid(dir: &str) -> Option<Owner> {
+  read_owner(dir).0
+}
+
+/// `readPid`, with the file the record was read from. The record is read by
+/// path, as the reference reads it (one descriptor), and a removal proves
+/// afterwards, by `fstatat` on the directory it holds, that this file is the
+/// one in it (#10).
+fn read_owner(dir: &str) -> (Option<Owner>, Record) {
   let path = owner_path(dir);
-  match crate::files::read(&path) {
-    Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
-    Err(e) if crate::files::missing(&e, &path) => None,
-    Err(_) => Some(Owner::Invalid),
+  let file = match File::open(&path) {
+    Ok(file) => file,
+    Err(e) if crate::files::missing(&e, &path) => return (None, Record::Absent),
+    Err(_) => return (Some(Owner::Invalid), Record::Unread),
+  };
+  match crate::files::to_end(&file) {
+    Ok(bytes) => (Some(parse_owner(&decode_utf8(bytes))), remove::stamped(&file)),
+    Err(_) => (Some(Owner::Invalid), Record::Unread),
   }
 }
 
-/// `readPid` of the lock directory held open: the record of that directory,
-/// whatever the path names by now.
-fn read_pid_in(lock: &File) -> Option<Owner> {
-  use nix::fcntl::{openat, OFlag};
-  let fd = match openat(
-    lock,
-    "owner.json",
-    OFlag::O_RDONLY | OFlag::O_CLOEXEC,
-    nix::sys::stat::Mode::empty(),
-  ) {
-    Ok(fd) => fd,
-    Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ENOTDIR) => return None,
-    // existsSync's question, asked in this directory: a record that cannot
-    // be resolved (a dangling link, a loop) is no record.
-    Err(_) => {
-      let there = nix::unistd::faccessat(lock, "owner.json", nix::unistd::AccessFlags::F_OK, nix::fcntl::AtFlags::empty());
-      return there.is_ok().then_some(Owner::Invalid);
-    }
-  };
-  match crate::files::to_end(&File::from(fd)) {
-    Ok(bytes) => Some(parse_owner(&decode_utf8(bytes))),
-    Err(_) => Some(Owner::Invalid),
-  }
+/// The lock as it stands now, with its record: what a removal acts on.
+fn judge(dir: &str) -> (Option<Owner>, Judged) {
+  remove::judge(dir, || read_owner(dir))
 }
 
 fn parse_owner(text: &str) -> Owner {
@@ -102,14 +95,12 @@ fn parse_owner(text: &str) -> Owner {
   }
 }
 
-/// run.lock held open as a directory, so that what a removal decided on is
-/// what it removes. `None` when it is not a directory (or is gone).
-fn hold(dir: &str) -> Option<File> {
+/// A directory opened without following a final link.
+fn open_dir(path: &str) -> std::io::Result<File> {
   OpenOptions::new()
     .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
-    .open(lock_path(dir))
-    .ok()
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+    .open(path)
 }
 
 /// What `identity(pid)` reported for one field, as far as `===` with a
@@ -296,37 +287,62 @@ pub fn claim<S: Seams>(
   // create a new one at the same path; a publish by path would then
   // overwrite that claimant's record (and this claim's STOP gate would
   // remove its lock). Into a removed directory, the publish fails instead.
-  let mine = OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW)
-    .open(&lock);
+  let mine = open_dir(&lock);
   let label = format!("run.lock/owner.json in {}", journal_label(dir));
   let text = owner_text().map_err(|code| quiet_fs(code.as_deref(), &label, "write"))?;
-  let mine = mine.map_err(|e| quiet_io(&e, &label, "write"))?;
-  if let Err(e) = publish(&mine, &text) {
-    if e.kind() == std::io::ErrorKind::AlreadyExists {
-      // Another claim is publishing into this directory, or did first: it
-      // is not ours.
-      return Err(lost_claim().into());
+  let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
+    Some(stamp) => Ok((held, stamp)),
+    None => Err(std::io::Error::from(nix::errno::Errno::EBADF)),
+  });
+  let mut made = match mine {
+    Ok((held, stamp)) => Made {
+      path: lock,
+      stamp,
+      held: Some(held),
+    },
+    Err(e) => {
+      // No descriptor for it (only a thread taking the last one between the
+      // identity's reads and this open gets here): the directory goes while
+      // it is still run.lock and holds no record (#10).
+      if let Some(stamp) = Stamp::at(&lock) {
+        let judged = Judged {
+          lock: Some(stamp),
+          record: Record::Absent,
+        };
+        let _ = remove::remove(dir, &judged, None, 0);
+      }
+      return Err(quiet_io(&e, &label, "write").into());
     }
-    // A fault (a full disk, an I/O error) leaves no half-made claim: the
-    // directory this claim made is removed again while it is still run.lock
-    // and holds no record but this claim's, so the next start is not
-    // refused "without an owner record". Beyond the reference, which leaves
-    // it for `unlock`; the refusal is the same.
-    if still_ours(&lock, &mine) && record_in(&mine).map_or(true, |r| is_record(&r, &text)) {
-      let _ = remove_held(dir, &mine, 0);
+  };
+  let record = match publish(dir, &mut made, &text) {
+    Ok(record) => record,
+    Err(Unpublished::Lost) => return Err(lost_claim().into()),
+    Err(Unpublished::Fault(e, linked)) => {
+      // A fault (a full disk, an I/O error) leaves no half-made claim: the
+      // directory this claim made is removed again while it is still
+      // run.lock and holds no record but this claim's, so the next start is
+      // not refused "without an owner record". Beyond the reference, which
+      // leaves it for `unlock`; the refusal is the same.
+      let judged = Judged {
+        lock: Some(made.stamp),
+        record: linked.map_or(Record::Absent, Record::File),
+      };
+      let _ = remove::remove(dir, &judged, made.held.take().map(Into::into), 0);
+      return Err(quiet_io(&e, &label, "write").into());
     }
-    return Err(quiet_io(&e, &label, "write").into());
-  }
+  };
+  let judged = Judged {
+    lock: Some(made.stamp),
+    record: Record::File(record),
+  };
   // The gate: STOP written before this point (by `stop` or `unlock`) means
   // this claim must not stand, however it interleaved with an unlock. The
   // claim releases the directory it made (`clearPid`), not whatever the
-  // path names by now.
+  // path names by now; the record in it is the one this claim wrote.
   if stop::requested(dir) {
-    if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid_in(&mine), pid) {
+    if let (Owner::Valid { pid: owner, .. }, Some(pid)) = (parse_owner(&text), pid) {
       if owner == pid {
-        remove_held(dir, &mine, 0)?;
+        remove::remove(dir, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(dir, &e))?;
       }
     }
     return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", journal_label(dir))).into());
@@ -336,10 +352,28 @@ pub fn claim<S: Seams>(
   // and then removes its own STOP; a claim that published into that lock
   // after recover judged it, and reached this gate after the STOP was gone,
   // would otherwise stand without a lock, and a second claimant with it.
-  if !still_held(&lock, &mine, &text) {
+  let standing = Stamp::at(&made.path) == Some(made.stamp) && made.held.as_ref().is_some_and(|h| remove::holds(h, judged.record));
+  if !standing {
     return Err(lost_claim().into());
   }
   Ok(())
+}
+
+/// The directory a claim made: its path, what it is, and the descriptor it
+/// is held by (none for the moment a single free descriptor is needed for
+/// the record).
+struct Made {
+  path: String,
+  stamp: Stamp,
+  held: Option<File>,
+}
+
+/// Why a record was not published.
+enum Unpublished {
+  /// Another claim holds this directory too, or it is no longer run.lock.
+  Lost,
+  /// A fault, and the record this claim linked before it (if it did).
+  Fault(std::io::Error, Option<Stamp>),
 }
 
 /// A claim that lost its directory to an unlock or recover running at the
@@ -348,63 +382,110 @@ fn lost_claim() -> JournalError {
   JournalError::failed("run.lock was removed while this start claimed it (an unlock or recover ran meanwhile); start again")
 }
 
-/// Whether `lock` (the path) still names the directory held open.
-fn still_ours(lock: &str, mine: &File) -> bool {
-  use std::os::unix::fs::MetadataExt;
-  match (std::fs::symlink_metadata(lock), mine.metadata()) {
-    (Ok(now), Ok(held)) => now.dev() == held.dev() && now.ino() == held.ino(),
-    _ => false,
-  }
+fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
+  quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
 }
 
-/// Whether `lock` still names the directory held open, with this claim's
-/// record in it.
-fn still_held(lock: &str, mine: &File, text: &str) -> bool {
-  still_ours(lock, mine) && record_in(mine).is_some_and(|r| is_record(&r, text))
-}
-
-/// The bytes of owner.json in the directory held open, if it can be read.
-fn record_in(lock: &File) -> Option<Vec<u8>> {
-  crate::files::read_at(lock, "owner.json").ok()
-}
-
-/// Whether a record's bytes are the one `publish` wrote for `text`.
-fn is_record(bytes: &[u8], text: &str) -> bool {
-  bytes.strip_suffix(b"\n") == Some(text.as_bytes())
-}
+const TMP: &str = "owner.json.tmp";
 
 /// Write-then-link of owner.json inside the claimed directory: the record
 /// appears whole, as a rename makes it, but only if no record is there yet,
 /// so two claims that ended up holding one directory (one's mkdir, then an
 /// unlock removing it and the other's mkdir, before the first opened it)
 /// cannot both publish. The temporary file is created exclusively too: two
-/// such claims sharing it would each write into the other's record. Beyond the reference, and changing no result: the
-/// record is fsynced before it is linked and the directory after, so after
-/// a power loss owner.json is whole or absent, never empty or torn.
-fn publish(lock: &File, text: &str) -> std::io::Result<()> {
+/// such claims sharing it would each write into the other's record. Returns
+/// the record's file.
+///
+/// With one descriptor free (the held directory takes it), the temporary
+/// file is created by path, as the reference creates it, and the directory
+/// opened again; the record is linked only if that directory is the one
+/// this claim made and the temporary file in it is the one just written
+/// (#10). A temporary file that went elsewhere (run.lock swapped meanwhile)
+/// is left there: no path to it is one this claim may trust.
+fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished> {
+  use nix::errno::Errno;
   use nix::fcntl::{openat, OFlag};
   use nix::sys::stat::Mode;
-  use nix::unistd::{linkat, unlinkat, UnlinkatFlags};
-  let tmp = openat(
-    lock,
-    "owner.json.tmp",
+  let fault = |e: std::io::Error| Unpublished::Fault(e, None);
+  let Some(held) = &made.held else {
+    return Err(fault(Errno::EBADF.into()));
+  };
+  let created = openat(
+    held,
+    TMP,
     OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC,
     Mode::from_bits_truncate(0o600),
-  )?;
-  let mut file = File::from(tmp);
-  let written = file
-    .write_all(format!("{text}\n").as_bytes())
-    .and_then(|()| file.sync_all())
-    .and_then(|()| Ok(linkat(lock, "owner.json.tmp", lock, "owner.json", nix::fcntl::AtFlags::empty())?));
-  drop(file);
-  // The temporary file is this claim's (created exclusively): it goes
-  // whether or not the record was linked.
-  let removed = unlinkat(lock, "owner.json.tmp", UnlinkatFlags::NoRemoveDir);
-  written?;
-  removed?;
-  // A directory fsync can be refused by some file systems; the record stands.
-  let _ = lock.sync_all();
-  Ok(())
+  );
+  let record = match created {
+    Ok(fd) => match write_record(File::from(fd), text) {
+      Ok(record) => record,
+      Err(e) => {
+        // The temporary file is this claim's (created exclusively).
+        let _ = nix::unistd::unlinkat(held, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+        return Err(fault(e));
+      }
+    },
+    Err(Errno::EEXIST) => return Err(Unpublished::Lost),
+    Err(Errno::EMFILE | Errno::ENFILE) => {
+      made.held = None;
+      let path = under(dir, &["run.lock", TMP]);
+      let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+        .open(path);
+      let file = match file {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Unpublished::Lost),
+        Err(e) => return Err(fault(e)),
+      };
+      let record = write_record(file, text).map_err(fault)?;
+      let again = open_dir(&made.path).map_err(|_| Unpublished::Lost)?;
+      let there = nix::sys::stat::fstatat(&again, TMP, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| Stamp::of(&st));
+      if Stamp::of_fd(&again) != Some(made.stamp) {
+        // Another claim's directory by now: the temporary file this claim
+        // put in it, if it is there, is unlinked through its descriptor so
+        // that claim can still publish.
+        if there == Ok(record) {
+          let _ = nix::unistd::unlinkat(&again, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+        }
+        return Err(Unpublished::Lost);
+      }
+      made.held = Some(again);
+      if there != Ok(record) {
+        return Err(Unpublished::Lost);
+      }
+      record
+    }
+    Err(e) => return Err(fault(e.into())),
+  };
+  let Some(held) = &made.held else {
+    return Err(fault(Errno::EBADF.into()));
+  };
+  let linked = nix::unistd::linkat(held, TMP, held, "owner.json", nix::fcntl::AtFlags::empty());
+  // The temporary file is this claim's: it goes whether or not the record
+  // was linked.
+  let removed = nix::unistd::unlinkat(held, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+  match linked {
+    Ok(()) => {}
+    Err(Errno::EEXIST) => return Err(Unpublished::Lost),
+    Err(e) => return Err(fault(e.into())),
+  }
+  removed.map_err(|e| Unpublished::Fault(e.into(), Some(record)))?;
+  // No fsync of the directory after the link (#14): a power loss that drops
+  // the link leaves a lock without a record, which `recover` clears; see
+  // docs/durability.md.
+  Ok(record)
+}
+
+/// Writes the record and fsyncs it before it is linked, so after a power
+/// loss owner.json is whole or absent, never empty or torn (beyond the
+/// reference, changing no result). Returns the file; it is closed here.
+fn write_record(mut file: File, text: &str) -> std::io::Result<Stamp> {
+  file.write_all(format!("{text}\n").as_bytes())?;
+  file.sync_all()?;
+  Stamp::of_fd(&file).ok_or_else(|| std::io::Error::from(nix::errno::Errno::EBADF))
 }
 
 /// What `unlock` did when it did not refuse.
@@ -417,16 +498,13 @@ pub enum Unlocked {
 }
 
 /// `unlock` after STOP was written: refuses a live, unverifiable or
-/// unreadable owner; otherwise runs `beforeRemove` and removes the lock.
+/// unreadable owner; otherwise runs `beforeRemove` and removes the lock
+/// that was judged (whatever the path names by then is not removed: #10).
 pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked, S::Error> {
   if !exists(&lock_path(dir)) {
     return Ok(Unlocked::NoLock);
   }
-  let held = hold(dir);
-  let rec = match &held {
-    Some(lock) => read_pid_in(lock),
-    None => read_pid(dir),
-  };
+  let (rec, judged) = judge(dir);
   let pid = pid_text(&rec);
   match state_of(rec.as_ref(), seams)? {
     OwnerState::Live => {
@@ -457,121 +535,20 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
     _ => {}
   }
   seams.before_remove()?;
-  match &held {
-    Some(lock) => remove_held(dir, lock, 10)?,
-    None => remove_lock(dir, 10)?,
-  }
+  remove::remove(dir, &judged, None, 10).map_err(|e| lock_refusal(dir, &e))?;
   Ok(Unlocked::Cleared(rec))
 }
 
-/// `clearPid`: removes the lock when its record names `pid`.
+/// `clearPid`: removes the lock when its record names `pid`; the lock
+/// removed is the one whose record was read (#10).
 pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
-  let Some(lock) = hold(dir) else {
-    // Not a directory this process can hold (a link a hand put there, or
-    // nothing): judged and removed by path, as the reference does.
-    if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid(dir), pid) {
-      if owner == pid {
-        remove_lock(dir, 0)?;
-      }
-    }
-    return Ok(());
-  };
-  if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (read_pid_in(&lock), pid) {
+  let (rec, judged) = judge(dir);
+  if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (rec, pid) {
     if owner == pid {
-      remove_held(dir, &lock, 0)?;
+      remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
     }
   }
   Ok(())
-}
-
-/// Removes the lock directory held open: its entries by descriptor, then its
-/// name, which is removed only while it is empty. Read-then-remove by path
-/// (the reference's `rmSync`) can remove a lock another claimant created
-/// after this one was judged: an unlock that judged an ownerless lock, or a
-/// claimant releasing itself, would then take a standing owner's lock away
-/// and let two processes hold the binding (the reliability suite's "recover
-/// racing claims" saw it). If the name holds another claimant's published
-/// lock by the time it is removed, that lock stays.
-fn remove_held(dir: &str, lock: &File, max_retries: u32) -> Result<()> {
-  use std::os::unix::fs::MetadataExt;
-  let path = lock_path(dir);
-  let refuse = |e: std::io::Error| quiet_io(&e, &format!("run.lock in {}", journal_label(dir)), "remove");
-  let mut attempt = 0;
-  loop {
-    attempt += 1;
-    empty_held(lock, &path).map_err(refuse)?;
-    let err = match std::fs::remove_dir(&path) {
-      Ok(()) => return Ok(()),
-      Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-      Err(e) => e,
-    };
-    let same = |m: std::fs::Metadata, h: std::fs::Metadata| m.dev() == h.dev() && m.ino() == h.ino();
-    if let (Ok(now), Ok(ours)) = (std::fs::symlink_metadata(&path), lock.metadata()) {
-      if !same(now, ours) {
-        return Ok(());
-      }
-    }
-    let transient = matches!(
-      fs_code(&err).as_deref(),
-      Some("EBUSY" | "EMFILE" | "ENFILE" | "ENOTEMPTY" | "EPERM")
-    );
-    if !transient || attempt > max_retries {
-      return Err(refuse(err));
-    }
-    std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
-  }
-}
-
-/// Unlinks every entry of the held directory (a subdirectory, which only a
-/// hand could have put there, by its path under run.lock).
-fn empty_held(lock: &File, path: &str) -> std::io::Result<()> {
-  use nix::dir::Dir;
-  use nix::unistd::{unlinkat, UnlinkatFlags};
-  let dup = lock.try_clone()?;
-  let mut entries = Dir::from_fd(dup.into()).map_err(std::io::Error::from)?;
-  let names: Vec<std::ffi::OsString> = entries
-    .iter()
-    .filter_map(|e| e.ok())
-    .map(|e| std::ffi::OsStr::from_bytes(e.file_name().to_bytes()).to_os_string())
-    .filter(|n| n != "." && n != "..")
-    .collect();
-  for name in names {
-    match unlinkat(lock, name.as_os_str(), UnlinkatFlags::NoRemoveDir) {
-      Ok(()) | Err(nix::errno::Errno::ENOENT) => {}
-      Err(nix::errno::Errno::EISDIR) => std::fs::remove_dir_all(std::path::Path::new(path).join(&name))?,
-      Err(e) => return Err(e.into()),
-    }
-  }
-  Ok(())
-}
-
-/// `rmSync(run.lock, {recursive, force})`, retrying the transient failures
-/// Node retries (with `maxRetries` 10 and `retryDelay` 20 for unlock).
-fn remove_lock(dir: &str, max_retries: u32) -> Result<()> {
-  let lock = lock_path(dir);
-  let mut attempt = 0;
-  loop {
-    attempt += 1;
-    let result = match std::fs::symlink_metadata(&lock) {
-      Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-      Err(e) => Err(e),
-      Ok(meta) if meta.is_dir() => std::fs::remove_dir_all(&lock),
-      Ok(_) => std::fs::remove_file(&lock),
-    };
-    let err = match result {
-      Ok(()) => return Ok(()),
-      Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
-      Err(e) => e,
-    };
-    let transient = matches!(
-      fs_code(&err).as_deref(),
-      Some("EBUSY" | "EMFILE" | "ENFILE" | "ENOTEMPTY" | "EPERM")
-    );
-    if !transient || attempt > max_retries {
-      return Err(quiet_io(&err, &format!("run.lock in {}", journal_label(dir)), "remove"));
-    }
-    std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
-  }
 }
 
 /// `stopTarget`: the verified live owner to signal, or `None`. Never a pid

@@ -174,6 +174,11 @@ pub struct Delivery {
   last: usize,
   /// The first line's `at` value; none: intentAt is undefined.
   intent_at: Option<Piece>,
+  /// The first line's `at` is an object or array and no later line has an
+  /// `at`: the merged record's `at` and `intentAt` are then one and the
+  /// same object (the spreads carry `at` on, `intentAt` is `first.at`),
+  /// which two parsed copies are not (#10).
+  pub shares_at: bool,
   /// The merged status is "intent" or "unknown" (the last line with a
   /// status decides).
   pub unresolved: bool,
@@ -214,6 +219,7 @@ impl Fold for Outbox {
     };
     let entry = self.members.len();
     self.members.push((l.piece(a.span.start..b.span.end), NONE));
+    let first_at = doc.member("at");
     let at = match self.index.get(&key[..]) {
       Some(&i) => {
         let last = self.deliveries[i].last;
@@ -221,6 +227,7 @@ impl Fold for Outbox {
           m.1 = entry;
         }
         self.deliveries[i].last = entry;
+        self.deliveries[i].shares_at &= first_at.is_none();
         i
       }
       None => {
@@ -229,7 +236,8 @@ impl Fold for Outbox {
           nonce: l.piece(nonce.value_span.clone()),
           first: entry,
           last: entry,
-          intent_at: doc.member("at").map(|m| l.piece(m.value_span.clone())),
+          intent_at: first_at.map(|m| l.piece(m.value_span.clone())),
+          shares_at: first_at.is_some_and(|m| matches!(m.value, Scalar::Obj | Scalar::Arr)),
           unresolved: false,
         });
         self.deliveries.len() - 1
@@ -384,5 +392,32 @@ mod tests {
       assert_eq!(text.len(), *size);
     }
     assert!(d[0].unresolved && d[1].unresolved);
+  }
+
+  use crate::testutil::TempDir;
+
+  /// Each nonce's `shares_at`, in first-seen order.
+  fn shares(lines: &str) -> Vec<bool> {
+    let d = TempDir::new();
+    std::fs::write(crate::paths::under(d.path(), &["outbox.jsonl"]), lines).expect("write");
+    crate::incremental::read::<Outbox, _, JournalError>(d.path(), "outbox.jsonl", |_, o| {
+      Ok(o.deliveries()?.iter().map(|g| g.shares_at).collect())
+    })
+    .expect("read")
+    .expect("file")
+  }
+
+  #[test]
+  fn intent_at_is_the_first_lines_at_object_until_a_later_at() {
+    let lines = [
+      r#"{"nonce":"a","at":{"t":1}}"#,
+      r#"{"nonce":"a","status":"unknown"}"#,
+      r#"{"nonce":"b","at":[1]}"#,
+      r#"{"nonce":"b","at":[1]}"#,
+      r#"{"nonce":"c","at":"x"}"#,
+      r#"{"nonce":"d"}"#,
+      r#"{"nonce":"e","at":{"t":1},"at":5}"#,
+    ];
+    assert_eq!(shares(&(lines.join("\n") + "\n")), [true, false, false, false, false]);
   }
 }

@@ -70,9 +70,9 @@ pub fn not_json(id: &str) -> JournalError {
 
 /// Every `*.json` record under `dir/turns`, in the order Node's readdirSync
 /// lists them (libuv sorts names by bytes), each read and parsed and handed
-/// to `f` with its id; the first (in that order) that cannot be read or parsed refuses
-/// the whole list. Records are read on two threads: a journal holds
-/// thousands, and each read is a few system calls.
+/// to `f` with its id; the first (in that order) that cannot be read or
+/// parsed refuses the whole list. Records are read on two threads: a
+/// journal holds thousands, and each read is a few system calls.
 pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
   let mut all = Vec::new();
   list_batches(dir, usize::MAX, f, |batch| {
@@ -97,16 +97,16 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
     return Ok(());
   }
   let refuse = |e: &std::io::Error| {
-    quiet_fs(
+    E::from(quiet_fs(
       fs_code(e).as_deref(),
       &format!("the turns directory in {}", journal_label(dir)),
       "read",
-    )
+    ))
   };
-  let dirfd = std::fs::File::open(&turns).map_err(|e| E::from(refuse(&e)))?;
   let mut names: Vec<Vec<u8>> = Vec::new();
-  for entry in std::fs::read_dir(&turns).map_err(|e| E::from(refuse(&e)))? {
-    names.push(entry.map_err(|e| E::from(refuse(&e)))?.file_name().as_bytes().to_vec());
+  // The listing's descriptor is closed before any record is opened.
+  for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
+    names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());
   }
   names.sort();
   // Node hands out names decoded as UTF-8 (invalid bytes as U+FFFD) and
@@ -116,38 +116,64 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
     .map(decode_utf8)
     .filter_map(|name| name.strip_suffix(".json").map(|id| id.to_string()).map(|id| (name, id)))
     .collect();
-  // Each record is opened by name relative to the directory already open,
-  // so the path is walked once, not once per record.
-  let read = |part: &[(String, String)]| {
-    part
-      .iter()
-      .map(|(name, id)| parse_with(crate::files::read_at(&dirfd, name), id, &f))
-      .collect::<Vec<_>>()
-  };
-  for records in records.chunks(batch.max(1)) {
-    each(read_batch(records, &read)?)?;
+  // Each record is opened by name relative to the directory held open, so
+  // the path is walked once, not once per record. That takes a descriptor
+  // more than the reference needs (and the second thread one more): a
+  // record that cannot be opened for want of one (EMFILE, ENFILE) sends its
+  // batch, and every later one, to be read again one record at a time by
+  // path, as the reference reads it, with the directory closed first, so
+  // one free descriptor is enough and the answer, refusals included, is the
+  // reference's (#10).
+  let mut dirfd = std::fs::File::open(&turns).ok();
+  for part in records.chunks(batch.max(1)) {
+    let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &f));
+    let results = match fast {
+      Some(results) => results,
+      None => {
+        dirfd = None;
+        part
+          .iter()
+          .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+          .collect()
+      }
+    };
+    each(results.into_iter().collect::<Result<Vec<T>>>()?)?;
   }
   Ok(())
 }
 
-/// Reads a batch of records, on two threads when it is large enough.
-fn read_batch<T: Send>(records: &[(String, String)], read: &(impl Fn(&[(String, String)]) -> Vec<Result<T>> + Sync)) -> Result<Vec<T>> {
+/// Reads records through the directory held open, on two threads when there
+/// are enough; `None` when one could not be opened for want of a descriptor.
+fn read_fast<T: Send>(
+  dirfd: &std::fs::File,
+  records: &[(String, String)],
+  f: &(impl Fn(&str, &str, &Doc<'_>) -> T + Sync),
+) -> Option<Vec<Result<T>>> {
+  let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
+  let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
+    part
+      .iter()
+      .map(|(name, id)| {
+        let bytes = crate::files::read_at(dirfd, name);
+        (!short(&bytes)).then(|| parse_with(bytes, id, f))
+      })
+      .collect()
+  };
   let (first, second) = records.split_at(records.len() / 2);
-  let results = if records.len() < 64 {
+  if records.len() < 64 {
     read(records)
   } else {
     std::thread::scope(|s| {
       let other = s.spawn(|| read(second));
-      let mut done = read(first);
+      let mut done = read(first)?;
       // A panic in the reader cannot happen without one here; treat it as
       // unreadable rather than unwinding across the boundary.
       done.extend(
         other
           .join()
-          .unwrap_or_else(|_| vec![Err(JournalError::failed("could not read turn record (unknown error)"))]),
+          .unwrap_or_else(|_| Some(vec![Err(JournalError::failed("could not read turn record (unknown error)"))]))?,
       );
-      done
+      Some(done)
     })
-  };
-  results.into_iter().collect()
+  }
 }

@@ -5,7 +5,7 @@ use napi::{sys, Env};
 use napi_derive::napi;
 
 use super::stop::{own_stop_line, request_stop};
-use super::{done, options, Dir, Js, JsResult, Thrown, Val};
+use super::{done, keep, options, Dir, Js, JsResult, Thrown, Val};
 use crate::error::JournalError;
 use crate::identity::{self, boot_id, process_start};
 use crate::lock::{self, owner_state, Field, Identity, Owner, OwnerView, Recovered, Seams, Unlocked};
@@ -15,6 +15,8 @@ use crate::time;
 /// `processStart(pid)`: the template `/proc/${pid}/stat` runs inside the
 /// reference's try, so a pid that cannot become a string reads as null.
 fn start_of(js: Js, pid: Val) -> JsResult<Option<String>> {
+  // A read of /proc, the one step of these exports that takes time.
+  js.alive()?;
   if js.is(pid, sys::ValueType::napi_number)? {
     return Ok(process_start(&js_number(js.number_value(pid)?)));
   }
@@ -45,7 +47,7 @@ pub fn process_start_export(env: Env, pid: Val) -> napi::Result<Val> {
 #[napi(js_name = "bootId")]
 pub fn boot_id_export(env: Env) -> napi::Result<Val> {
   let js = Js::new(&env);
-  done(js, opt_str(js, boot_id()))
+  done(js, js.alive().and_then(|()| opt_str(js, boot_id())))
 }
 
 /// `identityOf(pid)`: `{start, boot}`.
@@ -265,7 +267,7 @@ enum Now {
 
 /// `JSON.stringify({ pid, start, boot, at: new Date(now).toISOString() })`,
 /// failing with the `code` of what it threw.
-fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> Result<String, Option<String>> {
+fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> JsResult<Result<String, Option<String>>> {
   let fast = (|| -> JsResult<Option<String>> {
     let (Now::Ms(ms), true) = (now, js.is(pid, sys::ValueType::napi_number)?) else {
       return Ok(None);
@@ -285,11 +287,11 @@ fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> Result<Stri
       s(&start),
       s(&boot)
     )))
-  })();
-  if let Ok(Some(text)) = fast {
-    return Ok(text);
+  })()?;
+  if let Some(text) = fast {
+    return Ok(Ok(text));
   }
-  let slow = js.catching(|| {
+  js.catching(|| {
     let obj = js.object()?;
     js.set(obj, "pid", pid)?;
     js.set(obj, "start", start)?;
@@ -300,11 +302,7 @@ fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> Result<Stri
     };
     js.set(obj, "at", js.str(&at)?)?;
     Ok(js.stringify(obj)?.unwrap_or_default())
-  });
-  match slow {
-    Ok(r) => r,
-    Err(_) => Err(None),
-  }
+  })
 }
 
 #[napi(js_name = "writePid")]
@@ -347,7 +345,14 @@ pub fn write_pid(env: Env, dir: Val, pid: Val, opts: Val) -> napi::Result<()> {
       identity,
       before_remove: None,
     };
-    lock::claim(d.fs(), pid_number, &mut seams, || owner_text(js, pid, start, boot, &now))
+    let mut thrown = None;
+    let claimed = lock::claim(d.fs(), pid_number, &mut seams, || {
+      keep(&mut thrown, owner_text(js, pid, start, boot, &now))
+    });
+    match thrown {
+      Some(e) => Err(e),
+      None => claimed,
+    }
   })();
   done(js, result)
 }
@@ -387,7 +392,12 @@ pub fn recover(env: Env, dir: Val, opts: Val) -> napi::Result<&'static str> {
       identity,
       before_remove,
     };
-    Ok(match lock::recover(d.fs(), &mut seams, |reason| own_stop_line(js, reason))? {
+    let mut thrown = None;
+    let recovered = lock::recover(d.fs(), &mut seams, |reason| keep(&mut thrown, own_stop_line(js, reason)));
+    if let Some(e) = thrown {
+      return Err(e);
+    }
+    Ok(match recovered? {
       Recovered::Clean => "clean",
       Recovered::Cleared => "cleared",
     })

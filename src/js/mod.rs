@@ -57,6 +57,10 @@ pub enum Thrown {
   /// An N-API call failed without an exception (a value V8 would not
   /// make); surfaced as a DiscordError, naming the file where one is read.
   Napi(sys::napi_status),
+  /// The env can no longer run JavaScript (a terminated Worker): the call
+  /// ends at once, with no further step on the file system and no error of
+  /// its own, so the termination goes on (#10).
+  Terminating,
 }
 
 impl Thrown {
@@ -115,6 +119,12 @@ struct Realm {
   spread_with_id: sys::napi_ref,
   map_of_pairs: sys::napi_ref,
   concat: sys::napi_ref,
+  /// index.js's `ENDED` flag (its Uint8Array is held by `ended_array`):
+  /// raised when a call finds that JavaScript can no longer run, so that
+  /// index.js stops the thread at once (see there).
+  ended: Option<*mut u8>,
+  #[allow(dead_code)]
+  ended_array: sys::napi_ref,
 }
 
 /// The constants: `OUTBOX_STATUS` (frozen, like the reference's),
@@ -141,7 +151,7 @@ pub fn module_exports(exports: napi::bindgen_prelude::Object, env: Env) -> napi:
 /// Registers the `DiscordError` class that every refusal is an instance of.
 /// index.js calls it once at load; it is not part of the package's API.
 #[napi_derive::napi(js_name = "__setup")]
-pub fn setup(env: Env, discord_error: Val, join: Val) -> napi::Result<()> {
+pub fn setup(env: Env, discord_error: Val, join: Val, ended: Val) -> napi::Result<()> {
   let js = Js::new(&env);
   let result = (|| {
     let global = js.global()?;
@@ -167,6 +177,8 @@ pub fn setup(env: Env, discord_error: Val, join: Val) -> napi::Result<()> {
       spread_with_id: js.keep(spread)?,
       map_of_pairs: js.keep(map_of_pairs)?,
       concat: js.keep(js.get(js.get(js.get(global, "Array")?, "prototype")?, "concat")?)?,
+      ended: js.uint8_data(ended)?,
+      ended_array: js.keep(ended)?,
     })
   })();
   let realm = done(js, result)?;
@@ -188,6 +200,16 @@ impl Js {
         code: None,
       })
     })
+  }
+
+  /// Ends the call (`Terminating`) when JavaScript can no longer run: asked
+  /// before a step that would make no call into JavaScript to notice it.
+  pub fn alive(self) -> JsResult<()> {
+    if self.can_run() {
+      Ok(())
+    } else {
+      Err(Thrown::Terminating)
+    }
   }
 
   pub fn is(self, v: Val, t: sys::napi_valuetype) -> JsResult<bool> {
@@ -469,7 +491,9 @@ impl Js {
   }
 }
 
-/// Ends an exported call: a value, or the exception now pending.
+/// Ends an exported call: a value, or the exception now pending. In an env
+/// that can no longer run JavaScript nothing is thrown: nothing could catch
+/// it, and the call only has to return for the termination to go on.
 pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
   let e = match r {
     Ok(v) => return Ok(v),
@@ -477,16 +501,23 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
   };
   match e {
     Thrown::Pending => {}
+    Thrown::Terminating => return Err(terminated()),
     Thrown::Journal(e) => {
       // A journal error raised while an exception is pending replaced it,
       // as a `finally` that throws does (`.stop.lock` that cannot be
       // removed after the action threw): the later error is the one thrown.
       if js.pending() {
-        js.take_exception()
-          .map_err(|_| napi::Error::from_reason("discord-journal: could not clear an exception"))?;
+        match js.take_exception() {
+          Ok(_) => {}
+          Err(Thrown::Pending) => return Err(ended()),
+          Err(Thrown::Terminating) => return Err(terminated()),
+          Err(_) => return Err(napi::Error::from_reason("discord-journal: could not clear an exception")),
+        }
       }
-      if js.throw_error(e).is_err() && !js.pending() {
-        return Err(napi::Error::from_reason("discord-journal: could not raise an error"));
+      match js.throw_error(e) {
+        Ok(()) | Err(Thrown::Pending) => {}
+        Err(Thrown::Terminating) => return Err(terminated()),
+        Err(_) => return Err(napi::Error::from_reason("discord-journal: could not raise an error")),
       }
     }
     // Readers have already named their file (`Thrown::reading`); what is
@@ -495,14 +526,39 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
       let e = JournalError::failed(format!(
         "discord-journal: a JavaScript value could not be made (N-API status {status})"
       ));
-      if js.throw_error(e).is_err() && !js.pending() {
-        return Err(napi::Error::from_reason(format!(
-          "discord-journal: N-API call failed with status {status}"
-        )));
+      match js.throw_error(e) {
+        Ok(()) | Err(Thrown::Pending) => {}
+        Err(Thrown::Terminating) => return Err(terminated()),
+        Err(_) => return Err(napi::Error::from_reason("discord-journal: could not raise an error")),
       }
     }
   }
-  Err(napi::Error::new(napi::Status::PendingException, ""))
+  Err(ended())
+}
+
+/// The end of a call whose exception (if any) is already pending.
+fn ended() -> napi::Error {
+  napi::Error::new(napi::Status::PendingException, "")
+}
+
+/// The end of a call in an env that can no longer run JavaScript: nothing
+/// is thrown, and index.js is told to stop the thread.
+fn terminated() -> napi::Error {
+  if let Some(flag) = REALM.with(Cell::get).and_then(|r| r.ended) {
+    raw::raise_flag(flag);
+  }
+  ended()
+}
+
+/// For a callback of the Rust core, which knows a failed step only by a
+/// `code`: an end that is no code (a termination, an exception thrown while
+/// reading the code) is kept in `thrown`, for the export to return once the
+/// core has returned, and the core sees a failure.
+pub fn keep<T>(thrown: &mut Option<Thrown>, r: JsResult<Result<T, Option<String>>>) -> Result<T, Option<String>> {
+  r.unwrap_or_else(|e| {
+    *thrown = Some(e);
+    Err(None)
+  })
 }
 
 /// A `dir` argument: `path.join` refuses anything but a string.
@@ -515,7 +571,11 @@ pub struct Dir {
 }
 
 impl Dir {
+  /// Every export that touches the journal takes its `dir` here, before its
+  /// first step on the file system: a terminated Worker's call ends here
+  /// (the steps that follow may run no JavaScript to notice it).
   pub fn from(js: Js, v: Val) -> JsResult<Dir> {
+    js.alive()?;
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v));
     }

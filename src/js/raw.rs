@@ -35,8 +35,25 @@ impl Js {
     }
     if self.pending() {
       Err(Thrown::Pending)
+    } else if !self.can_run() {
+      Err(Thrown::Terminating)
     } else {
       Err(Thrown::Napi(status))
+    }
+  }
+
+  /// Whether this env may still run JavaScript. Once a Worker is terminated
+  /// (or the environment is torn down) N-API refuses, without an exception,
+  /// every call that could run any; ToBoolean of undefined is the cheapest
+  /// of them. False too while an exception is pending.
+  pub fn can_run(self) -> bool {
+    let mut undefined = ptr::null_mut();
+    let mut b = ptr::null_mut();
+    // SAFETY: env of the current call; the out-pointers are locals and
+    // `undefined` was just handed out by this env.
+    unsafe {
+      sys::napi_get_undefined(self.env, &mut undefined);
+      sys::napi_coerce_to_bool(self.env, undefined, &mut b) == sys::Status::napi_ok
     }
   }
 
@@ -47,10 +64,24 @@ impl Js {
     pending
   }
 
-  /// Clears and returns the pending exception.
+  /// Clears and returns the pending exception, for a caller that handles
+  /// it. The exception of a terminated execution is never handed out: in an
+  /// env that can no longer run JavaScript the call ends (`Terminating`);
+  /// V8's termination of a running script (no JavaScript value, so
+  /// napi_typeof refuses it) is put back, to go on unwinding the caller.
   pub fn take_exception(self) -> Result<Val, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_and_clear_last_exception(&mut v))?;
+    if !self.can_run() {
+      return Err(Thrown::Terminating);
+    }
+    let mut t = 0;
+    // SAFETY: env of the current call; `v` was just handed out by it and the
+    // out-pointer is a local.
+    if unsafe { sys::napi_typeof(self.env, v, &mut t) } != sys::Status::napi_ok {
+      self.throw(Val(v));
+      return Err(Thrown::Pending);
+    }
     Ok(Val(v))
   }
 
@@ -284,6 +315,18 @@ impl Js {
     Ok(Val(v))
   }
 
+  /// Where the bytes of a Uint8Array are (for V8 an off-heap store from
+  /// here on, which does not move).
+  pub fn uint8_data(self, v: Val) -> Result<Option<*mut u8>, Thrown> {
+    let (mut kind, mut len, mut offset) = (0, 0usize, 0usize);
+    let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
+    napi_call!(
+      self,
+      napi_get_typedarray_info(v.0, &mut kind, &mut len, &mut data, &mut buffer, &mut offset)
+    )?;
+    Ok((kind == sys::TypedarrayType::uint8_array && len > 0 && !data.is_null()).then_some(data.cast()))
+  }
+
   pub fn run_script(self, source: &str) -> Result<Val, Thrown> {
     let src = self.str(source)?;
     let mut v = ptr::null_mut();
@@ -296,4 +339,12 @@ enum ErrorKind {
   Error,
   Type,
   Range,
+}
+
+/// Sets the first byte of a Uint8Array that `uint8_data` located.
+pub fn raise_flag(flag: *mut u8) {
+  // SAFETY: `flag` points at the first byte of a Uint8Array that the realm
+  // holds by a strong reference for the life of its env, and a realm is
+  // used only on its env's thread.
+  unsafe { flag.write_volatile(1) }
 }

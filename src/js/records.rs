@@ -166,15 +166,17 @@ impl Texts for Merged<'_> {
 }
 
 /// The outbox's merged records in one JSON.parse: `[nonce, record, ...]`
-/// for a Map, or `[record, ...]` of the unresolved ones. A record whose
-/// intentAt is undefined is mended after the parse.
+/// for a Map, or `[record, ...]` of the unresolved ones. After the parse, a
+/// record whose intentAt is undefined is mended, and one whose intentAt is
+/// its `at` object is given that same object.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<Outbox, _, super::Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
     let mend: Vec<u32> = (0..picked.len() as u32)
-      .filter(|&i| picked[i as usize].intent_at_undefined())
+      .filter(|&i| picked[i as usize].intent_at_undefined() || picked[i as usize].shares_at)
       .collect();
+    let shares: Vec<bool> = mend.iter().map(|&i| picked[i as usize].shares_at).collect();
     let merged = Merged {
       file,
       outbox,
@@ -182,7 +184,7 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
       entries: !unresolved_only,
     };
     let parsed = js.parse_array(merged)?;
-    for i in mend {
+    for (i, shares_at) in mend.into_iter().zip(shares) {
       let record = js.get_index(
         parsed,
         if unresolved_only {
@@ -191,7 +193,8 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
           i.saturating_mul(2).saturating_add(1)
         },
       )?;
-      js.set(record, "intentAt", js.undefined()?)?;
+      let intent_at = if shares_at { js.get(record, "at")? } else { js.undefined()? };
+      js.set(record, "intentAt", intent_at)?;
     }
     Ok(parsed)
   })?;
@@ -281,22 +284,4 @@ pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool>
     Ok(incremental::read::<Notices, _, JournalError>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })();
   done(js, result)
-}
-
-#[napi(js_name = "stopPath")]
-pub fn stop_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["STOP"])))
-}
-
-#[napi(js_name = "lockPath")]
-pub fn lock_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock"])))
-}
-
-#[napi(js_name = "ownerPath")]
-pub fn owner_path(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| d.join(js, &["run.lock", "owner.json"])))
 }

@@ -3,7 +3,7 @@
 use napi::Env;
 use napi_derive::napi;
 
-use super::{done, Dir, Js, JsResult, Val};
+use super::{done, keep, Dir, Js, JsResult, Val};
 use crate::error::JournalError;
 use crate::{identity, stop};
 
@@ -28,12 +28,8 @@ pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, Option<String>>
 
 /// The STOP line for a reason the addon writes itself, failing with the
 /// `code` of what the clock threw.
-pub fn own_stop_line(js: Js, reason: &str) -> Result<String, Option<String>> {
-  match js.catching(|| js.now_iso()) {
-    Ok(Ok(at)) => Ok(stop_line_text(&at, reason)),
-    Ok(Err(code)) => Err(code),
-    Err(_) => Err(None),
-  }
+pub fn own_stop_line(js: Js, reason: &str) -> JsResult<Result<String, Option<String>>> {
+  Ok(js.catching(|| js.now_iso())?.map(|at| stop_line_text(&at, reason)))
 }
 
 /// The line for a string reason.
@@ -49,12 +45,7 @@ pub fn request_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
     // An exception the line cannot be reduced to a code for (a `code`
     // getter that throws) is the one the call throws.
     let mut thrown = None;
-    let appended = stop::append(dir.fs(), || {
-      stop_line(js, reason).unwrap_or_else(|e| {
-        thrown = Some(e);
-        Err(None)
-      })
-    });
+    let appended = stop::append(dir.fs(), || keep(&mut thrown, stop_line(js, reason)));
     match thrown {
       Some(e) => Err(e),
       None => Ok::<_, super::Thrown>(appended?),
@@ -114,12 +105,14 @@ pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val
       Ok(text) => own_stop_line(js, &text),
       // A lone surrogate (only a generation whose toString changes its
       // answer gets here): JSON.stringify escapes it.
-      Err(_) => js
-        .str16(units)
-        .map_err(|_| None)
-        .and_then(|v| stop_line(js, v).unwrap_or(Err(None))),
+      Err(_) => stop_line(js, js.str16(units)?),
     };
-    stop::request_processing(d.fs(), || reason(js, gen, &checked), line)?;
+    let mut thrown = None;
+    let requested = stop::request_processing(d.fs(), || reason(js, gen, &checked), |units| keep(&mut thrown, line(units)));
+    if let Some(e) = thrown {
+      return Err(e);
+    }
+    requested?;
     d.join(js, &["STOP"])
   })();
   done(js, result)

@@ -52,12 +52,6 @@ fn id_text(js: Js, id: Val) -> JsResult<String> {
   js.utf8(js.js_string(id)?)
 }
 
-#[napi(js_name = "turnPath")]
-pub fn turn_path_export(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, TurnPath::of(js, dir, id).and_then(|p| p.js(js)))
-}
-
 #[napi(js_name = "writeTurn")]
 pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val> {
   let js = Js::new(&env);

@@ -1,0 +1,416 @@
+//! Removal of a judged run.lock, by descriptor only (#10). `unlock`,
+//! `recover`, `clearPid` and a claim that releases itself judge one lock
+//! (the directory `lstat` saw and the owner record read from it) and remove
+//! that one: its entries through its own descriptor, recursively (each
+//! subdirectory opened with O_NOFOLLOW | O_DIRECTORY, never followed), then
+//! its name through the journal directory's descriptor, only while that name
+//! still is the judged directory. No path through `run.lock` is ever walked
+//! after the judgement, so a `run.lock` swapped for a symlink (by a seam or
+//! by another process, at any moment) cannot make a removal reach outside
+//! the journal: the reference's `rmSync` walks such paths and deletes the
+//! link's target subtree when it loses the race.
+//!
+//! At most one descriptor is open at a time at the top level (the held lock
+//! is closed before the journal directory is opened), so a removal works
+//! with one descriptor free, as the reference's does; a subdirectory costs
+//! one more per level, as it does in the reference.
+
+use std::ffi::{CStr, CString};
+use std::fs::File;
+use std::os::fd::{AsFd, OwnedFd};
+use std::os::unix::fs::MetadataExt;
+use std::time::Duration;
+
+use nix::dir::Dir;
+use nix::errno::Errno;
+use nix::fcntl::{open, AtFlags, OFlag};
+use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
+use nix::unistd::{unlinkat, UnlinkatFlags};
+
+/// Subdirectories deeper than this (only a hand makes any) are refused
+/// rather than recursed into without bound.
+const MAX_DEPTH: usize = 1024;
+
+/// What names one inode while it exists: its device, inode number and
+/// whether it is a directory.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Stamp {
+  dev: u64,
+  ino: u64,
+  dir: bool,
+}
+
+impl Stamp {
+  pub fn of(st: &FileStat) -> Stamp {
+    Stamp {
+      dev: st.st_dev,
+      ino: st.st_ino,
+      dir: st.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits(),
+    }
+  }
+
+  pub fn of_meta(m: &std::fs::Metadata) -> Stamp {
+    Stamp {
+      dev: m.dev(),
+      ino: m.ino(),
+      dir: m.is_dir(),
+    }
+  }
+
+  /// The open file's own inode.
+  pub fn of_fd(fd: impl AsFd) -> Option<Stamp> {
+    fstat(fd).ok().map(|st| Stamp::of(&st))
+  }
+
+  /// `path` itself (a final symlink not followed), if anything is there.
+  pub fn at(path: &str) -> Option<Stamp> {
+    std::fs::symlink_metadata(path).ok().map(|m| Stamp::of_meta(&m))
+  }
+}
+
+/// The owner record a judgement rests on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+  /// No owner.json (`existsSync` false).
+  Absent,
+  /// The file the record was read from.
+  File(Stamp),
+  /// A record that could not be opened or read: it never allows a removal.
+  Unread,
+}
+
+/// One lock as it was judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judged {
+  /// `run.lock` itself when it was judged; `None` when nothing was there.
+  pub lock: Option<Stamp>,
+  pub record: Record,
+}
+
+/// Removes the judged lock, retrying the failures Node's `rmSync` retries
+/// (`max_retries` times, 20 ms more each time). `held` is the judged
+/// directory already open (a claim's own), used for the first attempt.
+///
+/// What was judged and is no longer there (the name now holds another
+/// directory, a link, or nothing; the directory holds another record) is
+/// left alone: that is another claim's lock, or something a hand put there.
+pub fn remove(dir: &str, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
+  let Some(lock) = judged.lock else { return Ok(()) };
+  let mut held = held;
+  let mut attempt = 0;
+  loop {
+    attempt += 1;
+    let err = match remove_once(dir, lock, (attempt == 1).then_some(judged.record), held.take()) {
+      Ok(()) => return Ok(()),
+      Err(e) => e,
+    };
+    let transient = matches!(err, Errno::EBUSY | Errno::EMFILE | Errno::ENFILE | Errno::ENOTEMPTY | Errno::EPERM);
+    if !transient || attempt > max_retries {
+      return Err(err.into());
+    }
+    std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
+  }
+}
+
+/// One attempt. `record` is checked on the first attempt only: the first
+/// emptying removes the record it proved.
+fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<OwnedFd>) -> nix::Result<()> {
+  let name = c"run.lock";
+  if lock.dir {
+    let held = match held {
+      Some(fd) => fd,
+      None => match open(
+        crate::paths::under(dir, &["run.lock"]).as_str(),
+        OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+        Mode::empty(),
+      ) {
+        Ok(fd) => fd,
+        Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => return Ok(()),
+        Err(e) => return Err(e),
+      },
+    };
+    if Stamp::of_fd(&held) != Some(lock) {
+      return Ok(());
+    }
+    if let Some(record) = record {
+      if !holds(&held, record) {
+        return Ok(());
+      }
+    }
+    let mut entries = Dir::from_fd(held)?;
+    empty(&mut entries, 0)?;
+    // Closed before the journal directory is opened: one descriptor at a time.
+    drop(entries);
+  }
+  let journal = match open(
+    crate::paths::under(dir, &["."]).as_str(),
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+    Mode::empty(),
+  ) {
+    Ok(fd) => fd,
+    Err(Errno::EMFILE | Errno::ENFILE) => return unlink_by_path(dir, lock),
+    Err(e) => return Err(e),
+  };
+  match fstatat(&journal, name, AtFlags::AT_SYMLINK_NOFOLLOW) {
+    Ok(st) if Stamp::of(&st) == lock => {}
+    Ok(_) | Err(Errno::ENOENT) => return Ok(()),
+    Err(e) => return Err(e),
+  }
+  // Between this check and the unlinkat another process can rename the
+  // judged directory away and put something else at the name. rmdir then
+  // meets a link or a file (ENOTDIR: a link is never followed), a directory
+  // with entries (ENOTEMPTY: the retry finds the name is no longer ours and
+  // stops), or an empty directory, which it removes: an empty directory in
+  // the journal, holding no record, whose claimant (if any) holds it by
+  // descriptor and so fails to publish or is refused as lost. Nothing
+  // outside the journal is reachable from one unlinkat on a name in it.
+  let flag = if lock.dir {
+    UnlinkatFlags::RemoveDir
+  } else {
+    // A judged link or file (a hand's): the name is unlinked, never followed.
+    UnlinkatFlags::NoRemoveDir
+  };
+  match unlinkat(&journal, name, flag) {
+    Ok(()) | Err(Errno::ENOENT) => Ok(()),
+    Err(e) => Err(e),
+  }
+}
+
+/// The journal directory cannot be opened for want of a descriptor (the
+/// held lock's one was just given back, so only another thread can have
+/// taken it): the name is checked and removed by path. rmdir(2) and
+/// unlink(2) act on the final name itself and never follow it, so the only
+/// path walked is the journal directory's own.
+fn unlink_by_path(dir: &str, lock: Stamp) -> nix::Result<()> {
+  let path = crate::paths::under(dir, &["run.lock"]);
+  if Stamp::at(&path) != Some(lock) {
+    return Ok(());
+  }
+  let done = if lock.dir {
+    std::fs::remove_dir(&path)
+  } else {
+    std::fs::remove_file(&path)
+  };
+  match done {
+    Ok(()) => Ok(()),
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+    Err(e) => Err(e.raw_os_error().map_or(Errno::EIO, Errno::from_raw)),
+  }
+}
+
+/// Whether the directory held open still holds the judged record: the same
+/// file (a record is linked once and never rewritten), or still none as
+/// `existsSync` asks it (a dangling link or a loop is none). The read
+/// follows a link, so this does too.
+pub fn holds(lock: impl AsFd, record: Record) -> bool {
+  let name = c"owner.json";
+  match record {
+    Record::Absent => nix::unistd::faccessat(lock, name, nix::unistd::AccessFlags::F_OK, AtFlags::empty()).is_err(),
+    Record::File(stamp) => fstatat(lock, name, AtFlags::empty()).is_ok_and(|st| Stamp::of(&st) == stamp),
+    Record::Unread => false,
+  }
+}
+
+/// Unlinks every entry of a directory held open, a subdirectory through its
+/// own descriptor (opened without following a link), so a name swapped for
+/// a link at any moment is unlinked, never followed.
+fn empty(dir: &mut Dir, depth: usize) -> nix::Result<()> {
+  let names = dir
+    .iter()
+    .map(|e| e.map(|e| e.file_name().to_owned()))
+    .filter(|n| n.as_ref().map_or(true, |n| !matches!(n.to_bytes(), b"." | b"..")))
+    .collect::<nix::Result<Vec<CString>>>()?;
+  for name in names {
+    match unlinkat(&*dir, name.as_c_str(), UnlinkatFlags::NoRemoveDir) {
+      Ok(()) | Err(Errno::ENOENT) => {}
+      Err(Errno::EISDIR) => remove_subdir(dir, &name, depth + 1)?,
+      Err(e) => return Err(e),
+    }
+  }
+  Ok(())
+}
+
+fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
+  if depth > MAX_DEPTH {
+    return Err(Errno::ELOOP);
+  }
+  match Dir::openat(
+    parent,
+    name,
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
+    Mode::empty(),
+  ) {
+    Ok(mut sub) => empty(&mut sub, depth)?,
+    Err(Errno::ENOENT) => return Ok(()),
+    // Swapped for a link or a file since the unlink said "directory": that
+    // name is unlinked below.
+    Err(Errno::ENOTDIR | Errno::ELOOP) => {}
+    Err(e) => return Err(e),
+  }
+  match unlinkat(parent, name, UnlinkatFlags::RemoveDir) {
+    Ok(()) | Err(Errno::ENOENT) => Ok(()),
+    Err(Errno::ENOTDIR) => match unlinkat(parent, name, UnlinkatFlags::NoRemoveDir) {
+      Ok(()) | Err(Errno::ENOENT) => Ok(()),
+      Err(e) => Err(e),
+    },
+    Err(e) => Err(e),
+  }
+}
+
+/// `run.lock` as it is now, and the owner record read from it by path (the
+/// reference's `readPid`, with the file it read).
+pub fn judge(dir: &str, read: impl FnOnce() -> (Option<super::Owner>, Record)) -> (Option<super::Owner>, Judged) {
+  let lock = Stamp::at(&crate::paths::under(dir, &["run.lock"]));
+  let (rec, record) = read();
+  (rec, Judged { lock, record })
+}
+
+/// The record file opened by path, stamped.
+pub fn stamped(file: &File) -> Record {
+  Stamp::of_fd(file).map_or(Record::Unread, Record::File)
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+  use std::os::unix::fs::symlink;
+
+  fn judged_now(dir: &str) -> Judged {
+    let lock = format!("{dir}/run.lock");
+    let record = match File::open(format!("{lock}/owner.json")) {
+      Ok(f) => stamped(&f),
+      Err(_) => Record::Absent,
+    };
+    Judged {
+      lock: Stamp::at(&lock),
+      record,
+    }
+  }
+
+  /// An outside directory with a canary file and subtree.
+  fn outside(d: &TempDir) -> String {
+    let out = format!("{}/outside", d.path());
+    std::fs::create_dir_all(format!("{out}/sub/deeper")).expect("outside");
+    std::fs::write(format!("{out}/canary"), "c").expect("canary");
+    std::fs::write(format!("{out}/sub/canary"), "c").expect("canary");
+    std::fs::write(format!("{out}/sub/deeper/canary"), "c").expect("canary");
+    out
+  }
+
+  fn intact(out: &str) -> bool {
+    ["canary", "sub/canary", "sub/deeper/canary"]
+      .iter()
+      .all(|f| std::fs::read_to_string(format!("{out}/{f}")).is_ok_and(|s| s == "c"))
+  }
+
+  #[test]
+  fn nested_directories_are_removed() {
+    let d = TempDir::new();
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    std::fs::create_dir_all(format!("{lock}/a/b/c")).expect("nested");
+    std::fs::write(format!("{lock}/owner.json"), "{}").expect("record");
+    std::fs::write(format!("{lock}/a/b/c/f"), "x").expect("file");
+    std::fs::write(format!("{lock}/a/g"), "x").expect("file");
+    remove(&dir, &judged_now(&dir), None, 0).expect("removed");
+    assert!(Stamp::at(&lock).is_none());
+  }
+
+  #[test]
+  fn a_symlinked_subdirectory_is_unlinked_not_followed() {
+    let d = TempDir::new();
+    let out = outside(&d);
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
+    symlink(&out, format!("{lock}/link")).expect("link");
+    symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
+    remove(&dir, &judged_now(&dir), None, 0).expect("removed");
+    assert!(Stamp::at(&lock).is_none());
+    assert!(intact(&out));
+  }
+
+  #[test]
+  fn run_lock_swapped_for_a_link_after_the_judgement_is_left() {
+    let d = TempDir::new();
+    let out = outside(&d);
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
+    let judged = judged_now(&dir);
+    std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
+    symlink(&out, &lock).expect("swap");
+    remove(&dir, &judged, None, 10).expect("nothing judged is there");
+    assert!(intact(&out));
+    assert!(std::fs::symlink_metadata(&lock).is_ok_and(|m| m.file_type().is_symlink()));
+  }
+
+  /// The held directory renamed away and a link put in its place: the
+  /// held one is emptied through its descriptor, the link stays.
+  #[test]
+  fn a_held_directory_moved_away_is_emptied_and_the_link_in_its_place_stays() {
+    let d = TempDir::new();
+    let out = outside(&d);
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
+    std::fs::write(format!("{lock}/sub/canary"), "mine").expect("file");
+    let judged = judged_now(&dir);
+    let held = File::open(&lock).expect("held");
+    std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
+    symlink(&out, &lock).expect("swap");
+    remove(&dir, &judged, Some(held.into()), 0).expect("removed");
+    assert!(intact(&out));
+    assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
+  }
+
+  #[test]
+  fn another_record_or_another_directory_is_left() {
+    let d = TempDir::new();
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    std::fs::create_dir_all(&lock).expect("lock");
+    let absent = judged_now(&dir);
+    std::fs::write(format!("{lock}/owner.json"), "{}").expect("a record published since");
+    remove(&dir, &absent, None, 0).expect("left");
+    assert!(std::fs::read(format!("{lock}/owner.json")).is_ok());
+    let judged = judged_now(&dir);
+    std::fs::remove_dir_all(&lock).expect("gone");
+    std::fs::create_dir_all(&lock).expect("another claim's");
+    remove(&dir, &judged, None, 0).expect("left");
+    assert!(Stamp::at(&lock).is_some());
+  }
+
+  /// existsSync's "no record": a record that is a link in a loop, or
+  /// dangling, is none, and the lock goes.
+  #[test]
+  fn a_record_that_is_a_loop_or_dangling_is_none() {
+    for target in ["owner.json", "nowhere"] {
+      let d = TempDir::new();
+      let dir = format!("{}/j", d.path());
+      let lock = format!("{dir}/run.lock");
+      std::fs::create_dir_all(&lock).expect("lock");
+      symlink(format!("{lock}/{target}"), format!("{lock}/owner.json")).expect("link");
+      let judged = Judged {
+        lock: Stamp::at(&lock),
+        record: Record::Absent,
+      };
+      remove(&dir, &judged, None, 0).expect("removed");
+      assert!(Stamp::at(&lock).is_none(), "{target}");
+    }
+  }
+
+  #[test]
+  fn a_judged_link_is_unlinked_only() {
+    let d = TempDir::new();
+    let out = outside(&d);
+    let dir = format!("{}/j", d.path());
+    std::fs::create_dir_all(&dir).expect("journal");
+    let lock = format!("{dir}/run.lock");
+    symlink(&out, &lock).expect("link");
+    remove(&dir, &judged_now(&dir), None, 0).expect("unlinked");
+    assert!(Stamp::at(&lock).is_none());
+    assert!(intact(&out));
+  }
+}

@@ -1,0 +1,278 @@
+//! The proof that the part of a line file a reader already parsed is
+//! unchanged (#14). An incremental read may never answer what a fresh read
+//! would not, and no file-system signal sees every rewrite (a write through
+//! a shared mapping changes no timestamp until writeback; on a tmpfs, never),
+//! so every byte of the parsed part is read and hashed on every call.
+//!
+//! The parsed part is hashed (BLAKE3) in fixed segments of `SEG` bytes, so
+//! that segments can be checked on several cores at once and the proof
+//! extended by appends without hashing the old part twice. The segments sit
+//! at fixed offsets, so the list of their hashes determines the bytes.
+//! The file is read with `pread`, never mapped: a mapping of a file that
+//! another process truncates kills the reader with SIGBUS.
+
+use std::fs::File;
+use std::ops::Range;
+use std::os::unix::fs::FileExt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::OnceLock;
+
+/// Bytes per segment.
+pub const SEG: usize = 4 << 20;
+/// Bytes per `pread`: small enough to be hashed while still in the cache.
+const CHUNK: usize = 256 << 10;
+/// Below this many bytes one thread checks: a thread costs more to start
+/// than it saves.
+const PARALLEL_MIN: usize = 16 << 20;
+/// Threads at most, whatever the machine has: hashing is bound by memory
+/// bandwidth long before.
+const THREADS_MAX: usize = 4;
+
+/// The hashes of the parsed part: one per whole segment, then the hash of
+/// the last, partial segment.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Proof {
+  segs: Vec<blake3::Hash>,
+  tail: blake3::Hash,
+  len: usize,
+}
+
+impl Default for Proof {
+  fn default() -> Self {
+    Proof {
+      segs: Vec::new(),
+      tail: blake3::hash(b""),
+      len: 0,
+    }
+  }
+}
+
+impl Proof {
+  /// The proved length.
+  pub fn len(&self) -> usize {
+    self.len
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.len == 0
+  }
+
+  /// A proof of `bytes` (what a fresh read parsed).
+  pub fn of(bytes: &[u8]) -> Proof {
+    let mut p = Extending::default();
+    p.update(bytes);
+    p.finish()
+  }
+}
+
+/// A proof being extended by appended bytes.
+pub struct Extending {
+  segs: Vec<blake3::Hash>,
+  hasher: blake3::Hasher,
+  len: usize,
+}
+
+impl Default for Extending {
+  fn default() -> Self {
+    Extending {
+      segs: Vec::new(),
+      hasher: blake3::Hasher::new(),
+      len: 0,
+    }
+  }
+}
+
+impl Extending {
+  pub fn update(&mut self, mut bytes: &[u8]) {
+    while !bytes.is_empty() {
+      let room = SEG - self.len % SEG;
+      let (now, rest) = bytes.split_at(room.min(bytes.len()));
+      self.hasher.update(now);
+      self.len += now.len();
+      if self.len % SEG == 0 {
+        self.segs.push(self.hasher.finalize());
+        self.hasher = blake3::Hasher::new();
+      }
+      bytes = rest;
+    }
+  }
+
+  pub fn finish(self) -> Proof {
+    Proof {
+      segs: self.segs,
+      tail: self.hasher.finalize(),
+      len: self.len,
+    }
+  }
+}
+
+/// Checks the first `proof.len()` bytes of `file` (read with `pread`, so
+/// the file's offset does not move). `Some` with the proof ready to be
+/// extended when they are unchanged, `None` when they differ or the file is
+/// shorter now.
+pub fn check_file(file: &File, proof: &Proof) -> std::io::Result<Option<Extending>> {
+  check(proof, |range, hasher, buf| {
+    let mut at = range.start;
+    while at < range.end {
+      let want = (range.end - at).min(buf.len());
+      match file.read_at(&mut buf[..want], at as u64) {
+        Ok(0) => return Ok(false),
+        Ok(got) => {
+          hasher.update(&buf[..got]);
+          at += got;
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+        Err(e) => return Err(e),
+      }
+    }
+    Ok(true)
+  })
+}
+
+/// Checks the first `proof.len()` bytes of `data`, as `check_file` does.
+pub fn check_bytes(data: &[u8], proof: &Proof) -> Option<Extending> {
+  let checked = check(proof, |range, hasher, _| match data.get(range) {
+    Some(part) => {
+      hasher.update(part);
+      Ok(true)
+    }
+    None => Ok(false),
+  });
+  checked.ok().flatten()
+}
+
+/// A segment's range, by index; the index `segs.len()` is the tail.
+fn segment(proof: &Proof, i: usize) -> Range<usize> {
+  i * SEG..((i + 1) * SEG).min(proof.len)
+}
+
+/// Hashes segments `from..to` of the proof through `read`, stopping at the
+/// first difference (or when `stop` says another group found one). Returns
+/// whether all matched, and the tail's hasher when the group held it.
+fn check_group<R>(proof: &Proof, group: Range<usize>, read: &R, stop: &AtomicBool) -> std::io::Result<(bool, Option<blake3::Hasher>)>
+where
+  R: Fn(Range<usize>, &mut blake3::Hasher, &mut [u8]) -> std::io::Result<bool>,
+{
+  let mut buf = vec![0; CHUNK];
+  let mut tail = None;
+  for i in group {
+    if stop.load(Ordering::Relaxed) {
+      return Ok((false, None));
+    }
+    let mut hasher = blake3::Hasher::new();
+    if !read(segment(proof, i), &mut hasher, &mut buf)? {
+      return Ok((false, None));
+    }
+    let want = proof.segs.get(i).unwrap_or(&proof.tail);
+    if hasher.finalize() != *want {
+      stop.store(true, Ordering::Relaxed);
+      return Ok((false, None));
+    }
+    if i == proof.segs.len() {
+      tail = Some(hasher);
+    }
+  }
+  Ok((true, tail))
+}
+
+fn threads() -> usize {
+  static N: OnceLock<usize> = OnceLock::new();
+  *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS_MAX))
+}
+
+fn check<R>(proof: &Proof, read: R) -> std::io::Result<Option<Extending>>
+where
+  R: Fn(Range<usize>, &mut blake3::Hasher, &mut [u8]) -> std::io::Result<bool> + Sync,
+{
+  let count = proof.segs.len() + 1;
+  let n = if proof.len < PARALLEL_MIN { 1 } else { threads().min(count) };
+  let stop = AtomicBool::new(false);
+  let groups: Vec<Range<usize>> = (0..n).map(|t| t * count / n..(t + 1) * count / n).collect();
+  let results: Vec<std::io::Result<(bool, Option<blake3::Hasher>)>> = std::thread::scope(|s| {
+    let (first, rest) = groups.split_first().map_or((0..0, &[][..]), |(f, r)| (f.clone(), r));
+    // The other groups on threads of their own; one that cannot be started
+    // (a thread limit) is checked here instead.
+    let spawned: Vec<_> = rest
+      .iter()
+      .map(|g| {
+        let (mine, read, stop) = (g.clone(), &read, &stop);
+        std::thread::Builder::new()
+          .spawn_scoped(s, move || check_group(proof, mine, read, stop))
+          .map_err(|_| g.clone())
+      })
+      .collect();
+    let mut results = vec![check_group(proof, first, &read, &stop)];
+    for h in spawned {
+      results.push(match h {
+        Ok(h) => h.join().unwrap_or_else(|_| Ok((false, None))),
+        Err(g) => check_group(proof, g, &read, &stop),
+      });
+    }
+    results
+  });
+  let mut tail = None;
+  for r in results {
+    match r? {
+      (false, _) => return Ok(None),
+      (true, Some(h)) => tail = Some(h),
+      (true, None) => {}
+    }
+  }
+  Ok(tail.map(|hasher| Extending {
+    segs: proof.segs.clone(),
+    hasher,
+    len: proof.len,
+  }))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  fn bytes(n: usize) -> Vec<u8> {
+    (0..n).map(|i| (i * 7 + i / 251) as u8).collect()
+  }
+
+  #[test]
+  fn a_proof_extended_equals_a_proof_made_at_once() {
+    let data = bytes(3 * SEG + 12345);
+    for cut in [0, 1, SEG - 1, SEG, SEG + 1, 2 * SEG, data.len()] {
+      let mut p = Extending::default();
+      p.update(&data[..cut]);
+      p.update(&data[cut..]);
+      assert_eq!(p.finish(), Proof::of(&data), "cut at {cut}");
+    }
+  }
+
+  #[test]
+  fn any_changed_byte_is_seen_on_every_path() {
+    // Large enough to be checked on several threads.
+    let data = bytes(PARALLEL_MIN + 3 * SEG + 17);
+    let proof = Proof::of(&data);
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/f", d.path());
+    std::fs::write(&path, &data).expect("write");
+    let file = File::open(&path).expect("open");
+    assert!(check_bytes(&data, &proof).is_some());
+    assert!(check_file(&file, &proof).expect("read").is_some());
+    for at in [0, SEG - 1, SEG, 2 * SEG + 5, data.len() - 1] {
+      let mut other = data.clone();
+      other[at] ^= 1;
+      assert!(check_bytes(&other, &proof).is_none(), "byte {at}");
+      std::fs::write(&path, &other).expect("rewrite");
+      assert!(check_file(&file, &proof).expect("read").is_none(), "byte {at} in the file");
+    }
+    std::fs::write(&path, &data[..data.len() - 1]).expect("truncate");
+    assert!(check_file(&file, &proof).expect("read").is_none(), "shorter");
+    assert!(check_bytes(&data[..SEG], &proof).is_none(), "shorter bytes");
+  }
+
+  #[test]
+  fn a_checked_proof_extends_as_a_fresh_one() {
+    let data = bytes(PARALLEL_MIN + SEG / 2);
+    let (old, new) = data.split_at(PARALLEL_MIN + 3);
+    let mut p = check_bytes(old, &Proof::of(old)).expect("unchanged");
+    p.update(new);
+    assert_eq!(p.finish(), Proof::of(&data));
+  }
+}
