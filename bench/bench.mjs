@@ -320,6 +320,7 @@ try {
   const memory = { ours: peakMemory(join(here, "..", "index.js"), source) };
   if (theirs) memory.theirs = peakMemory(resolve(against), source);
   console.log(`\npeak memory, readDrops of ${LINES} lines in a fresh process (maxRSS): ours ${(memory.ours.peakKiB / 1024).toFixed(1)} MiB` + (theirs ? `, theirs ${(memory.theirs.peakKiB / 1024).toFixed(1)} MiB` : ""));
+  console.log("peak memory of every reader on huge lines, millions of lines and many turn records: node bench/memory.mjs [--against PATH] (about two minutes)");
   if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ lines: LINES, turns: TURNS, pairs: PAIRS, against: against ?? null, node: process.version, tmpfs: tmpfs?.where ?? null, rows: results, memory }, null, 2) + "\n");
 } finally {
   if (tmpfs) tmpfs.done(tmpfs.dir);

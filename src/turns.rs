@@ -192,13 +192,13 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
 }
 
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
-/// dropped), parsed; `f` takes what it needs from it.
-fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
+/// dropped), parsed; `f` takes what it needs from it (and the id).
+fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T) -> Result<T> {
   let bytes = bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
   let text = decode_utf8(bytes);
   let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
   match Doc::parse(text) {
-    Some(doc) => Ok(f(text, &doc)),
+    Some(doc) => Ok(f(id, text, &doc)),
     None => Err(not_json(id)),
   }
 }
@@ -220,20 +220,38 @@ pub fn not_json(id: &str) -> JournalError {
 
 /// Every `*.json` record under `dir/turns`, in the order Node's readdirSync
 /// lists them (libuv sorts names by bytes), each read and parsed and handed
-/// to `f`; the first (in that order) that cannot be read or parsed refuses
-/// the whole list. Records are read on two threads: a journal holds
-/// thousands, and each read is a few system calls.
-pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+/// to `f` with its id; the first (in that order) that cannot be read or
+/// parsed refuses the whole list. Records are read on two threads: a
+/// journal holds thousands, and each read is a few system calls.
+pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+  let mut all = Vec::new();
+  list_batches(dir, usize::MAX, f, |batch| {
+    all.extend(batch);
+    Ok::<(), JournalError>(())
+  })?;
+  Ok(all)
+}
+
+/// `list`, handing the records to `each` `batch` at a time, in order, so
+/// that a caller can be done with one batch before the next is read (#10:
+/// listTurns then never holds every record's text at once). A record that
+/// refuses the list refuses it before `each` sees its batch.
+pub fn list_batches<T: Send, E: From<JournalError>>(
+  dir: &str,
+  batch: usize,
+  f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync,
+  mut each: impl FnMut(Vec<T>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
   let turns = under(dir, &["turns"]);
   if !exists(&turns) {
-    return Ok(Vec::new());
+    return Ok(());
   }
   let refuse = |e: &std::io::Error| {
-    quiet_fs(
+    E::from(quiet_fs(
       fs_code(e).as_deref(),
       &format!("the turns directory in {}", journal_label(dir)),
       "read",
-    )
+    ))
   };
   let mut names: Vec<Vec<u8>> = Vec::new();
   // The listing's descriptor is closed before any record is opened.
@@ -251,49 +269,65 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
   // Each record is opened by name relative to the directory held open, so
   // the path is walked once, not once per record. That takes a descriptor
   // more than the reference needs (and the second thread one more): a
-  // record that cannot be opened for want of one (EMFILE, ENFILE) sends the
-  // whole list to be read again one record at a time by path, as the
-  // reference reads it, so one free descriptor is enough and the answer,
-  // refusals included, is the reference's (#10).
-  let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
+  // record that cannot be opened for want of one (EMFILE, ENFILE) sends its
+  // batch, and every later one, to be read again one record at a time by
+  // path, as the reference reads it, with the directory closed first, so
+  // one free descriptor is enough and the answer, refusals included, is the
+  // reference's (#10).
   // O_DIRECTORY, as readdirSync opens it: a FIFO swapped in for turns is
   // ENOTDIR, not an open that waits for a writer (#10).
-  let dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns);
-  let fast = dirfd.ok().and_then(|dirfd| {
-    let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
-      part
-        .iter()
-        .map(|(name, id)| {
-          let bytes = crate::files::read_at(&dirfd, name);
-          (!short(&bytes)).then(|| parse_with(bytes, id, &f))
-        })
-        .collect()
+  let mut dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns).ok();
+  for part in records.chunks(batch.max(1)) {
+    let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &f));
+    let results = match fast {
+      Some(results) => results,
+      None => {
+        dirfd = None;
+        part
+          .iter()
+          .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+          .collect()
+      }
     };
-    let (first, second) = records.split_at(records.len() / 2);
-    if records.len() < 64 {
-      read(&records)
-    } else {
-      std::thread::scope(|s| {
-        let other = s.spawn(|| read(second));
-        let mut done = read(first)?;
-        // A panic in the reader cannot happen without one here; treat it as
-        // unreadable rather than unwinding across the boundary.
-        done.extend(
-          other
-            .join()
-            .unwrap_or_else(|_| Some(vec![Err(JournalError::failed("could not read turn record (unknown error)"))]))?,
-        );
-        Some(done)
-      })
-    }
-  });
-  let results = fast.unwrap_or_else(|| {
-    records
+    each(results.into_iter().collect::<Result<Vec<T>>>()?)?;
+  }
+  Ok(())
+}
+
+/// Reads records through the directory held open, on two threads when there
+/// are enough; `None` when one could not be opened for want of a descriptor.
+fn read_fast<T: Send>(
+  dirfd: &std::fs::File,
+  records: &[(String, String)],
+  f: &(impl Fn(&str, &str, &Doc<'_>) -> T + Sync),
+) -> Option<Vec<Result<T>>> {
+  let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
+  let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
+    part
       .iter()
-      .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+      .map(|(name, id)| {
+        let bytes = crate::files::read_at(dirfd, name);
+        (!short(&bytes)).then(|| parse_with(bytes, id, f))
+      })
       .collect()
-  });
-  results.into_iter().collect()
+  };
+  let (first, second) = records.split_at(records.len() / 2);
+  if records.len() < 64 {
+    read(records)
+  } else {
+    std::thread::scope(|s| {
+      let other = s.spawn(|| read(second));
+      let mut done = read(first)?;
+      // A panic in the reader cannot happen without one here; treat it as
+      // unreadable rather than unwinding across the boundary.
+      done.extend(
+        other
+          .join()
+          .unwrap_or_else(|_| Some(vec![Err(JournalError::failed("could not read turn record (unknown error)"))]))?,
+      );
+      Some(done)
+    })
+  }
 }
 
 #[cfg(test)]
@@ -416,7 +450,7 @@ mod tests {
     assert_eq!(n.len(), 2);
     assert!(n[0].starts_with(".turn-") && n[0].ends_with(".tmp"), "{n:?}");
     std::fs::write(format!("{t}/{}", n[0]), "torn").expect("torn temporary");
-    let listed = list(d.path(), |text, _| text.to_string()).expect("list");
+    let listed = list(d.path(), |_, text, _| text.to_string()).expect("list");
     assert_eq!(listed, ["{\"a\":1}\n"]);
   }
 }
