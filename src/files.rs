@@ -74,6 +74,11 @@ const GUARD: libc::c_int = libc::O_NONBLOCK | libc::O_NOCTTY;
 /// caller that asks for O_NONBLOCK itself (the reference's processing-stop
 /// read does) gets its EWOULDBLOCK, as the reference does.
 pub fn open(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
+  open_sized(path, access, extra).map(|(file, _)| file)
+}
+
+/// `open`, with the size fstat gave.
+fn open_sized(path: &str, access: Access, extra: libc::c_int) -> Result<(File, u64)> {
   let attempt = |guard: libc::c_int| {
     let mut o = OpenOptions::new();
     match access {
@@ -88,6 +93,11 @@ pub fn open(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
 /// Opens the journal file `name` in the directory `dir` (held open) for
 /// reading, as `open` does.
 pub fn open_at(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<File> {
+  open_at_sized(dir, name, extra).map(|(file, _)| file)
+}
+
+/// `open_at`, with the size fstat gave.
+fn open_at_sized(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<(File, u64)> {
   let attempt = |guard: libc::c_int| {
     let flags = OFlag::from_bits_truncate(libc::O_RDONLY | libc::O_CLOEXEC | extra | guard);
     nix::fcntl::openat(dir, name, flags, nix::sys::stat::Mode::empty())
@@ -99,7 +109,7 @@ pub fn open_at(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<File> 
 
 /// The open's outcome, judged by the descriptor's own type (fstat), so no
 /// swap of the name after the open can change what is read.
-fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<File>) -> Result<File> {
+fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<File>) -> Result<(File, u64)> {
   let file = match opened {
     Ok(file) => file,
     // ENXIO at open is always a file of another kind: a FIFO without a
@@ -113,7 +123,7 @@ fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<F
   };
   let st = nix::sys::stat::fstat(&file)?;
   match st.st_mode & libc::S_IFMT {
-    libc::S_IFREG => Ok(file),
+    libc::S_IFREG => Ok((file, u64::try_from(st.st_size).unwrap_or(0))),
     libc::S_IFDIR => Err(Error::from_raw_os_error(libc::EISDIR)),
     _ => Err(not_regular()),
   }
@@ -127,14 +137,33 @@ pub fn to_end(file: &File) -> Result<Vec<u8>> {
   Ok(buf)
 }
 
+/// A regular file's content as Node's readFileSync reads it: the size
+/// fstat reported, or less if the file ends first (it does not read on past
+/// a file that grew meanwhile); a file that reports no size (0), to its end.
+/// The size read exactly also saves the read that would find the end.
+fn sized(file: &File, size: u64) -> Result<Vec<u8>> {
+  if size == 0 {
+    return to_end(file);
+  }
+  let mut buf = Vec::new();
+  buf
+    .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
+    .map_err(|_| Error::from_raw_os_error(libc::ENOMEM))?;
+  // `Take` ends at `size` without asking the file again.
+  file.take(size).read_to_end(&mut buf)?;
+  Ok(buf)
+}
+
 /// The whole journal file at `path` (a regular file: see `open`).
 pub fn read(path: &str) -> Result<Vec<u8>> {
-  to_end(&open(path, Access::Read, 0)?)
+  let (file, size) = open_sized(path, Access::Read, 0)?;
+  sized(&file, size)
 }
 
 /// The whole journal file `name` in the directory `dir` (held open).
 pub fn read_at(dir: &File, name: &str) -> Result<Vec<u8>> {
-  to_end(&open_at(dir, name, 0)?)
+  let (file, size) = open_at_sized(dir, name, 0)?;
+  sized(&file, size)
 }
 
 /// Whether a failed open of `path` means "no file", as the reference's
