@@ -68,13 +68,20 @@ describe("journal files that are not regular files", () => {
     const dir = journal();
     mkfifo(join(dir, "inbox.jsonl"));
     refusedByName("readInboxIds of a FIFO", inChild(dir, "out(() => M.readInboxIds(dir));"), "could not read inbox.jsonl (EFTYPE)");
-    refusedByName("appendInbox to a FIFO", inChild(dir, 'out(() => M.appendInbox(dir, { id: "1" }));'), "could not append to inbox.jsonl (EFTYPE)");
+    refusedByName(
+      "appendInbox to a FIFO",
+      inChild(dir, 'out(() => M.appendInbox(dir, { id: "1" }));'),
+      "could not append to inbox.jsonl (EFTYPE)",
+    );
     // A reader at the other end does not make it a journal file either.
     if (isAddon) {
-      const r = inChild(dir, `
+      const r = inChild(
+        dir,
+        `
         const { openSync } = await import("node:fs");
         const fd = openSync(dir + "/inbox.jsonl", "r+");
-        out(() => M.appendInbox(dir, { id: "1" }));`);
+        out(() => M.appendInbox(dir, { id: "1" }));`,
+      );
       refusedByName("appendInbox to a FIFO with a reader", r, "could not append to inbox.jsonl (EFTYPE)");
     }
   });
@@ -145,7 +152,11 @@ describe("journal files that are not regular files", () => {
     symlinkSync("/dev/zero", join(dir, "drops.jsonl"));
     if (isAddon) {
       refusedByName("readDrops of /dev/zero", inChild(dir, "out(() => M.readDrops(dir));"), "could not read drops.jsonl (EFTYPE)");
-      refusedByName("appendDrop to /dev/zero", inChild(dir, "out(() => M.appendDrop(dir, { n: 1 }));"), "could not append to drops.jsonl (EFTYPE)");
+      refusedByName(
+        "appendDrop to /dev/zero",
+        inChild(dir, "out(() => M.appendDrop(dir, { n: 1 }));"),
+        "could not append to drops.jsonl (EFTYPE)",
+      );
       return;
     }
     // The reference reads until memory runs out: watched, and stopped at
@@ -185,16 +196,25 @@ function growth(dir, body, mib) {
 describe("turn records interrupted mid-write", () => {
   test("a writer killed (SIGKILL) while writing large records leaves no empty or partial record", { timeout: 120_000 }, async () => {
     const trials = 12;
-    let torn = 0, records = 0;
+    let torn = 0,
+      records = 0;
     for (let trial = 0; trial < trials; trial++) {
       const dir = journal();
       // Records of 1 MiB: making and writing each takes long enough that
       // the kill lands inside a write most of the time.
-      const child = spawn(process.execPath, ["--input-type=module", "-e", `${prelude}
+      const child = spawn(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `${prelude}
         const dir = ${JSON.stringify(dir)};
         const body = "x".repeat(1 << 20);
         process.stdout.write("go\\n");
-        for (let i = 0; ; i++) M.writeTurn(dir, "k" + i, { i, body });`], { stdio: ["ignore", "pipe", "inherit"] });
+        for (let i = 0; ; i++) M.writeTurn(dir, "k" + i, { i, body });`,
+        ],
+        { stdio: ["ignore", "pipe", "inherit"] },
+      );
       await new Promise((resolve) => child.stdout.once("data", resolve));
       await new Promise((resolve) => setTimeout(resolve, 30 + ((trial * 37) % 90)));
       child.kill("SIGKILL");
@@ -231,7 +251,19 @@ describe("turn records interrupted mid-write", () => {
     // An error whose `code` getter throws: that exception escapes, and the
     // empty record is still there.
     const boom = new Error("from code");
-    assert.throws(() => M.writeTurn(dir, "t2", { toJSON() { throw Object.defineProperty(new Error("x"), "code", { get() { throw boom; } }); } }), (e) => e === boom);
+    assert.throws(
+      () =>
+        M.writeTurn(dir, "t2", {
+          toJSON() {
+            throw Object.defineProperty(new Error("x"), "code", {
+              get() {
+                throw boom;
+              },
+            });
+          },
+        }),
+      (e) => e === boom,
+    );
     assert.equal(readFileSync(join(dir, "turns", "t2.json"), "utf8"), "");
     // The refusal converts the id, then reads the error's code (twice: the
     // test of its type, then the message), as the reference's
@@ -239,13 +271,32 @@ describe("turn records interrupted mid-write", () => {
     const log = [];
     const id = { toString: () => (log.push("id"), "t3") };
     const err = Object.defineProperty(new Error("x"), "code", { get: () => (log.push("code"), "EX") });
-    refuses(() => M.writeTurn(dir, id, { toJSON: () => (log.push("toJSON"), (() => { throw err; })()) }), "could not write turn record t3 (EX)");
+    refuses(
+      () =>
+        M.writeTurn(dir, id, {
+          toJSON: () => (
+            log.push("toJSON"),
+            (() => {
+              throw err;
+            })()
+          ),
+        }),
+      "could not write turn record t3 (EX)",
+    );
     assert.deepEqual(log, ["id", "id", "toJSON", "id", "code", "code"]);
     assert.equal(readFileSync(join(dir, "turns", "t3.json"), "utf8"), "");
     // The message shows the second read's value, converted by the template.
     let reads = 0;
     const shifty = Object.defineProperty(new Error("x"), "code", { get: () => (reads++ ? { toString: () => "SECOND" } : "FIRST") });
-    refuses(() => M.writeTurn(dir, "t4", { toJSON() { throw shifty; } }), "could not write turn record t4 (SECOND)");
+    refuses(
+      () =>
+        M.writeTurn(dir, "t4", {
+          toJSON() {
+            throw shifty;
+          },
+        }),
+      "could not write turn record t4 (SECOND)",
+    );
   });
 
   test("a whole record leaves nothing else in turns/", () => {

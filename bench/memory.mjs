@@ -86,9 +86,20 @@ function writeHugeLine(path, record, size) {
 const outboxLine = (i) => {
   const n = Math.floor(i / 2);
   const status = i % 2 === 0 ? "intent" : n % 97 === 0 ? "unknown" : "confirmed";
-  return { nonce: `n${n}`, status, at: iso(T0 + i * 1000), channel: snowflake(n % 17), ...(status === "confirmed" ? { messageId: snowflake(n) } : {}) };
+  return {
+    nonce: `n${n}`,
+    status,
+    at: iso(T0 + i * 1000),
+    channel: snowflake(n % 17),
+    ...(status === "confirmed" ? { messageId: snowflake(n) } : {}),
+  };
 };
-const dropLine = (i) => ({ at: iso(T0 + i * 1000), reason: ["ceiling", "cooldown", "not-addressed", "duplicate"][i % 4], id: snowflake(i), channel: snowflake(i % 17) });
+const dropLine = (i) => ({
+  at: iso(T0 + i * 1000),
+  reason: ["ceiling", "cooldown", "not-addressed", "duplicate"][i % 4],
+  id: snowflake(i),
+  channel: snowflake(i % 17),
+});
 
 // Each shape: the files it needs (made once, in `dir`) and the read.
 const shapes = [
@@ -121,7 +132,8 @@ const shapes = [
   {
     name: `readInboxIds, ${LINES.toLocaleString("en")} lines`,
     files: "many-inbox",
-    make: (dir) => writeLines(join(dir, "inbox.jsonl"), LINES, (i) => ({ id: snowflake(i), at: iso(T0 + i * 1000), channel: snowflake(i % 17) })),
+    make: (dir) =>
+      writeLines(join(dir, "inbox.jsonl"), LINES, (i) => ({ id: snowflake(i), at: iso(T0 + i * 1000), channel: snowflake(i % 17) })),
     read: (M, dir) => M.readInboxIds(dir).size,
   },
   {
@@ -131,8 +143,17 @@ const shapes = [
       mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
       for (let i = 0; i < TURNS; i++) {
         const t = T0 + i * 60_000;
-        const record = { startedAt: iso(t), finishedAt: iso(t + 4000), id: `turn-${i}`, message: snowflake(i), prompt: "x".repeat(200), reply: "y".repeat(400) };
-        writeFileSync(join(dir, "turns", `turn-${String(i).padStart(6, "0")}.json`), JSON.stringify(record, null, 2) + "\n", { mode: 0o600 });
+        const record = {
+          startedAt: iso(t),
+          finishedAt: iso(t + 4000),
+          id: `turn-${i}`,
+          message: snowflake(i),
+          prompt: "x".repeat(200),
+          reply: "y".repeat(400),
+        };
+        writeFileSync(join(dir, "turns", `turn-${String(i).padStart(6, "0")}.json`), JSON.stringify(record, null, 2) + "\n", {
+          mode: 0o600,
+        });
       }
     },
     read: (M, dir) => M.listTurns(dir).length,
@@ -177,7 +198,11 @@ try {
   console.log(`peak resident memory (MiB, maxRSS of a fresh process per read)${theirs ? `; against ${opts.against}` : ""}\n`);
   // "read": the peak over the process once the module was loaded, the
   // read's own share (the two modules cost different amounts to load).
-  console.log(theirs ? "| read | ours | theirs | ratio | ours, read | theirs, read |\n| --- | ---: | ---: | ---: | ---: | ---: |" : "| read | ours | ours, read |\n| --- | ---: | ---: |");
+  console.log(
+    theirs
+      ? "| read | ours | theirs | ratio | ours, read | theirs, read |\n| --- | ---: | ---: | ---: | ---: | ---: |"
+      : "| read | ours | ours, read |\n| --- | ---: | ---: |",
+  );
   const made = new Map();
   for (const shape of shapes) {
     if (only && !only.test(shape.name)) continue;
@@ -201,7 +226,15 @@ try {
       console.log(`| ${r.read} | ${shown(r.ours)} | ${shown(r.theirs)} | ${ratio} | ${own(r.ours)} | ${own(r.theirs)} |`);
     }
   }
-  if (opts.json) writeFileSync(opts.json, JSON.stringify({ node: process.version, bigMB: BIG / 1e6, lines: LINES, drops: DROPS, turns: TURNS, against: opts.against ?? null, results }, null, 2) + "\n");
+  if (opts.json)
+    writeFileSync(
+      opts.json,
+      JSON.stringify(
+        { node: process.version, bigMB: BIG / 1e6, lines: LINES, drops: DROPS, turns: TURNS, against: opts.against ?? null, results },
+        null,
+        2,
+      ) + "\n",
+    );
 } finally {
   rmSync(work, { recursive: true, force: true });
 }

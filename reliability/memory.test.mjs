@@ -45,38 +45,42 @@ function free(dir) {
 }
 
 describe("memory", () => {
-  test("a 200 MB line under ulimit -v: answered or refused, never an abort; answered at base + 3.5 x its size", { timeout: 120_000 }, () => {
-    const dir = journal();
-    const size = 200 * MB;
-    hugeLine(join(dir, "drops.jsonl"), size);
-    linkSync(join(dir, "drops.jsonl"), join(dir, "outbox.jsonl"));
-    // The address space a child needs before reading anything: node, V8's
-    // reservations and the module, on this machine.
-    const empty = read(journal(), ["readDrops"]);
-    assert.equal(empty.status, 0, empty.stderr);
-    const base = empty.out.vmPeakKiB;
-    const seen = [];
-    for (const k of [1.5, 2, 2.5, 3.5]) {
-      const limit = Math.round(base + (k * size) / 1024);
-      for (const reader of ["readDrops", "unresolvedOutbox"]) {
-        const r = read(dir, [reader], limit);
-        // Rust's allocation failure ("memory allocation of N bytes failed")
-        // aborts the process: every allocation a reader makes in proportion
-        // to the file is fallible and refuses the read instead.
-        assert.doesNotMatch(r.stderr, /memory allocation of \d+ bytes failed|N-API call failed/, `${reader} at ${limit} KiB`);
-        const got = r.out?.results[reader];
-        if (got && "message" in got) {
-          assert.equal(got.name, "DiscordError", `${reader} at ${limit} KiB: ${got.message}`);
-          assert.equal(got.exitCode, 1);
+  test(
+    "a 200 MB line under ulimit -v: answered or refused, never an abort; answered at base + 3.5 x its size",
+    { timeout: 120_000 },
+    () => {
+      const dir = journal();
+      const size = 200 * MB;
+      hugeLine(join(dir, "drops.jsonl"), size);
+      linkSync(join(dir, "drops.jsonl"), join(dir, "outbox.jsonl"));
+      // The address space a child needs before reading anything: node, V8's
+      // reservations and the module, on this machine.
+      const empty = read(journal(), ["readDrops"]);
+      assert.equal(empty.status, 0, empty.stderr);
+      const base = empty.out.vmPeakKiB;
+      const seen = [];
+      for (const k of [1.5, 2, 2.5, 3.5]) {
+        const limit = Math.round(base + (k * size) / 1024);
+        for (const reader of ["readDrops", "unresolvedOutbox"]) {
+          const r = read(dir, [reader], limit);
+          // Rust's allocation failure ("memory allocation of N bytes failed")
+          // aborts the process: every allocation a reader makes in proportion
+          // to the file is fallible and refuses the read instead.
+          assert.doesNotMatch(r.stderr, /memory allocation of \d+ bytes failed|N-API call failed/, `${reader} at ${limit} KiB`);
+          const got = r.out?.results[reader];
+          if (got && "message" in got) {
+            assert.equal(got.name, "DiscordError", `${reader} at ${limit} KiB: ${got.message}`);
+            assert.equal(got.exitCode, 1);
+          }
+          seen.push(`${reader} ${k}x: ${got ? (got.message ?? "answered") : `died (${r.signal ?? r.status})`}`);
+          // journal.mjs answers at this limit (measured: from about base +
+          // 2.4 x the line), and so must the addon.
+          if (k === 3.5) assert.equal(got?.size, 1, `${reader} at ${limit} KiB: ${r.stderr.split("\n").slice(-3).join(" ")}`);
         }
-        seen.push(`${reader} ${k}x: ${got ? (got.message ?? "answered") : `died (${r.signal ?? r.status})`}`);
-        // journal.mjs answers at this limit (measured: from about base +
-        // 2.4 x the line), and so must the addon.
-        if (k === 3.5) assert.equal(got?.size, 1, `${reader} at ${limit} KiB: ${r.stderr.split("\n").slice(-3).join(" ")}`);
       }
-    }
-    figure("ulimit -v, 200 MB line", `base ${Math.round(base / 1024)} MiB; ${seen.join("; ")}`);
-  });
+      figure("ulimit -v, 200 MB line", `base ${Math.round(base / 1024)} MiB; ${seen.join("; ")}`);
+    },
+  );
 
   test("a 600 MB line: past V8's longest string, refused as journal.mjs refuses it (ERR_STRING_TOO_LONG)", { timeout: 180_000 }, (t) => {
     const dir = journal();
