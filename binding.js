@@ -56,10 +56,11 @@ function loadBinding() {
     }
   }
   const where = `${process.platform}-${process.arch}`;
-  const what = process.platform === "linux"
-    ? "A binary is prebuilt for linux-x64 with glibc 2.17 or later; elsewhere on Linux, build one from source: " +
-      "install Rust (https://rustup.rs, Cargo.toml's rust-version or later), then run `npx discord-journal-build` (in a checkout of the package, `npm install`)."
-    : "It runs on Linux only (it reads /proc, as journal.mjs does).";
+  const what =
+    process.platform === "linux"
+      ? "A binary is prebuilt for linux-x64 with glibc 2.17 or later; elsewhere on Linux, build one from source: " +
+        "install Rust (https://rustup.rs, Cargo.toml's rust-version or later), then run `npx discord-journal-build` (in a checkout of the package, `npm install`)."
+      : "It runs on Linux only (it reads /proc, as journal.mjs does).";
   const files = tried.length ? `\n  ${tried.join("\n  ")}` : " none (no binary is known for this platform)";
   throw new Error(`discord-journal: no native binding loads on ${where}. Tried:${files}\n${what}`);
 }

@@ -72,21 +72,30 @@ const last = { stop: [null, ""], lock: [null, ""], owner: [null, ""], turn: [nul
 function stopPath(dir) {
   const m = last.stop;
   if (typeof dir !== "string") return path.join(dir, "STOP");
-  if (m[0] !== dir) (m[1] = path.join(dir, "STOP")), (m[0] = dir);
+  if (m[0] !== dir) {
+    m[1] = path.join(dir, "STOP");
+    m[0] = dir;
+  }
   return m[1];
 }
 
 function lockPath(dir) {
   const m = last.lock;
   if (typeof dir !== "string") return path.join(dir, "run.lock");
-  if (m[0] !== dir) (m[1] = path.join(dir, "run.lock")), (m[0] = dir);
+  if (m[0] !== dir) {
+    m[1] = path.join(dir, "run.lock");
+    m[0] = dir;
+  }
   return m[1];
 }
 
 function ownerPath(dir) {
   const m = last.owner;
   if (typeof dir !== "string") return path.join(lockPath(dir), "owner.json");
-  if (m[0] !== dir) (m[1] = path.join(dir, "run.lock", "owner.json")), (m[0] = dir);
+  if (m[0] !== dir) {
+    m[1] = path.join(dir, "run.lock", "owner.json");
+    m[0] = dir;
+  }
   return m[1];
 }
 
@@ -95,7 +104,11 @@ function turnPath(dir, id) {
   if (typeof dir === "string" && typeof id === "string" && m[0] === dir && m[1] === id) return m[2];
   if (!TURN_ID.test(String(id))) throw new DiscordError("invalid turn id (letters, digits, ., _ or -, at most 128)", 1);
   const p = path.join(dir, "turns", `${id}.json`);
-  if (typeof dir === "string" && typeof id === "string") (m[0] = dir), (m[1] = id), (m[2] = p);
+  if (typeof dir === "string" && typeof id === "string") {
+    m[0] = dir;
+    m[1] = id;
+    m[2] = p;
+  }
   return p;
 }
 
@@ -106,7 +119,12 @@ function turnPath(dir, id) {
 // entry's checks, then join(dir, name) (a non-string dir is refused before
 // the entry is stringified), then JSON.stringify. The write is
 // src/lines.rs, through `appendLine` in src/js/records.rs.
-const INBOX = 0, OUTBOX = 1, DROPS = 2, ADMISSIONS = 3, NOTICES = 4, RELOADS = 5;
+const INBOX = 0,
+  OUTBOX = 1,
+  DROPS = 2,
+  ADMISSIONS = 3,
+  NOTICES = 4,
+  RELOADS = 5;
 
 function appendEntry(dir, file, entry) {
   if (typeof dir !== "string") returned(native.appendLine(dir, file));

@@ -32,7 +32,10 @@ describe("repeated reads", () => {
     assert.equal(M.countAdmissionsOn(dir, "2021-01-01"), 48);
     truncateSync(file, 0);
     assert.equal(M.countAdmissionsOn(dir, "2021-01-01"), 0);
-    writeFileSync(join(dir, "next"), line({ id: "x", at: "2021-01-01T01:00:00.000Z" }).repeat(3) + line({ id: "y", at: "2021-01-01T02:00:00.000Z" }));
+    writeFileSync(
+      join(dir, "next"),
+      line({ id: "x", at: "2021-01-01T01:00:00.000Z" }).repeat(3) + line({ id: "y", at: "2021-01-01T02:00:00.000Z" }),
+    );
     renameSync(join(dir, "next"), file);
     assert.equal(M.countAdmissionsOn(dir, "2021-01-01"), 2);
   });

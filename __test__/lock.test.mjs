@@ -13,7 +13,9 @@ function owner(dir, record) {
   mkdirSync(lockDir(dir), { recursive: true });
   writeFileSync(join(lockDir(dir), "owner.json"), typeof record === "string" ? record : JSON.stringify(record));
 }
-const seam = (start, boot = GEN) => () => ({ start, boot });
+const seam =
+  (start, boot = GEN) =>
+  () => ({ start, boot });
 
 describe("identity", () => {
   test("constants", () => {
@@ -105,7 +107,18 @@ describe("readPid and ownerState", () => {
     throwsClass(() => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: 5 }), TypeError);
     throwsClass(() => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: () => null }), TypeError);
     const thrown = new RangeError("from the seam");
-    assert.throws(() => M.ownerState({ pid: process.pid, start: "1", boot: "1" }, { identity: () => { throw thrown; } }), (e) => e === thrown);
+    assert.throws(
+      () =>
+        M.ownerState(
+          { pid: process.pid, start: "1", boot: "1" },
+          {
+            identity: () => {
+              throw thrown;
+            },
+          },
+        ),
+      (e) => e === thrown,
+    );
   });
 
   test("pid reuse: a live pid whose start time differs is a mismatch, never live", () => {
@@ -124,7 +137,10 @@ describe("writePid", () => {
     M.writePid(dir, process.pid, { now: Date.UTC(2021, 0, 1), identity: (p) => (seen.push(p), M.identityOf(p)) });
     assert.deepEqual(seen, [process.pid]);
     const me = M.identityOf(process.pid);
-    assert.equal(readFileSync(join(lockDir(dir), "owner.json"), "utf8"), JSON.stringify({ pid: process.pid, start: me.start, boot: me.boot, at: "2021-01-01T00:00:00.000Z" }) + "\n");
+    assert.equal(
+      readFileSync(join(lockDir(dir), "owner.json"), "utf8"),
+      JSON.stringify({ pid: process.pid, start: me.start, boot: me.boot, at: "2021-01-01T00:00:00.000Z" }) + "\n",
+    );
     assert.equal(mode(lockDir(dir)), underUmask(0o700));
     assert.equal(mode(join(lockDir(dir), "owner.json")), underUmask(0o600));
     assert.equal(existsSync(join(lockDir(dir), "owner.json.tmp")), false);
@@ -134,11 +150,17 @@ describe("writePid", () => {
 
   test("each refusal of an existing lock is a brake, naming no host path", () => {
     const dir = journal();
-    const brake = (msg) => noHostPath(refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), msg, M.BRAKE_EXIT), dir);
+    const brake = (msg) =>
+      noHostPath(
+        refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), msg, M.BRAKE_EXIT),
+        dir,
+      );
     mkdirSync(lockDir(dir));
     brake(`run.lock exists without an owner record: a start is in progress or was interrupted; ${HINT}`);
     owner(dir, "{not json");
-    brake("run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in discord/alpha under the data root by hand");
+    brake(
+      "run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in discord/alpha under the data root by hand",
+    );
     owner(dir, { pid: process.pid, start: "9", boot: GEN });
     brake(`another connector is running for this binding (pid ${process.pid})`);
     owner(dir, { pid: process.pid });
@@ -150,18 +172,28 @@ describe("writePid", () => {
 
   test("refuses to claim without its own identity; seams and options as JavaScript", () => {
     const dir = journal();
-    refuses(() => M.writePid(dir, 5, { identity: seam(null) }), "cannot read this process's start time or the boot id from /proc; refusing to claim the binding");
+    refuses(
+      () => M.writePid(dir, 5, { identity: seam(null) }),
+      "cannot read this process's start time or the boot id from /proc; refusing to claim the binding",
+    );
     assert.equal(existsSync(lockDir(dir)), false);
     throwsClass(() => M.writePid(dir, 5, null), TypeError);
     throwsClass(() => M.writePid(dir, 5, { identity: () => null }), TypeError);
-    refuses(() => M.writePid(dir, 5, { identity: seam("9"), now: "nope" }), "could not write run.lock/owner.json in discord/alpha under the data root (unknown error)");
+    refuses(
+      () => M.writePid(dir, 5, { identity: seam("9"), now: "nope" }),
+      "could not write run.lock/owner.json in discord/alpha under the data root (unknown error)",
+    );
     assert.equal(M.readPid(dir), null);
   });
 
   test("the STOP gate: a claim that finds STOP after publishing releases itself", () => {
     const dir = journal();
     M.requestStop(dir, "operator");
-    refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), "STOP is present in discord/alpha under the data root; remove it to run", M.BRAKE_EXIT);
+    refuses(
+      () => M.writePid(dir, process.pid, { identity: seam("9") }),
+      "STOP is present in discord/alpha under the data root; remove it to run",
+      M.BRAKE_EXIT,
+    );
     assert.equal(existsSync(lockDir(dir)), false);
   });
 
@@ -172,7 +204,11 @@ describe("writePid", () => {
     const cleared = M.unlock(dir, {
       beforeRemove: () => {
         rmSync(lockDir(dir), { recursive: true });
-        refuses(() => M.writePid(dir, process.pid, { identity: seam("9") }), "STOP is present in discord/alpha under the data root; remove it to run", M.BRAKE_EXIT);
+        refuses(
+          () => M.writePid(dir, process.pid, { identity: seam("9") }),
+          "STOP is present in discord/alpha under the data root; remove it to run",
+          M.BRAKE_EXIT,
+        );
       },
     });
     assert.equal(cleared.start, "5");
@@ -184,12 +220,27 @@ describe("unlock, recover, clearPid", () => {
   test("unlock writes STOP first, refuses live, unknown and invalid owners, clears a dead one", () => {
     const dir = journal();
     assert.equal(M.unlock(dir), false);
-    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["unlock"]);
+    assert.deepEqual(
+      M.readStop(dir).map((l) => l.reason),
+      ["unlock"],
+    );
     owner(dir, { pid: process.pid, start: "5", boot: GEN });
-    refuses(() => M.unlock(dir, { identity: seam("5") }), `refusing to unlock: the connector is running (pid ${process.pid}); use stop, and unlock only a lock whose owner is gone`);
-    refuses(() => M.unlock(dir, { identity: seam(null) }), `refusing to unlock: pid ${process.pid} is alive and its identity cannot be verified; nothing removed. Stop that process first`);
+    refuses(
+      () => M.unlock(dir, { identity: seam("5") }),
+      `refusing to unlock: the connector is running (pid ${process.pid}); use stop, and unlock only a lock whose owner is gone`,
+    );
+    refuses(
+      () => M.unlock(dir, { identity: seam(null) }),
+      `refusing to unlock: pid ${process.pid} is alive and its identity cannot be verified; nothing removed. Stop that process first`,
+    );
     owner(dir, "[]");
-    noHostPath(refuses(() => M.unlock(dir), "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in discord/alpha under the data root by hand"), dir);
+    noHostPath(
+      refuses(
+        () => M.unlock(dir),
+        "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in discord/alpha under the data root by hand",
+      ),
+      dir,
+    );
     assert.equal(existsSync(lockDir(dir)), true);
     const dead = deadPid();
     owner(dir, { pid: dead, start: "5", boot: GEN });
@@ -199,7 +250,10 @@ describe("unlock, recover, clearPid", () => {
     assert.equal(existsSync(lockDir(dir)), false);
     mkdirSync(lockDir(dir));
     assert.equal(M.unlock(dir), null);
-    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["unlock", "unlock", "unlock", "unlock", "custom", "unlock"]);
+    assert.deepEqual(
+      M.readStop(dir).map((l) => l.reason),
+      ["unlock", "unlock", "unlock", "unlock", "custom", "unlock"],
+    );
   });
 
   test("recover: clean, cleared, refused by a brake, and an operator braking meanwhile", () => {
@@ -214,14 +268,21 @@ describe("unlock, recover, clearPid", () => {
     writeFileSync(join(dir, "STOP"), JSON.stringify({ at: "2021-01-01T00:00:00.000Z", reason: "recover" }) + "\n", { mode: 0o600 });
     assert.equal(M.recover(dir), "clean");
     owner(dir, { pid: process.pid, start: "5", boot: GEN });
-    refuses(() => M.recover(dir, { identity: seam("5") }), `another connector is running for this binding (pid ${process.pid})`, M.BRAKE_EXIT);
+    refuses(
+      () => M.recover(dir, { identity: seam("5") }),
+      `another connector is running for this binding (pid ${process.pid})`,
+      M.BRAKE_EXIT,
+    );
     assert.equal(M.stopRequested(dir), false);
     refuses(
       () => M.recover(dir, { identity: seam("6"), beforeRemove: () => M.requestStop(dir, "operator") }),
       "STOP was written by an operator while recovering discord/alpha under the data root; the brake stays. Remove it to run",
       M.BRAKE_EXIT,
     );
-    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["recover", "operator"]);
+    assert.deepEqual(
+      M.readStop(dir).map((l) => l.reason),
+      ["recover", "operator"],
+    );
     assert.equal(existsSync(lockDir(dir)), false);
   });
 
@@ -259,10 +320,11 @@ describe("a real second process", () => {
       ],
       { stdio: ["ignore", "pipe", "inherit"] },
     );
-  const ready = (child) => new Promise((resolve, reject) => {
-    child.stdout.on("data", (d) => d.toString().includes("held") && resolve());
-    child.on("exit", (code) => reject(new Error(`holder exited ${code}`)));
-  });
+  const ready = (child) =>
+    new Promise((resolve, reject) => {
+      child.stdout.on("data", (d) => d.toString().includes("held") && resolve());
+      child.on("exit", (code) => reject(new Error(`holder exited ${code}`)));
+    });
 
   test("live while it runs, dead once killed; unlock then clears it", async () => {
     const dir = journal();
@@ -274,8 +336,15 @@ describe("a real second process", () => {
       assert.equal(M.ownerState(rec), "live");
       assert.equal(M.stopTarget(dir), child.pid);
       refuses(() => M.writePid(dir, process.pid), `another connector is running for this binding (pid ${child.pid})`, M.BRAKE_EXIT);
-      refuses(() => M.unlock(dir), `refusing to unlock: the connector is running (pid ${child.pid}); use stop, and unlock only a lock whose owner is gone`);
-      refuses(() => M.recover(dir), "STOP is present in discord/alpha under the data root; the brake is on. Remove it to run", M.BRAKE_EXIT);
+      refuses(
+        () => M.unlock(dir),
+        `refusing to unlock: the connector is running (pid ${child.pid}); use stop, and unlock only a lock whose owner is gone`,
+      );
+      refuses(
+        () => M.recover(dir),
+        "STOP is present in discord/alpha under the data root; the brake is on. Remove it to run",
+        M.BRAKE_EXIT,
+      );
     } finally {
       const gone = new Promise((r) => child.on("exit", r));
       child.kill("SIGKILL");

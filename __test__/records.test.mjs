@@ -125,8 +125,18 @@ describe("inbox", () => {
   test("JSON.stringify semantics: toJSON, getters, lone surrogates, unicode, escapes", () => {
     const dir = journal();
     M.appendInbox(dir, { id: "a", when: new Date(Date.UTC(2022, 5, 1)) });
-    M.appendInbox(dir, { get id() { return "g"; }, s: "\ud800\u2028é😀\n\t\"\\" });
-    M.appendInbox(dir, { id: "t", toJSON() { return { id: "replaced" }; } });
+    M.appendInbox(dir, {
+      get id() {
+        return "g";
+      },
+      s: '\ud800\u2028é😀\n\t"\\',
+    });
+    M.appendInbox(dir, {
+      id: "t",
+      toJSON() {
+        return { id: "replaced" };
+      },
+    });
     assert.equal(
       read(dir, "inbox.jsonl"),
       '{"id":"a","when":"2022-06-01T00:00:00.000Z"}\n{"id":"g","s":"\\ud800\u2028é😀\\n\\t\\"\\\\"}\n{"id":"replaced"}\n',
@@ -165,20 +175,37 @@ describe("inbox", () => {
       assert.deepEqual(early, expected.slice(0, expected.indexOf("toJSON")), append.name);
     }
     const seen = [];
-    refuses(() => M.appendOutbox(dir, traced({ status: "sent", nonce: "n" }, seen)), "outbox status must be one of intent, confirmed, refused, unknown");
+    refuses(
+      () => M.appendOutbox(dir, traced({ status: "sent", nonce: "n" }, seen)),
+      "outbox status must be one of intent, confirmed, refused, unknown",
+    );
     assert.deepEqual(seen, ["status"]);
-    throwsClass(() => M.appendInbox(dir, { get id() { throw new RangeError("from a getter"); } }), RangeError);
+    throwsClass(
+      () =>
+        M.appendInbox(dir, {
+          get id() {
+            throw new RangeError("from a getter");
+          },
+        }),
+      RangeError,
+    );
   });
 
   test("reads follow JSON.parse: BOM, CRLF, odd values, escapes", () => {
     const dir = journal();
-    writeFileSync(join(dir, "inbox.jsonl"), '\uFEFF{"id":"bom"}\n{"id":7}\n{"noid":true}\n\n"str"\n[1]\n{"id":"crlf"}\r\n{"\\u0069d":"\\ud83d\\ude00"}\n{"id":"a","id":"last"}\n');
+    writeFileSync(
+      join(dir, "inbox.jsonl"),
+      '\uFEFF{"id":"bom"}\n{"id":7}\n{"noid":true}\n\n"str"\n[1]\n{"id":"crlf"}\r\n{"\\u0069d":"\\ud83d\\ude00"}\n{"id":"a","id":"last"}\n',
+    );
     assert.deepEqual([...M.readInboxIds(dir)], ["bom", "crlf", "😀", "last"]);
   });
 
   test("invalid UTF-8 reads as U+FFFD, as Node decodes it", () => {
     const dir = journal();
-    writeFileSync(join(dir, "inbox.jsonl"), Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xff, 0xed, 0xa0, 0x80, 0xf0, 0x9f, 0x98]), Buffer.from('"}\n')]));
+    writeFileSync(
+      join(dir, "inbox.jsonl"),
+      Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xff, 0xed, 0xa0, 0x80, 0xf0, 0x9f, 0x98]), Buffer.from('"}\n')]),
+    );
     assert.deepEqual([...M.readInboxIds(dir)], [Buffer.from([0xff, 0xed, 0xa0, 0x80, 0xf0, 0x9f, 0x98]).toString("utf8")]);
   });
 
@@ -202,8 +229,14 @@ describe("inbox", () => {
   test("inbox as a directory: quiet refusals naming the file", () => {
     const dir = journal();
     mkdirSync(join(dir, "inbox.jsonl"));
-    noHostPath(refuses(() => M.appendInbox(dir, { id: "1" }), "could not append to inbox.jsonl (EISDIR)"), dir);
-    noHostPath(refuses(() => M.readInboxIds(dir), "could not read inbox.jsonl (EISDIR)"), dir);
+    noHostPath(
+      refuses(() => M.appendInbox(dir, { id: "1" }), "could not append to inbox.jsonl (EISDIR)"),
+      dir,
+    );
+    noHostPath(
+      refuses(() => M.readInboxIds(dir), "could not read inbox.jsonl (EISDIR)"),
+      dir,
+    );
   });
 
   test("deep nesting and huge numbers parse as JSON.parse does", () => {
@@ -224,12 +257,18 @@ describe("outbox", () => {
     const out = M.readOutbox(dir);
     assert.ok(out instanceof Map);
     assert.deepEqual([...out.keys()], ["a", "b", "c"]);
-    assert.equal(JSON.stringify(out.get("a")), '{"nonce":"a","status":"confirmed","at":"t3","channel":"c","intentAt":"t1","messageId":"m1"}');
+    assert.equal(
+      JSON.stringify(out.get("a")),
+      '{"nonce":"a","status":"confirmed","at":"t3","channel":"c","intentAt":"t1","messageId":"m1"}',
+    );
     assert.ok("intentAt" in out.get("c"));
     assert.equal(out.get("c").intentAt, undefined);
     assert.deepEqual(Object.keys(out.get("c")), ["nonce", "status", "intentAt"]);
     const open = M.unresolvedOutbox(dir);
-    assert.deepEqual(open.map((e) => e.nonce), ["b", "c"]);
+    assert.deepEqual(
+      open.map((e) => e.nonce),
+      ["b", "c"],
+    );
     assert.equal(Object.getPrototypeOf(open[0]), Object.prototype);
   });
 
@@ -245,7 +284,12 @@ describe("outbox", () => {
     const dir = journal();
     writeFileSync(
       join(dir, "outbox.jsonl"),
-      ['{"nonce":5,"status":"intent"}', '{"nonce":"b","status":"intent","at":"x","2":"two"}', '{"nonce":"b","intentAt":"z","1":"one","status":"refused"}', '["nonce"]'].join("\n") + "\n",
+      [
+        '{"nonce":5,"status":"intent"}',
+        '{"nonce":"b","status":"intent","at":"x","2":"two"}',
+        '{"nonce":"b","intentAt":"z","1":"one","status":"refused"}',
+        '["nonce"]',
+      ].join("\n") + "\n",
     );
     const b = M.readOutbox(dir).get("b");
     assert.deepEqual(Object.keys(b), ["1", "2", "nonce", "status", "at", "intentAt"]);
@@ -288,7 +332,10 @@ describe("drops, reloads, notices, admissions", () => {
     M.appendReload(dir, { outcome: "refused", reason: "bad" });
     refuses(() => M.appendReload(dir, { outcome: "maybe" }), "reload entry needs an outcome");
     assert.equal(read(dir, "reloads.jsonl"), '{"outcome":"applied","differences":{"a":[1,2]}}\n{"outcome":"refused","reason":"bad"}\n');
-    assert.deepEqual(M.readReloads(dir).map((r) => r.outcome), ["applied", "refused"]);
+    assert.deepEqual(
+      M.readReloads(dir).map((r) => r.outcome),
+      ["applied", "refused"],
+    );
   });
 
   test("notices: kind and date compared with ===", () => {

@@ -6,7 +6,11 @@ import { describe, test } from "node:test";
 import { GEN, M, OTHER_GEN, journal, mode, noHostPath, refuses, underUmask } from "./helpers.mjs";
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
-const lines = (dir) => readFileSync(join(dir, "STOP"), "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l));
+const lines = (dir) =>
+  readFileSync(join(dir, "STOP"), "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map((l) => JSON.parse(l));
 
 describe("STOP", () => {
   test("the clock is the page's Date: a test that fakes it sees its own times", (t) => {
@@ -30,7 +34,10 @@ describe("STOP", () => {
     assert.equal(M.stopRequested(dir), true);
     assert.equal(mode(join(dir, "STOP")), underUmask(0o600));
     const read = M.readStop(dir);
-    assert.deepEqual(read.map((l) => l.reason), ["stop", "operator", null]);
+    assert.deepEqual(
+      read.map((l) => l.reason),
+      ["stop", "operator", null],
+    );
     assert.deepEqual(Object.keys(read[0]), ["at", "reason"]);
     assert.match(read[0].at, ISO);
     assert.ok(Math.abs(Date.parse(read[0].at) - Date.now()) < 60_000);
@@ -41,7 +48,10 @@ describe("STOP", () => {
     const dir = journal();
     M.requestStop(dir, "operator");
     appendFileSync(join(dir, "STOP"), 'garbage\n  \n\u00a0\u2028\n[1]\n{"reason":5}\n"s"\n');
-    assert.deepEqual(M.readStop(dir).map((l) => l.reason), ["operator", null, null, null, null]);
+    assert.deepEqual(
+      M.readStop(dir).map((l) => l.reason),
+      ["operator", null, null, null, null],
+    );
   });
 
   test("clearStop removes STOP, and is quiet when there is none", () => {
@@ -63,7 +73,10 @@ describe("STOP", () => {
   test("a STOP that is a symlink or a directory is refused by label, never by path", () => {
     const dir = journal();
     symlinkSync(join(dir, "elsewhere"), join(dir, "STOP"));
-    noHostPath(refuses(() => M.requestStop(dir), "could not write STOP in discord/alpha under the data root (ELOOP)"), dir);
+    noHostPath(
+      refuses(() => M.requestStop(dir), "could not write STOP in discord/alpha under the data root (ELOOP)"),
+      dir,
+    );
     assert.equal(existsSync(join(dir, "elsewhere")), false);
     rmSync(join(dir, "STOP"));
     mkdirSync(join(dir, "STOP"));
@@ -95,7 +108,10 @@ describe("processing stops", () => {
     assert.equal(M.clearProcessingStop(dir, GEN), false);
     assert.equal(M.requestProcessingStop(dir, GEN), join(dir, "STOP"));
     M.requestProcessingStop(dir, GEN);
-    assert.deepEqual(lines(dir).map((l) => l.reason), [`processing:${GEN}`]);
+    assert.deepEqual(
+      lines(dir).map((l) => l.reason),
+      [`processing:${GEN}`],
+    );
     assert.equal(M.clearProcessingStop(dir, OTHER_GEN), false);
     assert.equal(M.clearProcessingStop(dir, GEN), true);
     assert.equal(M.stopRequested(dir), false);
@@ -111,7 +127,12 @@ describe("processing stops", () => {
 
   test("a STOP that cannot be verified is refused: wrong mode, too big, not UTF-8, not JSON", () => {
     const dir = journal();
-    for (const [bytes, m] of [["", 0o644], ["x".repeat(65537), 0o600], [Buffer.from([0xff, 0x0a]), 0o600], ["{bad\n", 0o600]]) {
+    for (const [bytes, m] of [
+      ["", 0o644],
+      ["x".repeat(65537), 0o600],
+      [Buffer.from([0xff, 0x0a]), 0o600],
+      ["{bad\n", 0o600],
+    ]) {
       writeFileSync(join(dir, "STOP"), bytes);
       chmodSync(join(dir, "STOP"), m);
       refuses(() => M.requestProcessingStop(dir, GEN), "STOP cannot be verified");

@@ -23,9 +23,17 @@ describe("turns", () => {
     assert.deepEqual(M.readTurn(dir, "s"), { 0: "a", 1: "b", id: "s" });
     M.writeTurn(dir, "n", null);
     assert.deepEqual(M.readTurn(dir, "n"), { id: "n" });
-    M.writeTurn(dir, 7, { get g() { return 1; } });
+    M.writeTurn(dir, 7, {
+      get g() {
+        return 1;
+      },
+    });
     assert.deepEqual(M.readTurn(dir, 7), { g: 1, id: 7 });
-    M.writeTurn(dir, "u", { toJSON() { return undefined; } });
+    M.writeTurn(dir, "u", {
+      toJSON() {
+        return undefined;
+      },
+    });
     assert.equal(readFileSync(join(dir, "turns", "u.json"), "utf8"), "undefined\n");
   });
 
@@ -35,7 +43,12 @@ describe("turns", () => {
     assert.equal(readFileSync(join(dir, "turns", "big.json"), "utf8"), "");
     refuses(() => M.writeTurn(dir, "big", {}), "turn record already exists: big");
     refuses(
-      () => M.writeTurn(dir, "coded", { toJSON() { throw Object.assign(new Error("x"), { code: "EFROMJSON" }); } }),
+      () =>
+        M.writeTurn(dir, "coded", {
+          toJSON() {
+            throw Object.assign(new Error("x"), { code: "EFROMJSON" });
+          },
+        }),
       "could not write turn record coded (EFROMJSON)",
     );
   });
@@ -44,7 +57,12 @@ describe("turns", () => {
     const dir = journal();
     let n = 0;
     const id = { toString: () => (n++, "obj") };
-    for (const [f, calls] of [[() => M.turnPath(dir, id), 2], [() => M.turnPath(5, id), 2], [() => M.readTurn(5, id), 2], [() => M.writeTurn(5, id, {}), 2]]) {
+    for (const [f, calls] of [
+      [() => M.turnPath(dir, id), 2],
+      [() => M.turnPath(5, id), 2],
+      [() => M.readTurn(5, id), 2],
+      [() => M.writeTurn(5, id, {}), 2],
+    ]) {
       n = 0;
       try {
         f();
@@ -65,8 +83,14 @@ describe("turns", () => {
     symlinkSync("/nonexistent-target", join(dir, "turns", "link.json"));
     refuses(() => M.writeTurn(dir, "link", {}), "turn record already exists: link");
     rmSync(join(dir, "turns"), { recursive: true });
-    noHostPath(refuses(() => M.writeTurn(dir, "t1", {}), "could not write turn record t1 (ENOENT)"), dir);
-    noHostPath(refuses(() => M.readTurn(dir, "nope"), "could not read turn record nope (ENOENT)"), dir);
+    noHostPath(
+      refuses(() => M.writeTurn(dir, "t1", {}), "could not write turn record t1 (ENOENT)"),
+      dir,
+    );
+    noHostPath(
+      refuses(() => M.readTurn(dir, "nope"), "could not read turn record nope (ENOENT)"),
+      dir,
+    );
     refuses(() => M.readTurn(dir, "a/b"), "invalid turn id (letters, digits, ., _ or -, at most 128)");
   });
 
@@ -75,7 +99,10 @@ describe("turns", () => {
     writeFileSync(join(dir, "turns", "b.json"), '\uFEFF{"x":1}');
     assert.deepEqual(M.readTurn(dir, "b"), { x: 1 });
     writeFileSync(join(dir, "turns", "broken.json"), "{nope");
-    noHostPath(refuses(() => M.readTurn(dir, "broken"), "turn record broken: not valid JSON"), dir);
+    noHostPath(
+      refuses(() => M.readTurn(dir, "broken"), "turn record broken: not valid JSON"),
+      dir,
+    );
     refuses(() => M.listTurns(dir), "turn record broken: not valid JSON");
   });
 
@@ -83,7 +110,10 @@ describe("turns", () => {
     const dir = journal();
     for (const n of ["b", "a", "B", "é", "a.b", "_"]) writeFileSync(join(dir, "turns", `${n}.json`), JSON.stringify({ n }));
     writeFileSync(join(dir, "turns", "note.txt"), "ignored");
-    assert.deepEqual(M.listTurns(dir).map((t) => t.n), ["B", "_", "a.b", "a", "b", "é"]);
+    assert.deepEqual(
+      M.listTurns(dir).map((t) => t.n),
+      ["B", "_", "a.b", "a", "b", "é"],
+    );
     writeFileSync(join(dir, "turns", ".hidden.json"), "{bad");
     refuses(() => M.listTurns(dir), "turn record: not valid JSON");
     rmSync(join(dir, "turns", ".hidden.json"));

@@ -28,7 +28,8 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
-const USAGE = "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]";
+const USAGE =
+  "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]";
 /** A usage mistake: the message and the usage, exit status 2 (a typo must not run a different benchmark, #13). */
 function usage(message) {
   console.error(`bench: ${message}\n${USAGE}`);
@@ -106,21 +107,62 @@ export function makeJournal(dir, lines = LINES, turns = TURNS) {
     for (let i = 0; i < lines; i++) out.push(JSON.stringify(make(i)));
     writeFileSync(join(dir, name), out.join("\n") + "\n", { mode: 0o600 });
   };
-  file("inbox.jsonl", (i) => ({ id: snowflake(i), at: at(i), channel: snowflake(i % 17), author: snowflake(i % 311), kind: i % 9 ? "message" : "mention", length: (i * 37) % 1800 }));
+  file("inbox.jsonl", (i) => ({
+    id: snowflake(i),
+    at: at(i),
+    channel: snowflake(i % 17),
+    author: snowflake(i % 311),
+    kind: i % 9 ? "message" : "mention",
+    length: (i * 37) % 1800,
+  }));
   file("outbox.jsonl", (i) => {
     const n = Math.floor(i / 2);
     const status = i % 2 === 0 ? "intent" : n % 50 === 0 ? "refused" : n % 97 === 0 ? "unknown" : "confirmed";
-    return { nonce: `n${n}`, status, at: at(i), channel: snowflake(n % 17), ...(status === "confirmed" ? { messageId: snowflake(n) } : {}), ...(status === "refused" ? { error: "Missing Access", code: 50001 } : {}) };
+    return {
+      nonce: `n${n}`,
+      status,
+      at: at(i),
+      channel: snowflake(n % 17),
+      ...(status === "confirmed" ? { messageId: snowflake(n) } : {}),
+      ...(status === "refused" ? { error: "Missing Access", code: 50001 } : {}),
+    };
   });
-  file("drops.jsonl", (i) => ({ at: at(i), reason: ["ceiling", "cooldown", "not-addressed", "duplicate"][i % 4], id: snowflake(i), channel: snowflake(i % 17) }));
+  file("drops.jsonl", (i) => ({
+    at: at(i),
+    reason: ["ceiling", "cooldown", "not-addressed", "duplicate"][i % 4],
+    id: snowflake(i),
+    channel: snowflake(i % 17),
+  }));
   file("admissions.jsonl", (i) => ({ id: `turn-${i}`, at: at(i), message: snowflake(i), channel: snowflake(i % 17) }));
-  file("notices.jsonl", (i) => ({ kind: ["ceiling", "cooldown", "reload"][i % 3], date: at(i).slice(0, 10), at: at(i), channel: snowflake(i % 17) }));
-  file("reloads.jsonl", (i) => (i % 5 ? { outcome: "applied", at: at(i), differences: { channels: { added: [snowflake(i)], removed: [] }, ceiling: [40, 50] } } : { outcome: "refused", at: at(i), reason: "binding.json: not valid JSON" }));
+  file("notices.jsonl", (i) => ({
+    kind: ["ceiling", "cooldown", "reload"][i % 3],
+    date: at(i).slice(0, 10),
+    at: at(i),
+    channel: snowflake(i % 17),
+  }));
+  file("reloads.jsonl", (i) =>
+    i % 5
+      ? { outcome: "applied", at: at(i), differences: { channels: { added: [snowflake(i)], removed: [] }, ceiling: [40, 50] } }
+      : { outcome: "refused", at: at(i), reason: "binding.json: not valid JSON" },
+  );
   for (let i = 0; i < turns; i++) {
     const t = T0 + Math.floor((i / turns) * span);
     writeFileSync(
       join(dir, "turns", `turn-${String(i).padStart(6, "0")}.json`),
-      JSON.stringify({ startedAt: iso(t), finishedAt: iso(t + 4_000), id: `turn-${i}`, message: snowflake(i), channel: snowflake(i % 17), prompt: "x".repeat(200), reply: "y".repeat(400), usage: { input: 1200, output: 300 } }, null, 2) + "\n",
+      JSON.stringify(
+        {
+          startedAt: iso(t),
+          finishedAt: iso(t + 4_000),
+          id: `turn-${i}`,
+          message: snowflake(i),
+          channel: snowflake(i % 17),
+          prompt: "x".repeat(200),
+          reply: "y".repeat(400),
+          usage: { input: 1200, output: 300 },
+        },
+        null,
+        2,
+      ) + "\n",
       { mode: 0o600 },
     );
   }
@@ -142,30 +184,189 @@ const rows = [
   { name: "readDrops", target: 0.75, run: (M, d) => M.readDrops(d) },
   { name: "readReloads", target: 0.75, run: (M, d) => M.readReloads(d) },
   { name: "listTurns", target: 0.75, run: (M, d) => M.listTurns(d) },
-  { name: "inbound message: appendAdmission + countAdmissionsOn", target: 0.05, fresh: true, warm: (M, d) => M.countAdmissionsOn(d, LAST_DAY), run: (M, d) => { M.appendAdmission(d, { id: "turn-new", at: `${LAST_DAY}T12:00:00.000Z` }); return M.countAdmissionsOn(d, LAST_DAY); } },
-  { empty: true, name: "appendInbox x1000", target: 0.9, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendInbox(d, { id: snowflake(LINES + i), at: "2024-01-30T00:00:00.000Z", channel: "c", length: i }); } },
-  { empty: true, name: "appendOutbox x1000", target: 0.9, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendOutbox(d, { nonce: `x${i}`, status: "intent", at: "2024-01-30T00:00:00.000Z", channel: "c" }); } },
-  { empty: true, name: "writeTurn x200", target: 0.9, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) M.writeTurn(d, `new-${i}`, { startedAt: "2024-01-30T00:00:00.000Z", prompt: "x".repeat(200) }); } },
-  { empty: true, name: "appendDrop x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendDrop(d, { at: "2024-01-30T00:00:00.000Z", reason: "ceiling", id: String(i) }); } },
-  { empty: true, name: "appendAdmission x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendAdmission(d, { id: `t${i}`, at: "2024-01-30T00:00:00.000Z" }); } },
-  { empty: true, name: "appendNotice x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendNotice(d, { kind: "ceiling", date: "2024-01-30" }); } },
-  { empty: true, name: "appendReload x1000", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 1000; i++) M.appendReload(d, { outcome: "applied", differences: { a: [i] } }); } },
-  { name: "readTurn x2000 (each record once)", target: 1, run: (M, d) => { for (let i = 0; i < 2000; i++) M.readTurn(d, `turn-${String(i % TURNS).padStart(6, "0")}`); } },
-  { empty: true, durable: 1, name: "STOP cycle x200 (requestStop, stopRequested, readStop, clearStop)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestStop(d, "operator"); M.stopRequested(d); M.readStop(d); M.clearStop(d); } } },
-  { empty: true, durable: 1, name: "processing stop cycle x200", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.requestProcessingStop(d, GEN); M.clearProcessingStop(d, GEN); } } },
-  { empty: true, durable: 0.5, name: "lock cycle x200 (writePid, readPid, ownerState, stopTarget, clearPid)", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 200; i++) { M.writePid(d, process.pid); M.ownerState(M.readPid(d)); M.stopTarget(d); M.clearPid(d, process.pid); } } },
-  { empty: true, durable: 0.5, name: "unlock + recover cycle x100", target: 1, fresh: true, run: (M, d) => { for (let i = 0; i < 100; i++) { M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) }); M.unlock(d, { identity: () => ({ start: "6", boot: GEN }) }); M.clearStop(d); M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) }); M.recover(d, { identity: () => ({ start: "6", boot: GEN }) }); } } },
-  { name: "identity x1000 (identityOf, pidAlive, validStart, validBoot)", target: 1, run: (M) => { for (let i = 0; i < 1000; i++) { const id = M.identityOf(process.pid); M.pidAlive(process.pid); M.validStart(id.start); M.validBoot(id.boot); } } },
-  { name: "paths and labels x10000", target: 1, run: (M, d) => { for (let i = 0; i < 10_000; i++) { M.journalLabel(d); M.stopPath(d); M.lockPath(d); M.ownerPath(d); M.turnPath(d, "turn-1"); M.utcDate(T0 + i); } } },
-  { name: "ensureJournal x1000", target: 1, run: (M, d) => { for (let i = 0; i < 1000; i++) M.ensureJournal(d); } },
+  {
+    name: "inbound message: appendAdmission + countAdmissionsOn",
+    target: 0.05,
+    fresh: true,
+    warm: (M, d) => M.countAdmissionsOn(d, LAST_DAY),
+    run: (M, d) => {
+      M.appendAdmission(d, { id: "turn-new", at: `${LAST_DAY}T12:00:00.000Z` });
+      return M.countAdmissionsOn(d, LAST_DAY);
+    },
+  },
+  {
+    empty: true,
+    name: "appendInbox x1000",
+    target: 0.9,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++)
+        M.appendInbox(d, { id: snowflake(LINES + i), at: "2024-01-30T00:00:00.000Z", channel: "c", length: i });
+    },
+  },
+  {
+    empty: true,
+    name: "appendOutbox x1000",
+    target: 0.9,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++) M.appendOutbox(d, { nonce: `x${i}`, status: "intent", at: "2024-01-30T00:00:00.000Z", channel: "c" });
+    },
+  },
+  {
+    empty: true,
+    name: "writeTurn x200",
+    target: 0.9,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 200; i++) M.writeTurn(d, `new-${i}`, { startedAt: "2024-01-30T00:00:00.000Z", prompt: "x".repeat(200) });
+    },
+  },
+  {
+    empty: true,
+    name: "appendDrop x1000",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++) M.appendDrop(d, { at: "2024-01-30T00:00:00.000Z", reason: "ceiling", id: String(i) });
+    },
+  },
+  {
+    empty: true,
+    name: "appendAdmission x1000",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++) M.appendAdmission(d, { id: `t${i}`, at: "2024-01-30T00:00:00.000Z" });
+    },
+  },
+  {
+    empty: true,
+    name: "appendNotice x1000",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++) M.appendNotice(d, { kind: "ceiling", date: "2024-01-30" });
+    },
+  },
+  {
+    empty: true,
+    name: "appendReload x1000",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++) M.appendReload(d, { outcome: "applied", differences: { a: [i] } });
+    },
+  },
+  {
+    name: "readTurn x2000 (each record once)",
+    target: 1,
+    run: (M, d) => {
+      for (let i = 0; i < 2000; i++) M.readTurn(d, `turn-${String(i % TURNS).padStart(6, "0")}`);
+    },
+  },
+  {
+    empty: true,
+    durable: 1,
+    name: "STOP cycle x200 (requestStop, stopRequested, readStop, clearStop)",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 200; i++) {
+        M.requestStop(d, "operator");
+        M.stopRequested(d);
+        M.readStop(d);
+        M.clearStop(d);
+      }
+    },
+  },
+  {
+    empty: true,
+    durable: 1,
+    name: "processing stop cycle x200",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 200; i++) {
+        M.requestProcessingStop(d, GEN);
+        M.clearProcessingStop(d, GEN);
+      }
+    },
+  },
+  {
+    empty: true,
+    durable: 0.5,
+    name: "lock cycle x200 (writePid, readPid, ownerState, stopTarget, clearPid)",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 200; i++) {
+        M.writePid(d, process.pid);
+        M.ownerState(M.readPid(d));
+        M.stopTarget(d);
+        M.clearPid(d, process.pid);
+      }
+    },
+  },
+  {
+    empty: true,
+    durable: 0.5,
+    name: "unlock + recover cycle x100",
+    target: 1,
+    fresh: true,
+    run: (M, d) => {
+      for (let i = 0; i < 100; i++) {
+        M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) });
+        M.unlock(d, { identity: () => ({ start: "6", boot: GEN }) });
+        M.clearStop(d);
+        M.writePid(d, process.pid, { identity: () => ({ start: "5", boot: GEN }) });
+        M.recover(d, { identity: () => ({ start: "6", boot: GEN }) });
+      }
+    },
+  },
+  {
+    name: "identity x1000 (identityOf, pidAlive, validStart, validBoot)",
+    target: 1,
+    run: (M) => {
+      for (let i = 0; i < 1000; i++) {
+        const id = M.identityOf(process.pid);
+        M.pidAlive(process.pid);
+        M.validStart(id.start);
+        M.validBoot(id.boot);
+      }
+    },
+  },
+  {
+    name: "paths and labels x10000",
+    target: 1,
+    run: (M, d) => {
+      for (let i = 0; i < 10_000; i++) {
+        M.journalLabel(d);
+        M.stopPath(d);
+        M.lockPath(d);
+        M.ownerPath(d);
+        M.turnPath(d, "turn-1");
+        M.utcDate(T0 + i);
+      }
+    },
+  },
+  {
+    name: "ensureJournal x1000",
+    target: 1,
+    run: (M, d) => {
+      for (let i = 0; i < 1000; i++) M.ensureJournal(d);
+    },
+  },
 ];
 
 const SCALE = [10_000, 100_000, 1_000_000];
 const SLOW_MS = 5_000;
 
-const gc = globalThis.gc ?? (() => {
-  throw new Error("run with node --expose-gc (npm run bench does)");
-});
+const gc =
+  globalThis.gc ??
+  (() => {
+    throw new Error("run with node --expose-gc (npm run bench does)");
+  });
 const median = (xs) => {
   const s = [...xs].sort((a, b) => a - b);
   return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
@@ -195,7 +396,9 @@ function timeOnce(M, row, source, scratch) {
 
 // Peak memory (maxRSS) of a fresh process that loads a module and reads drops.
 function peakMemory(modulePath, dir) {
-  const out = execFileSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--child", modulePath, "--dir", dir], { encoding: "utf8" });
+  const out = execFileSync(process.execPath, ["--expose-gc", fileURLToPath(import.meta.url), "--child", modulePath, "--dir", dir], {
+    encoding: "utf8",
+  });
   return JSON.parse(out);
 }
 
@@ -206,8 +409,21 @@ function peakMemory(modulePath, dir) {
 function loadRow(ourPath, theirPath) {
   const name = "package load: import() in a fresh process";
   if (only && !only.test(name)) return null;
-  const time = (p) => Number(execFileSync(process.execPath, ["--input-type=module", "-e", `const t = process.hrtime.bigint(); await import(${JSON.stringify(pathToFileURL(p).href)}); console.log(Number(process.hrtime.bigint() - t) / 1e6);`], { encoding: "utf8" }));
-  const a = [], b = [], ratios = [];
+  const time = (p) =>
+    Number(
+      execFileSync(
+        process.execPath,
+        [
+          "--input-type=module",
+          "-e",
+          `const t = process.hrtime.bigint(); await import(${JSON.stringify(pathToFileURL(p).href)}); console.log(Number(process.hrtime.bigint() - t) / 1e6);`,
+        ],
+        { encoding: "utf8" },
+      ),
+    );
+  const a = [],
+    b = [],
+    ratios = [];
   const n = Math.max(PAIRS * 3, 9);
   for (let i = 0; i < n; i++) {
     let x, y;
@@ -228,7 +444,11 @@ function loadRow(ourPath, theirPath) {
   const r = { row: name, oursMs: median(a), target: 1 };
   if (theirPath) Object.assign(r, { theirsMs: median(b), ratio: median(ratios) });
   const f = (v) => v.toFixed(2);
-  console.log(theirPath ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ≤ 1.00${r.ratio <= 1 ? "" : " ✗"} |` : `| ${r.row} | ${f(r.oursMs)} |`);
+  console.log(
+    theirPath
+      ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ≤ 1.00${r.ratio <= 1 ? "" : " ✗"} |`
+      : `| ${r.row} | ${f(r.oursMs)} |`,
+  );
   return r;
 }
 
@@ -237,7 +457,17 @@ function loadRow(ourPath, theirPath) {
 // where strace cannot run.
 function fsyncs(modulePath, row, scratch) {
   const log = join(scratch, `strace-${process.pid}.txt`);
-  const child = [process.execPath, "--expose-gc", fileURLToPath(import.meta.url), "--fsync-child", resolve(modulePath), "--row", row.name, "--dir", join(scratch, "fsync")];
+  const child = [
+    process.execPath,
+    "--expose-gc",
+    fileURLToPath(import.meta.url),
+    "--fsync-child",
+    resolve(modulePath),
+    "--row",
+    row.name,
+    "--dir",
+    join(scratch, "fsync"),
+  ];
   const r = spawnSync("strace", ["-f", "-qq", "-c", "-e", "trace=fsync,fdatasync", "-o", log, ...child], { stdio: "ignore" });
   if (r.status !== 0) return null;
   let calls = 0;
@@ -272,7 +502,12 @@ if (main && !childMode && !opts["fsync-child"]) await (opts.scale ? scale() : be
 
 /** A tmpfs to run the fsync-bound rows on: --tmpfs DIR, else one mounted here (as root), else none. */
 function tmpfsScratch(work) {
-  if (opts.tmpfs) return { dir: mkdtempSync(join(resolve(opts.tmpfs), "discord-journal-bench-")), where: `--tmpfs ${opts.tmpfs}`, done: (d) => rmSync(d, { recursive: true, force: true }) };
+  if (opts.tmpfs)
+    return {
+      dir: mkdtempSync(join(resolve(opts.tmpfs), "discord-journal-bench-")),
+      where: `--tmpfs ${opts.tmpfs}`,
+      done: (d) => rmSync(d, { recursive: true, force: true }),
+    };
   const dir = join(work, "tmpfs");
   mkdirSync(dir);
   const r = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256m,mode=0700", "discord-journal-bench", dir], { stdio: "ignore" });
@@ -282,8 +517,11 @@ function tmpfsScratch(work) {
 
 /** Times one row in alternating pairs; scratch dirs under `base`. */
 function timeRow(ours, theirs, row, source, base, target) {
-  const a = [], b = [], ratios = [];
-  const sa = join(base, "a"), sb = join(base, "b");
+  const a = [],
+    b = [],
+    ratios = [];
+  const sa = join(base, "a"),
+    sb = join(base, "b");
   mkdirSync(sa, { recursive: true });
   mkdirSync(sb, { recursive: true });
   // one untimed warm-up each
@@ -311,55 +549,80 @@ function timeRow(ours, theirs, row, source, base, target) {
 }
 
 async function bench() {
-const ours = await load(join(here, "..", "index.js"));
-const theirs = against ? await load(against) : null;
-const work = mkdtempSync(join(tmpdir(), "discord-journal-bench-"));
-let tmpfs = null;
-try {
-  const source = join(work, "source", "alpha");
-  makeJournal(source);
-  tmpfs = rows.some((r) => r.durable && (!only || only.test(r.name))) ? tmpfsScratch(work) : null;
-  const results = [];
-  console.log(`journal: ${LINES} lines per file, ${TURNS} turns; ${PAIRS} pairs per row${theirs ? `; against ${against}` : ""}`);
-  console.log(`STOP and lock rows: ${tmpfs ? `judged on ${tmpfs.where}; on the disk with each side's fsyncs, not judged` : "on the disk only (no tmpfs: pass --tmpfs DIR or run as root)"}\n`);
-  const header = theirs ? "| row | ours (ms) | theirs (ms) | ratio | target |" : "| row | ours (ms) |";
-  console.log(header);
-  console.log(theirs ? "| --- | ---: | ---: | ---: | ---: |" : "| --- | ---: |");
-  const f = (n) => n.toFixed(2);
-  const print = (r) =>
+  const ours = await load(join(here, "..", "index.js"));
+  const theirs = against ? await load(against) : null;
+  const work = mkdtempSync(join(tmpdir(), "discord-journal-bench-"));
+  let tmpfs = null;
+  try {
+    const source = join(work, "source", "alpha");
+    makeJournal(source);
+    tmpfs = rows.some((r) => r.durable && (!only || only.test(r.name))) ? tmpfsScratch(work) : null;
+    const results = [];
+    console.log(`journal: ${LINES} lines per file, ${TURNS} turns; ${PAIRS} pairs per row${theirs ? `; against ${against}` : ""}`);
     console.log(
-      theirs
-        ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ${r.target === null ? "—" : `≤ ${r.target.toFixed(2)}${r.ratio <= r.target ? "" : " ✗"}`} |`
-        : `| ${r.row} | ${f(r.oursMs)} |`,
+      `STOP and lock rows: ${tmpfs ? `judged on ${tmpfs.where}; on the disk with each side's fsyncs, not judged` : "on the disk only (no tmpfs: pass --tmpfs DIR or run as root)"}\n`,
     );
-  for (const row of rows) {
-    if (only && !only.test(row.name)) continue;
-    if (row.durable && tmpfs) {
-      const onTmpfs = { ...timeRow(ours, theirs, row, source, tmpfs.dir, row.durable), row: `${row.name} (tmpfs)`, fs: "tmpfs" };
-      results.push(onTmpfs);
-      print(onTmpfs);
-      const onDisk = { ...timeRow(ours, theirs, row, source, work, null), fs: "disk" };
-      onDisk.fsyncs = { ours: fsyncs(join(here, "..", "index.js"), row, work), theirs: theirs ? fsyncs(against, row, work) : null };
-      const n = (x) => (x === null ? "?" : String(x));
-      onDisk.row = `${row.name} (disk; fsyncs: ours ${n(onDisk.fsyncs.ours)}${theirs ? `, theirs ${n(onDisk.fsyncs.theirs)}` : ""})`;
-      results.push(onDisk);
-      print(onDisk);
-      continue;
+    const header = theirs ? "| row | ours (ms) | theirs (ms) | ratio | target |" : "| row | ours (ms) |";
+    console.log(header);
+    console.log(theirs ? "| --- | ---: | ---: | ---: | ---: |" : "| --- | ---: |");
+    const f = (n) => n.toFixed(2);
+    const print = (r) =>
+      console.log(
+        theirs
+          ? `| ${r.row} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${f(r.ratio)} | ${r.target === null ? "—" : `≤ ${r.target.toFixed(2)}${r.ratio <= r.target ? "" : " ✗"}`} |`
+          : `| ${r.row} | ${f(r.oursMs)} |`,
+      );
+    for (const row of rows) {
+      if (only && !only.test(row.name)) continue;
+      if (row.durable && tmpfs) {
+        const onTmpfs = { ...timeRow(ours, theirs, row, source, tmpfs.dir, row.durable), row: `${row.name} (tmpfs)`, fs: "tmpfs" };
+        results.push(onTmpfs);
+        print(onTmpfs);
+        const onDisk = { ...timeRow(ours, theirs, row, source, work, null), fs: "disk" };
+        onDisk.fsyncs = { ours: fsyncs(join(here, "..", "index.js"), row, work), theirs: theirs ? fsyncs(against, row, work) : null };
+        const n = (x) => (x === null ? "?" : String(x));
+        onDisk.row = `${row.name} (disk; fsyncs: ours ${n(onDisk.fsyncs.ours)}${theirs ? `, theirs ${n(onDisk.fsyncs.theirs)}` : ""})`;
+        results.push(onDisk);
+        print(onDisk);
+        continue;
+      }
+      const r = timeRow(ours, theirs, row, source, work, row.target);
+      results.push(r);
+      print(r);
     }
-    const r = timeRow(ours, theirs, row, source, work, row.target);
-    results.push(r);
-    print(r);
+    const load = loadRow(fileURLToPath(import.meta.resolve("discord-journal")), against && resolve(against));
+    if (load) results.push(load);
+    const memory = { ours: peakMemory(join(here, "..", "index.js"), source) };
+    if (theirs) memory.theirs = peakMemory(resolve(against), source);
+    console.log(
+      `\npeak memory, readDrops of ${LINES} lines in a fresh process (maxRSS): ours ${(memory.ours.peakKiB / 1024).toFixed(1)} MiB` +
+        (theirs ? `, theirs ${(memory.theirs.peakKiB / 1024).toFixed(1)} MiB` : ""),
+    );
+    console.log(
+      "peak memory of every reader on huge lines, millions of lines and many turn records: node bench/memory.mjs [--against PATH] (about two minutes)",
+    );
+    if (jsonOut)
+      writeFileSync(
+        jsonOut,
+        JSON.stringify(
+          {
+            lines: LINES,
+            turns: TURNS,
+            pairs: PAIRS,
+            against: against ?? null,
+            node: process.version,
+            tmpfs: tmpfs?.where ?? null,
+            rows: results,
+            memory,
+          },
+          null,
+          2,
+        ) + "\n",
+      );
+  } finally {
+    if (tmpfs) tmpfs.done(tmpfs.dir);
+    rmSync(work, { recursive: true, force: true });
   }
-  const load = loadRow(fileURLToPath(import.meta.resolve("discord-journal")), against && resolve(against));
-  if (load) results.push(load);
-  const memory = { ours: peakMemory(join(here, "..", "index.js"), source) };
-  if (theirs) memory.theirs = peakMemory(resolve(against), source);
-  console.log(`\npeak memory, readDrops of ${LINES} lines in a fresh process (maxRSS): ours ${(memory.ours.peakKiB / 1024).toFixed(1)} MiB` + (theirs ? `, theirs ${(memory.theirs.peakKiB / 1024).toFixed(1)} MiB` : ""));
-  if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ lines: LINES, turns: TURNS, pairs: PAIRS, against: against ?? null, node: process.version, tmpfs: tmpfs?.where ?? null, rows: results, memory }, null, 2) + "\n");
-} finally {
-  if (tmpfs) tmpfs.done(tmpfs.dir);
-  rmSync(work, { recursive: true, force: true });
-}
 }
 
 // --- the scale table (--scale) ---------------------------------------------------
@@ -375,7 +638,14 @@ async function scale() {
   const work = mkdtempSync(join(tmpdir(), "discord-journal-scale-"));
   const day = LAST_DAY;
   const scaleRows = [
-    { name: "per message: appendAdmission + countAdmissionsOn + noticeOn", run: (M, d, i) => { M.appendAdmission(d, { id: `scale-${i}`, at: `${day}T12:00:00.000Z` }); M.countAdmissionsOn(d, day); return M.noticeOn(d, "ceiling", day); } },
+    {
+      name: "per message: appendAdmission + countAdmissionsOn + noticeOn",
+      run: (M, d, i) => {
+        M.appendAdmission(d, { id: `scale-${i}`, at: `${day}T12:00:00.000Z` });
+        M.countAdmissionsOn(d, day);
+        return M.noticeOn(d, "ceiling", day);
+      },
+    },
     { name: "readInboxIds", run: (M, d) => M.readInboxIds(d) },
     { name: "unresolvedOutbox", run: (M, d) => M.unresolvedOutbox(d) },
   ];
@@ -408,11 +678,16 @@ async function scale() {
         const f = (n) => (n === null ? "— (over 5 s)" : n.toFixed(2));
         const ratio = r.oursMs !== null && r.theirsMs !== null ? r.oursMs / r.theirsMs : null;
         results.push({ ...r, ratio });
-        console.log(theirs ? `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${ratio === null ? "—" : ratio.toFixed(3)} |` : `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} |`);
+        console.log(
+          theirs
+            ? `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${ratio === null ? "—" : ratio.toFixed(3)} |`
+            : `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} |`,
+        );
       }
       rmSync(join(work, `${lines}`), { recursive: true, force: true });
     }
-    if (jsonOut) writeFileSync(jsonOut, JSON.stringify({ scale: results, against: against ?? null, node: process.version }, null, 2) + "\n");
+    if (jsonOut)
+      writeFileSync(jsonOut, JSON.stringify({ scale: results, against: against ?? null, node: process.version }, null, 2) + "\n");
   } finally {
     rmSync(work, { recursive: true, force: true });
   }

@@ -325,7 +325,13 @@ function printStatus(dir, s) {
   out.push("", `today (${s.today}):`);
   const t = s.onToday;
   const notices = shown(t.notices, (k) => (k.length ? k.join(", ") : "none"));
-  out.push(...table([["  admissions", shown(t.admissions)], ["  turns", shown(t.turns)], ["  notices", notices]]));
+  out.push(
+    ...table([
+      ["  admissions", shown(t.admissions)],
+      ["  turns", shown(t.turns)],
+      ["  notices", notices],
+    ]),
+  );
   const r = s.lastReload;
   let reload = "none";
   if (r !== null && r.refused !== undefined) reload = `refused: ${r.refused}`;
@@ -351,7 +357,9 @@ function demoDir(dir) {
   if (dir !== undefined) {
     const st = fs.statSync(dir, { throwIfNoEntry: false });
     if (st !== undefined && (!st.isDirectory() || fs.readdirSync(dir).length > 0)) {
-      throw new UsageError(`${dir} already exists; give the demo a new directory (discord-journal demo DIR), or none for a fresh one under ./data`);
+      throw new UsageError(
+        `${dir} already exists; give the demo a new directory (discord-journal demo DIR), or none for a fresh one under ./data`,
+      );
     }
     return dir;
   }

@@ -45,22 +45,74 @@ const M = modulePath.endsWith(".mjs") ? await import(pathToFileURL(modulePath).h
 
 let s = SEED >>> 0 || 1;
 const rnd = () => {
-  s ^= s << 13; s >>>= 0; s ^= s >>> 17; s ^= s << 5; s >>>= 0;
+  s ^= s << 13;
+  s >>>= 0;
+  s ^= s >>> 17;
+  s ^= s << 5;
+  s >>>= 0;
   return s / 4294967296;
 };
 const int = (n) => Math.floor(rnd() * n);
 const pick = (a) => a[int(a.length)];
 
 const WS = [" ", "\t", "\r", "\n", "\u000b", "\u000c", "\u00a0", "\ufeff", "\u2028", ""];
-const NUMBERS = ["0", "-0", "1", "-1", "01", "1.", ".5", "1.5", "1e400", "-1e400", "1E+2", "1e-2", "-", "+1", "1e", "1.e3", "0x10", "NaN", "Infinity", "9007199254740993", "5e-324", "1_000", "00", "-01", "1.0e+", "123456789012345678901234567890"];
-const ESCAPES = ["\\n", "\\t", "\\\"", "\\\\", "\\/", "\\b", "\\f", "\\r", "\\u0041", "\\ud83d\\ude00", "\\ud800", "\\udc00", "\\uDBFF", "\\u12", "\\x41", "\\u00e9", "\\'", "\\", "\\U0041", "\\u0000"];
-const RAW = ["a", "é", "😀", "\u2028", "\u0000", "\u0001", "\t", "\u007f", "\"", "\\", "\ud800", "\u00a0"];
+const NUMBERS = [
+  "0",
+  "-0",
+  "1",
+  "-1",
+  "01",
+  "1.",
+  ".5",
+  "1.5",
+  "1e400",
+  "-1e400",
+  "1E+2",
+  "1e-2",
+  "-",
+  "+1",
+  "1e",
+  "1.e3",
+  "0x10",
+  "NaN",
+  "Infinity",
+  "9007199254740993",
+  "5e-324",
+  "1_000",
+  "00",
+  "-01",
+  "1.0e+",
+  "123456789012345678901234567890",
+];
+const ESCAPES = [
+  "\\n",
+  "\\t",
+  '\\"',
+  "\\\\",
+  "\\/",
+  "\\b",
+  "\\f",
+  "\\r",
+  "\\u0041",
+  "\\ud83d\\ude00",
+  "\\ud800",
+  "\\udc00",
+  "\\uDBFF",
+  "\\u12",
+  "\\x41",
+  "\\u00e9",
+  "\\'",
+  "\\",
+  "\\U0041",
+  "\\u0000",
+];
+const RAW = ["a", "é", "😀", "\u2028", "\u0000", "\u0001", "\t", "\u007f", '"', "\\", "\ud800", "\u00a0"];
 const LITERALS = ["true", "false", "null", "tru", "nul", "True", "undefined"];
 
 function str() {
-  let out = "\"";
+  let out = '"';
   for (let i = int(6); i > 0; i--) out += rnd() < 0.5 ? pick(ESCAPES) : pick(RAW);
-  return out + (rnd() < 0.95 ? "\"" : "");
+  return out + (rnd() < 0.95 ? '"' : "");
 }
 
 function value(depth = 0) {
@@ -77,7 +129,7 @@ function value(depth = 0) {
     const d = pick([10, 1000, 100_000]);
     return "[".repeat(d) + (rnd() < 0.9 ? "]".repeat(d) : "]".repeat(d - 1));
   }
-  const keys = ["\"id\"", "\"at\"", "\"__proto__\"", "\"\\u0069d\"", "\"x\"", "\"id\"", str()];
+  const keys = ['"id"', '"at"', '"__proto__"', '"\\u0069d"', '"x"', '"id"', str()];
   const members = Array.from({ length: int(4) }, () => ws() + pick(keys) + ws() + (rnd() < 0.97 ? ":" : "") + ws() + value(depth + 1));
   return "{" + members.join(",") + "}";
 }
@@ -87,7 +139,7 @@ function line() {
   if (rnd() < 0.3) {
     // mutate: insert, delete or replace a character
     const at = int(l.length + 1);
-    const c = pick([...WS, ...RAW, "{", "}", "[", "]", ",", ":", "\"", "\\", "0", "-", "e", "."]);
+    const c = pick([...WS, ...RAW, "{", "}", "[", "]", ",", ":", '"', "\\", "0", "-", "e", "."]);
     const op = int(3);
     l = op === 0 ? l.slice(0, at) + c + l.slice(at) : op === 1 ? l.slice(0, at) + l.slice(at + 1) : l.slice(0, at) + c + l.slice(at + 1);
   }
@@ -132,7 +184,8 @@ function same(a, b) {
       continue;
     }
     if (Array.isArray(x) !== Array.isArray(y) || Object.getPrototypeOf(x) !== Object.getPrototypeOf(y)) return false;
-    const kx = Object.keys(x), ky = Object.keys(y);
+    const kx = Object.keys(x),
+      ky = Object.keys(y);
     if (kx.length !== ky.length) return false;
     for (let i = 0; i < kx.length; i++) {
       if (kx[i] !== ky[i]) return false;
@@ -154,7 +207,9 @@ const shm = existsSync("/dev/shm") ? "/dev/shm" : tmpdir();
 const root = mkdtempSync(join(shm, "discord-journal-fuzz-"));
 const dir = join(root, "alpha");
 mkdirSync(dir);
-let disagreements = 0, valid = 0, ran = 0;
+let disagreements = 0,
+  valid = 0,
+  ran = 0;
 try {
   for (let n = 0; n < CASES; n++) {
     ran++;
@@ -168,7 +223,9 @@ try {
           return "(too deep to show)";
         }
       };
-      console.log(`case ${n} (seed ${SEED}) ${what}\n  bytes: ${show(bytes.toString("latin1").slice(0, 400))}\n  oracle: ${show(want)}\n  addon:  ${show(got)}`);
+      console.log(
+        `case ${n} (seed ${SEED}) ${what}\n  bytes: ${show(bytes.toString("latin1").slice(0, 400))}\n  oracle: ${show(want)}\n  addon:  ${show(got)}`,
+      );
     };
     writeFileSync(join(dir, "drops.jsonl"), bytes);
     writeFileSync(join(dir, "inbox.jsonl"), bytes);
@@ -187,7 +244,8 @@ try {
     }
     const wantIds = attempt(() => new Set(want.values.map((e) => e.id).filter((id) => typeof id === "string")));
     const gotIds = attempt(() => M.readInboxIds(dir));
-    const agree = wantIds.error !== undefined ? gotIds.cls === wantIds.cls : gotIds.error === undefined && same([...gotIds.value], [...wantIds.value]);
+    const agree =
+      wantIds.error !== undefined ? gotIds.cls === wantIds.cls : gotIds.error === undefined && same([...gotIds.value], [...wantIds.value]);
     if (!agree) report("ids (readInboxIds)", wantIds, gotIds);
     if (disagreements >= 10) break;
   }

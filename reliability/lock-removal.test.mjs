@@ -6,7 +6,18 @@
 // reference's figure.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { existsSync, lstatSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -43,11 +54,14 @@ function start(role, dir, ...args) {
   // A limit of 256 open files, so that taking all but one is quick.
   const argv = [process.execPath, worker, role, dir, ...args.map(String)];
   const child = spawn("/bin/sh", ["-c", 'ulimit -n 256 && exec "$@"', "sh", ...argv], { stdio: ["ignore", "pipe", "pipe"] });
-  let out = "", err = "";
+  let out = "",
+    err = "";
   child.stdout.on("data", (d) => (out += d));
   child.stderr.on("data", (d) => (err += d));
   const done = new Promise((resolve, reject) =>
-    child.on("exit", (code) => (code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${role} exited ${code}: ${err}`)))),
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${role} exited ${code}: ${err}`)),
+    ),
   );
   return { child, done };
 }
@@ -122,67 +136,71 @@ const spin = (until, what) => {
 };
 
 describe("removal never reaches outside the journal", () => {
-  test("a second process swaps run.lock for a symlink to an outside directory while unlock, recover and clearPid run: 300 trials each", within, async () => {
-    const s = scene();
-    symlinkSync(s.outside, join(s.dir, "swap.link"));
-    const control = join(s.top, "control");
-    mkdirSync(control);
-    const at = (name, n) => join(control, `${name}-${n}`);
-    let n = 0;
-    writeFileSync(at("pause", n), "");
-    const swapper = start("swap", s.dir, control, s.outside);
-    const ops = {
-      unlock: () => M.unlock(s.dir),
-      recover: () => M.recover(s.dir),
-      clearPid: () => M.clearPid(s.dir, DEAD),
-    };
-    const tally = {};
-    try {
-      spin(() => existsSync(at("paused", n)), "the swapper");
-      for (const [name, op] of Object.entries(ops)) {
-        const t = (tally[name] = { trials: 0, outside: 0, refused: 0 });
-        for (let i = 0; i < 300; i++) {
-          // Paused: put everything back, then let the swapper run again and
-          // call while it swaps.
-          reset(s);
-          writeFileSync(at("go", n++), "");
-          // Once the swapper is seen swapping (run.lock gone or a link), a
-          // delay of 0 to 0.3 ms, varied from trial to trial.
-          const swapping = () => {
+  test(
+    "a second process swaps run.lock for a symlink to an outside directory while unlock, recover and clearPid run: 300 trials each",
+    within,
+    async () => {
+      const s = scene();
+      symlinkSync(s.outside, join(s.dir, "swap.link"));
+      const control = join(s.top, "control");
+      mkdirSync(control);
+      const at = (name, n) => join(control, `${name}-${n}`);
+      let n = 0;
+      writeFileSync(at("pause", n), "");
+      const swapper = start("swap", s.dir, control, s.outside);
+      const ops = {
+        unlock: () => M.unlock(s.dir),
+        recover: () => M.recover(s.dir),
+        clearPid: () => M.clearPid(s.dir, DEAD),
+      };
+      const tally = {};
+      try {
+        spin(() => existsSync(at("paused", n)), "the swapper");
+        for (const [name, op] of Object.entries(ops)) {
+          const t = (tally[name] = { trials: 0, outside: 0, refused: 0 });
+          for (let i = 0; i < 300; i++) {
+            // Paused: put everything back, then let the swapper run again and
+            // call while it swaps.
+            reset(s);
+            writeFileSync(at("go", n++), "");
+            // Once the swapper is seen swapping (run.lock gone or a link), a
+            // delay of 0 to 0.3 ms, varied from trial to trial.
+            const swapping = () => {
+              try {
+                return lstatSync(s.lock).isSymbolicLink();
+              } catch {
+                return true;
+              }
+            };
+            const seen = performance.now() + 20;
+            while (!swapping() && performance.now() < seen);
+            const until = performance.now() + (i % 7) * 0.05;
+            while (performance.now() < until);
             try {
-              return lstatSync(s.lock).isSymbolicLink();
+              op();
             } catch {
-              return true;
+              t.refused++;
             }
-          };
-          const seen = performance.now() + 20;
-          while (!swapping() && performance.now() < seen);
-          const until = performance.now() + (i % 7) * 0.05;
-          while (performance.now() < until);
-          try {
-            op();
-          } catch {
-            t.refused++;
+            writeFileSync(at("pause", n), "");
+            spin(() => existsSync(at("paused", n)), "the swapper to pause");
+            t.trials++;
+            if (snapshot(s.outside) !== s.before) t.outside++;
           }
-          writeFileSync(at("pause", n), "");
-          spin(() => existsSync(at("paused", n)), "the swapper to pause");
-          t.trials++;
-          if (snapshot(s.outside) !== s.before) t.outside++;
         }
+        reset(s);
+        writeFileSync(join(control, "done"), "");
+        writeFileSync(at("go", n), "");
+        const { swaps } = await swapper.done;
+        const summary = Object.entries(tally)
+          .map(([n, t]) => `${n} changed outside files in ${t.outside} of ${t.trials} trials (${t.refused} refused)`)
+          .join("; ");
+        figure("racing run.lock swaps", `${summary}; ${swaps} swaps`);
+        if (isAddon) for (const [n, t] of Object.entries(tally)) assert.equal(t.outside, 0, `${n}: ${summary}`);
+      } finally {
+        swapper.child.kill();
       }
-      reset(s);
-      writeFileSync(join(control, "done"), "");
-      writeFileSync(at("go", n), "");
-      const { swaps } = await swapper.done;
-      const summary = Object.entries(tally)
-        .map(([n, t]) => `${n} changed outside files in ${t.outside} of ${t.trials} trials (${t.refused} refused)`)
-        .join("; ");
-      figure("racing run.lock swaps", `${summary}; ${swaps} swaps`);
-      if (isAddon) for (const [n, t] of Object.entries(tally)) assert.equal(t.outside, 0, `${n}: ${summary}`);
-    } finally {
-      swapper.child.kill();
-    }
-  });
+    },
+  );
 
   test("a beforeRemove seam replaces run.lock (or a directory in it) with a symlink to an outside directory", () => {
     const results = [];
@@ -230,19 +248,63 @@ describe("one free file descriptor", () => {
   // with this test on it); the addon must do the same.
   const dead = DEAD;
   const expected = {
-    writePid: [{ ok: "claimed", left: { lock: true, owner: true, stop: false } }, { message: "cannot read this process's start time or the boot id from /proc; refusing to claim the binding", exitCode: 1, left: { lock: false, owner: false, stop: false } }],
+    writePid: [
+      { ok: "claimed", left: { lock: true, owner: true, stop: false } },
+      {
+        message: "cannot read this process's start time or the boot id from /proc; refusing to claim the binding",
+        exitCode: 1,
+        left: { lock: false, owner: false, stop: false },
+      },
+    ],
     writePidStopped: [
-      { message: "STOP is present in discord/alpha under the data root; remove it to run", exitCode: 3, left: { lock: false, owner: false, stop: true } },
-      { message: "cannot read this process's start time or the boot id from /proc; refusing to claim the binding", exitCode: 1, left: { lock: false, owner: false, stop: true } },
+      {
+        message: "STOP is present in discord/alpha under the data root; remove it to run",
+        exitCode: 3,
+        left: { lock: false, owner: false, stop: true },
+      },
+      {
+        message: "cannot read this process's start time or the boot id from /proc; refusing to claim the binding",
+        exitCode: 1,
+        left: { lock: false, owner: false, stop: true },
+      },
     ],
     recover: [
       { ok: "cleared", left: { lock: false, owner: false, stop: false } },
-      { message: "run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in discord/alpha under the data root by hand", exitCode: 3, left: { lock: true, owner: true, stop: false } },
+      {
+        message:
+          "run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in discord/alpha under the data root by hand",
+        exitCode: 3,
+        left: { lock: true, owner: true, stop: false },
+      },
     ],
-    unlock: [null, { message: "could not write STOP in discord/alpha under the data root (EMFILE)", exitCode: 1, left: { lock: true, owner: true, stop: false } }],
-    clearPid: [{ ok: "returned", left: { lock: false, owner: false, stop: false } }, { ok: "returned", left: { lock: true, owner: true, stop: false } }],
-    listTurns: [{ ok: 100, left: { lock: false, owner: false, stop: false } }, { message: "could not read the turns directory in discord/alpha under the data root (EMFILE)", exitCode: 1, left: { lock: false, owner: false, stop: false } }],
-    countTurnsOn: [{ ok: 33, left: { lock: false, owner: false, stop: false } }, { message: "could not read the turns directory in discord/alpha under the data root (EMFILE)", exitCode: 1, left: { lock: false, owner: false, stop: false } }],
+    unlock: [
+      null,
+      {
+        message: "could not write STOP in discord/alpha under the data root (EMFILE)",
+        exitCode: 1,
+        left: { lock: true, owner: true, stop: false },
+      },
+    ],
+    clearPid: [
+      { ok: "returned", left: { lock: false, owner: false, stop: false } },
+      { ok: "returned", left: { lock: true, owner: true, stop: false } },
+    ],
+    listTurns: [
+      { ok: 100, left: { lock: false, owner: false, stop: false } },
+      {
+        message: "could not read the turns directory in discord/alpha under the data root (EMFILE)",
+        exitCode: 1,
+        left: { lock: false, owner: false, stop: false },
+      },
+    ],
+    countTurnsOn: [
+      { ok: 33, left: { lock: false, owner: false, stop: false } },
+      {
+        message: "could not read the turns directory in discord/alpha under the data root (EMFILE)",
+        exitCode: 1,
+        left: { lock: false, owner: false, stop: false },
+      },
+    ],
   };
 
   test("writePid, recover, unlock, clearPid, listTurns and countTurnsOn with one descriptor free and with none", within, async () => {

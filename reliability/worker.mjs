@@ -1,7 +1,19 @@
 // A child process of the reliability suite: loads the module under test
 // (JOURNAL_MODULE, or this package) and plays one role, printing one JSON
 // line of results on stdout.
-import { closeSync, existsSync, lstatSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, symlinkSync, unlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  symlinkSync,
+  unlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createRequire } from "node:module";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -54,7 +66,9 @@ switch (role) {
   // Tries to create turn records t0..t(n-1), each with its writer's name.
   case "turns": {
     const [writer, n] = numbers(args);
-    const won = [], lost = [], other = [];
+    const won = [],
+      lost = [],
+      other = [];
     for (let i = 0; i < n; i++) {
       try {
         M.writeTurn(dir, `t${i}`, { writer, i, body: "z".repeat(500) });
@@ -71,7 +85,9 @@ switch (role) {
   case "lock": {
     const [ms] = numbers(args);
     const end = now() + ms;
-    let holds = 0, refused = 0, violations = 0;
+    let holds = 0,
+      refused = 0,
+      violations = 0;
     while (now() < end) {
       try {
         M.writePid(dir, process.pid);
@@ -157,7 +173,7 @@ switch (role) {
   case "stop": {
     const [writer, n] = numbers(args);
     let retries = 0;
-    for (let i = 0; i < n; ) {
+    for (let i = 0; i < n;) {
       try {
         M.requestStop(dir, `w${writer}-${i}`);
         i++;
@@ -172,7 +188,14 @@ switch (role) {
   // Dies between creating run.lock and publishing owner.json: `now` is
   // converted after the mkdir, inside the claim.
   case "die-claiming": {
-    M.writePid(dir, process.pid, { now: { valueOf() { process.kill(process.pid, "SIGKILL"); return 0; } } });
+    M.writePid(dir, process.pid, {
+      now: {
+        valueOf() {
+          process.kill(process.pid, "SIGKILL");
+          return 0;
+        },
+      },
+    });
     break;
   }
   // Holds the lock until killed.
@@ -189,7 +212,11 @@ switch (role) {
       for (;;) fds.push(openSync("/dev/null", "r"));
     } catch {}
     const result = {};
-    for (const [name, f] of [["append", () => M.appendInbox(dir, { id: "1" })], ["read", () => M.readInboxIds(dir)], ["turn", () => M.writeTurn(dir, "t1", {})]]) {
+    for (const [name, f] of [
+      ["append", () => M.appendInbox(dir, { id: "1" })],
+      ["read", () => M.readInboxIds(dir)],
+      ["turn", () => M.writeTurn(dir, "t1", {})],
+    ]) {
       try {
         f();
         result[name] = "ok";
@@ -240,7 +267,14 @@ switch (role) {
       result = { message: e.message, exitCode: e.exitCode };
     }
     for (const fd of taken) closeSync(fd);
-    const has = (p) => { try { lstatSync(p); return true; } catch { return false; } };
+    const has = (p) => {
+      try {
+        lstatSync(p);
+        return true;
+      } catch {
+        return false;
+      }
+    };
     result.left = { lock: has(lock), owner: has(join(lock, "owner.json")), stop: has(join(dir, "STOP")) };
     out(result);
     break;
@@ -252,10 +286,12 @@ switch (role) {
   // `control/go-N` appears, or ends if `control/done` is there by then.
   case "swap": {
     const [control, outside] = args;
-    const lock = join(dir, "run.lock"), real = join(dir, "run.lock.real"), link = join(dir, "swap.link");
+    const lock = join(dir, "run.lock"),
+      real = join(dir, "run.lock.real"),
+      link = join(dir, "swap.link");
     const at = (name, n) => join(control, `${name}-${n}`);
     let swaps = 0;
-    for (let n = 0; ; ) {
+    for (let n = 0; ;) {
       if (existsSync(at("pause", n))) {
         writeFileSync(at("paused", n), "");
         while (!existsSync(at("go", n))) sleep(0.1);

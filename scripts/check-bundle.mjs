@@ -38,7 +38,20 @@ console.log("bundle ran");
 `,
   );
   const out = join(work, "out");
-  execFileSync(esbuild, [join(src, "host.mjs"), "--bundle", "--platform=node", "--format=cjs", "--target=node20", "--loader:.node=copy", `--outdir=${out}`, "--log-level=warning"], { stdio: "inherit" });
+  execFileSync(
+    esbuild,
+    [
+      join(src, "host.mjs"),
+      "--bundle",
+      "--platform=node",
+      "--format=cjs",
+      "--target=node20",
+      "--loader:.node=copy",
+      `--outdir=${out}`,
+      "--log-level=warning",
+    ],
+    { stdio: "inherit" },
+  );
   // run it where nothing of this checkout can be found
   const away = join(work, "away");
   cpSync(out, away, { recursive: true });

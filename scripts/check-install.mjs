@@ -19,7 +19,18 @@
 //
 //   node scripts/check-install.mjs [--only workspace,tarball,pnpm] [--keep]
 import { spawnSync } from "node:child_process";
-import { accessSync, constants, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import {
+  accessSync,
+  constants,
+  cpSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -195,9 +206,20 @@ function consumerChecks(dir, env, { monorepo = true } = {}) {
     const out = run(process.execPath, [join(dir, "packages", "discord", "src", "check.mjs")], { cwd: dir, env });
     if (!out.includes("host check passed")) throw new Error(`host check: ${out}`);
   }
-  const cjs = run(process.execPath, ["-e", "const J = require('discord-journal'); console.log(typeof J.readInboxIds, J.BRAKE_EXIT)"], { cwd: dir, env });
+  const cjs = run(process.execPath, ["-e", "const J = require('discord-journal'); console.log(typeof J.readInboxIds, J.BRAKE_EXIT)"], {
+    cwd: dir,
+    env,
+  });
   if (cjs.trim() !== "function 3") throw new Error(`require: ${cjs}`);
-  const esm = run(process.execPath, ["--input-type=module", "-e", "import { writePid, DiscordError } from 'discord-journal'; console.log(typeof writePid, DiscordError.name)"], { cwd: dir, env });
+  const esm = run(
+    process.execPath,
+    [
+      "--input-type=module",
+      "-e",
+      "import { writePid, DiscordError } from 'discord-journal'; console.log(typeof writePid, DiscordError.name)",
+    ],
+    { cwd: dir, env },
+  );
   if (esm.trim() !== "function DiscordError") throw new Error(`ESM import: ${esm}`);
   const demo = run("npx", ["--no-install", "discord-journal", "demo", join(dir, "demo-journal")], { cwd: dir, env, quiet: true });
   if (!/inbox\.jsonl/.test(demo)) throw new Error(`demo printed no status:\n${demo}`);
@@ -209,10 +231,23 @@ function pack() {
   if (!existsSync(join(root, "discord-journal.linux-x64-gnu.node"))) throw new Error("no binary to pack: run `npm run build:dist` first");
   const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, quiet: true }));
   const files = out[0].files.map((f) => f.path);
-  for (const f of ["discord-journal.linux-x64-gnu.node", "index.js", "binding.js", "entry.js", "index.d.ts", "scripts/ensure-binary.js", "LICENSE", "Cargo.toml", "Cargo.lock", "src/lib.rs", "bin/discord-journal.js"]) {
+  for (const f of [
+    "discord-journal.linux-x64-gnu.node",
+    "index.js",
+    "binding.js",
+    "entry.js",
+    "index.d.ts",
+    "scripts/ensure-binary.js",
+    "LICENSE",
+    "Cargo.toml",
+    "Cargo.lock",
+    "src/lib.rs",
+    "bin/discord-journal.js",
+  ]) {
     if (!files.includes(f)) throw new Error(`the tarball lacks ${f}`);
   }
-  for (const f of files) if (/^(__test__|bench|fuzz|reliability|parity|target|node_modules)\//.test(f)) throw new Error(`the tarball carries ${f}`);
+  for (const f of files)
+    if (/^(__test__|bench|fuzz|reliability|parity|target|node_modules)\//.test(f)) throw new Error(`the tarball carries ${f}`);
   tarball = join(work, out[0].filename);
   console.log(`# packed ${out[0].filename}: ${files.length} files, ${out[0].size} bytes`);
   return tarball;
@@ -228,7 +263,9 @@ try {
     const dir = join(work, "workspace");
     host(dir, pkg.version);
     const copy = join(dir, "packages", "discord-journal");
-    const list = run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, quiet: true }).split("\0").filter(Boolean);
+    const list = run("git", ["ls-files", "--cached", "--others", "--exclude-standard", "-z"], { cwd: root, quiet: true })
+      .split("\0")
+      .filter(Boolean);
     for (const f of list) {
       if (!existsSync(join(root, f))) continue;
       mkdirSync(dirname(join(copy, f)), { recursive: true });

@@ -87,6 +87,11 @@ impl std::error::Error for JournalError {}
 /// The `code` Node gives an fs failure: libuv's name for the errno, or
 /// Node's own code for a path it refuses before any system call.
 pub fn fs_code(err: &io::Error) -> Option<String> {
+  // A journal file that is not a regular file (#10): libuv's name for
+  // "inappropriate file type or format", as no errno says it.
+  if crate::files::is_not_regular(err) {
+    return Some("EFTYPE".into());
+  }
   match err.raw_os_error() {
     Some(errno) => Some(errno_name(errno)),
     // Rust refuses a path with a NUL byte before the system call; Node does too.

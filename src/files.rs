@@ -1,14 +1,133 @@
-//! Whole reads of small files: turn records, owner.json, STOP and /proc.
-//! std's `fs::read` and `File::read_to_end` first ask the file its size
-//! (statx, then lseek): two system calls more than a record of a few
-//! hundred bytes needs, and /proc files report no size anyway. These read
-//! into room for a page and grow only if the file is larger.
+//! Opening and reading journal files. Every open of a journal file (the
+//! `*.jsonl` files, turn records, STOP, owner.json) goes through `open` or
+//! `open_at`, which refuse a file that is not a regular file (#10): a FIFO
+//! would block the open (or the read) forever and a device such as
+//! /dev/zero would be read without bound, where the reference hangs or
+//! grows until it runs out of memory. Beyond the reference; a regular file,
+//! a symlink to one, a directory and a missing file keep their outcomes.
+//!
+//! Whole reads of small files: std's `fs::read` and `File::read_to_end`
+//! first ask the file its size (statx, then lseek): two system calls more
+//! than a record of a few hundred bytes needs, and /proc files report no
+//! size anyway. These read into room for a page and grow only if the file
+//! is larger.
 
-use std::fs::File;
-use std::io::{Read, Result};
+use std::fs::{File, OpenOptions};
+use std::io::{Error, Read, Result};
+use std::os::fd::AsFd;
+use std::os::unix::fs::OpenOptionsExt;
+
+use nix::fcntl::OFlag;
+use nix::libc;
 
 /// Room for a typical record in one read.
 const FIRST: usize = 4096;
+
+/// The refusal of a journal file that is not a regular file or a
+/// directory. `fs_code` names it `EFTYPE`, libuv's "inappropriate file type
+/// or format", so the reference's quietFs wording reads
+/// `could not read inbox.jsonl (EFTYPE)`: Linux has no errno that says it.
+#[derive(Debug)]
+pub struct NotRegular;
+
+impl std::fmt::Display for NotRegular {
+  fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    f.write_str("not a regular file")
+  }
+}
+
+impl std::error::Error for NotRegular {}
+
+/// Whether `err` is the refusal of a file that is not a regular file.
+pub fn is_not_regular(err: &Error) -> bool {
+  err.get_ref().is_some_and(|e| e.is::<NotRegular>())
+}
+
+fn not_regular() -> Error {
+  Error::other(NotRegular)
+}
+
+/// How a journal file is opened.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Access {
+  /// O_RDONLY.
+  Read,
+  /// O_WRONLY | O_APPEND | O_CREAT, mode 0600 under the umask: Node's
+  /// `appendFileSync(path, data, { mode: 0o600 })` and the STOP writer's
+  /// flags.
+  Append,
+}
+
+/// Flags added to every open: O_NONBLOCK so that a FIFO's open returns at
+/// once (a read-only open succeeds, a write-only one with no reader fails
+/// ENXIO) instead of waiting for the other end; O_NOCTTY so that a terminal
+/// put in a journal file's place never becomes the controlling terminal.
+/// O_CLOEXEC is std's (and given to openat). O_NONBLOCK is left set on a
+/// regular file: Linux ignores it for a regular file's read and write
+/// (mandatory locking, the one exception, is gone since 5.15), and the
+/// descriptor never leaves the call that opened it.
+const GUARD: libc::c_int = libc::O_NONBLOCK | libc::O_NOCTTY;
+
+/// Opens the journal file at `path` for `access`, with `extra` flags (the
+/// caller's O_NOFOLLOW), and refuses it unless it is a regular file. A
+/// directory is EISDIR, as the reference's read or write of it fails. A
+/// caller that asks for O_NONBLOCK itself (the reference's processing-stop
+/// read does) gets its EWOULDBLOCK, as the reference does.
+pub fn open(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
+  open_sized(path, access, extra).map(|(file, _)| file)
+}
+
+/// `open`, with the size fstat gave.
+fn open_sized(path: &str, access: Access, extra: libc::c_int) -> Result<(File, u64)> {
+  let attempt = |guard: libc::c_int| {
+    let mut o = OpenOptions::new();
+    match access {
+      Access::Read => o.read(true),
+      Access::Append => o.append(true).create(true).mode(0o600),
+    };
+    o.custom_flags(extra | guard).open(path)
+  };
+  checked(attempt(GUARD), extra & libc::O_NONBLOCK == 0, || attempt(libc::O_NOCTTY))
+}
+
+/// Opens the journal file `name` in the directory `dir` (held open) for
+/// reading, as `open` does.
+pub fn open_at(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<File> {
+  open_at_sized(dir, name, extra).map(|(file, _)| file)
+}
+
+/// `open_at`, with the size fstat gave.
+fn open_at_sized(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<(File, u64)> {
+  let attempt = |guard: libc::c_int| {
+    let flags = OFlag::from_bits_truncate(libc::O_RDONLY | libc::O_CLOEXEC | extra | guard);
+    nix::fcntl::openat(dir, name, flags, nix::sys::stat::Mode::empty())
+      .map(File::from)
+      .map_err(Error::from)
+  };
+  checked(attempt(GUARD), extra & libc::O_NONBLOCK == 0, || attempt(libc::O_NOCTTY))
+}
+
+/// The open's outcome, judged by the descriptor's own type (fstat), so no
+/// swap of the name after the open can change what is read.
+fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<File>) -> Result<(File, u64)> {
+  let file = match opened {
+    Ok(file) => file,
+    // ENXIO at open is always a file of another kind: a FIFO without a
+    // reader opened for writing, a socket, a device with no driver.
+    Err(e) if e.raw_os_error() == Some(libc::ENXIO) => return Err(not_regular()),
+    // Only a regular file under a lease that another process holds refuses
+    // a non-blocking open (EWOULDBLOCK). The reference waits for the lease
+    // to be broken, and so does this: the type is still judged below.
+    Err(e) if wait && e.raw_os_error() == Some(libc::EWOULDBLOCK) => blocking()?,
+    Err(e) => return Err(e),
+  };
+  let st = nix::sys::stat::fstat(&file)?;
+  match st.st_mode & libc::S_IFMT {
+    libc::S_IFREG => Ok((file, u64::try_from(st.st_size).unwrap_or(0))),
+    libc::S_IFDIR => Err(Error::from_raw_os_error(libc::EISDIR)),
+    _ => Err(not_regular()),
+  }
+}
 
 /// The whole of an open file, from where it stands to its end.
 pub fn to_end(file: &File) -> Result<Vec<u8>> {
@@ -18,16 +137,33 @@ pub fn to_end(file: &File) -> Result<Vec<u8>> {
   Ok(buf)
 }
 
-/// The whole file at `path`.
-pub fn read(path: &str) -> Result<Vec<u8>> {
-  to_end(&File::open(path)?)
+/// A regular file's content as Node's readFileSync reads it: the size
+/// fstat reported, or less if the file ends first (it does not read on past
+/// a file that grew meanwhile); a file that reports no size (0), to its end.
+/// The size read exactly also saves the read that would find the end.
+fn sized(file: &File, size: u64) -> Result<Vec<u8>> {
+  if size == 0 {
+    return to_end(file);
+  }
+  let mut buf = Vec::new();
+  buf
+    .try_reserve_exact(usize::try_from(size).unwrap_or(usize::MAX))
+    .map_err(|_| Error::from_raw_os_error(libc::ENOMEM))?;
+  // `Take` ends at `size` without asking the file again.
+  file.take(size).read_to_end(&mut buf)?;
+  Ok(buf)
 }
 
-/// The whole file `name` in the directory `dir` (held open).
+/// The whole journal file at `path` (a regular file: see `open`).
+pub fn read(path: &str) -> Result<Vec<u8>> {
+  let (file, size) = open_sized(path, Access::Read, 0)?;
+  sized(&file, size)
+}
+
+/// The whole journal file `name` in the directory `dir` (held open).
 pub fn read_at(dir: &File, name: &str) -> Result<Vec<u8>> {
-  use nix::fcntl::{openat, OFlag};
-  let fd = openat(dir, name, OFlag::O_RDONLY | OFlag::O_CLOEXEC, nix::sys::stat::Mode::empty())?;
-  to_end(&File::from(fd))
+  let (file, size) = open_at_sized(dir, name, 0)?;
+  sized(&file, size)
 }
 
 /// Whether a failed open of `path` means "no file", as the reference's
@@ -36,6 +172,10 @@ pub fn read_at(dir: &File, name: &str) -> Result<Vec<u8>> {
 /// (asking existsSync again could see a file created meanwhile and call a
 /// missing file unreadable); any other failure asks existsSync's question.
 pub fn missing(err: &std::io::Error, path: &str) -> bool {
+  // A file of another kind is there (#10).
+  if is_not_regular(err) {
+    return false;
+  }
   matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !crate::lines::exists(path)
 }
 
@@ -45,7 +185,7 @@ pub fn missing(err: &std::io::Error, path: &str) -> bool {
 /// when more is to be made under it), and a dangling link or a loop is what
 /// the stat of it says (ENOENT, ELOOP).
 pub fn mkdir_p(path: &str, mode: u32) -> Result<()> {
-  use nix::libc::{EACCES, EEXIST, ENOENT, ENOSPC, ENOTDIR, EPERM};
+  use libc::{EACCES, EEXIST, ENOENT, ENOSPC, ENOTDIR, EPERM};
   use std::os::unix::fs::DirBuilderExt;
   let fail = std::io::Error::from_raw_os_error;
   let mut stack = vec![path.to_string()];
@@ -102,6 +242,78 @@ mod tests {
       read(&format!("{}/missing", d.path())).map_err(|e| e.kind()),
       Err(std::io::ErrorKind::NotFound)
     );
+  }
+
+  fn fifo(path: &str) {
+    nix::unistd::mkfifo(path, nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("mkfifo");
+  }
+
+  /// Each open returns at once (a blocking open of a FIFO would hang the
+  /// test) and refuses the file as EFTYPE.
+  #[test]
+  fn files_of_other_kinds_are_refused_without_waiting() {
+    let d = crate::testutil::TempDir::new();
+    let p = format!("{}/inbox.jsonl", d.path());
+    fifo(&p);
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    let eftype = Err(Some("EFTYPE".to_string()));
+    assert_eq!(code(open(&p, Access::Read, 0)), eftype);
+    // No reader: the non-blocking open fails ENXIO, which is the same refusal.
+    assert_eq!(code(open(&p, Access::Append, 0)), eftype);
+    // With a reader the open succeeds; the type still refuses it.
+    let reader = OpenOptions::new()
+      .read(true)
+      .custom_flags(libc::O_NONBLOCK)
+      .open(&p)
+      .expect("reader");
+    assert_eq!(code(open(&p, Access::Append, 0)), eftype);
+    drop(reader);
+    assert_eq!(code(open(&p, Access::Read, libc::O_NOFOLLOW | libc::O_NONBLOCK)), eftype);
+    let dir = File::open(d.path()).expect("dir");
+    assert_eq!(code(open_at(&dir, "inbox.jsonl", 0)), eftype);
+    assert!(is_not_regular(&read(&p).expect_err("fifo")));
+    assert!(!missing(&read(&p).expect_err("fifo"), &p));
+    // Devices, through a symlink as the readers follow one.
+    for dev in ["/dev/zero", "/dev/urandom", "/dev/null"] {
+      let link = format!("{}/drops.jsonl", d.path());
+      let _ = std::fs::remove_file(&link);
+      std::os::unix::fs::symlink(dev, &link).expect("symlink");
+      assert_eq!(code(open(&link, Access::Read, 0)), eftype, "{dev}");
+      assert_eq!(code(open(&link, Access::Append, 0)), eftype, "{dev}");
+      // O_NOFOLLOW callers keep their ELOOP.
+      assert_eq!(
+        code(open(&link, Access::Append, libc::O_NOFOLLOW)),
+        Err(Some("ELOOP".into())),
+        "{dev}"
+      );
+    }
+  }
+
+  #[test]
+  fn regular_files_directories_and_missing_files_keep_their_outcomes() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = crate::testutil::TempDir::new();
+    let p = format!("{}/f", d.path());
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    assert_eq!(code(open(&p, Access::Read, 0)), Err(Some("ENOENT".into())));
+    assert!(missing(&read(&p).expect_err("missing"), &p));
+    let mut f = open(&p, Access::Append, 0).expect("created");
+    std::io::Write::write_all(&mut f, b"ab").expect("write");
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
+    assert_eq!(
+      std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777,
+      0o600 & !umask.bits()
+    );
+    std::os::unix::fs::symlink(&p, format!("{}/link", d.path())).expect("link");
+    assert_eq!(read(&format!("{}/link", d.path())).expect("through a link"), b"ab");
+    std::fs::create_dir(format!("{}/sub", d.path())).expect("mkdir");
+    let sub = format!("{}/sub", d.path());
+    assert_eq!(code(open(&sub, Access::Read, 0)), Err(Some("EISDIR".into())));
+    assert_eq!(code(open(&sub, Access::Append, 0)), Err(Some("EISDIR".into())));
+    let dir = File::open(d.path()).expect("dir");
+    assert_eq!(code(open_at(&dir, "sub", 0)), Err(Some("EISDIR".into())));
+    assert_eq!(read_at(&dir, "f").expect("read_at"), b"ab");
   }
 
   #[test]

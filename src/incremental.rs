@@ -13,7 +13,6 @@
 
 use std::any::Any;
 use std::collections::HashMap;
-use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -61,6 +60,13 @@ impl Line<'_> {
   /// The whole line.
   pub fn all(&self) -> Piece {
     self.piece(0..self.doc.src.len())
+  }
+
+  /// Line `n`, whose text is the file's bytes from `base` on (for tests of
+  /// the folds).
+  #[cfg(test)]
+  pub fn at(n: usize, doc: Doc<'_>, base: usize) -> Line<'_> {
+    Line { n, doc, base: Some(base) }
   }
 }
 
@@ -163,10 +169,12 @@ fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, 
 /// Reads `dir/name` through its cache and answers with `f(file bytes, fold)`
 /// (no bytes for a fold without spans); `Ok(None)` when the file does not
 /// exist. A line that does not parse refuses the read with
-/// `<name>:<n>: not valid JSON`.
-pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(&[u8], &F) -> Result<R, E>) -> Result<Option<R>, E> {
+/// `<name>:<n>: not valid JSON`. `f` owns the bytes, so that it can free
+/// them as soon as it has made what it returns from them (#10: a reader's
+/// peak memory is the file and its result, not the file twice).
+pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>) -> Result<Option<R>, E> {
   let path = paths::under(dir, &[name]);
-  let mut file = match File::open(&path) {
+  let mut file = match crate::files::open(&path, crate::files::Access::Read, 0) {
     Ok(file) => file,
     Err(e) if crate::files::missing(&e, &path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read").into()),
@@ -221,11 +229,13 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
     }
     _ => Ok(None),
   };
-  let bytes = if F::SPANS { &data[..] } else { &[][..] };
+  if !F::SPANS {
+    data = Vec::new();
+  }
   let answer = match (entry.invalid, tail) {
     (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
-    (None, Ok(Some(fold))) => f(bytes, &fold),
-    (None, Ok(None)) => f(bytes, &entry.fold),
+    (None, Ok(Some(fold))) => f(data, &fold),
+    (None, Ok(None)) => f(data, &entry.fold),
   };
   put(key, entry);
   answer.map(Some)
@@ -399,7 +409,7 @@ mod tests {
         all
           .0
           .iter()
-          .map(|p| String::from_utf8_lossy(p.bytes(file)).into_owned())
+          .map(|p| String::from_utf8_lossy(p.bytes(&file)).into_owned())
           .collect::<Vec<_>>(),
       )
     });

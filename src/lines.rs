@@ -2,9 +2,8 @@
 //! with one write each, read back whole. A line that does not parse refuses
 //! the whole read, naming the file and line number but never the path.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::{Seek, Write};
-use std::os::unix::fs::OpenOptionsExt;
 
 use crate::error::{quiet_io, JournalError, Result};
 use crate::paths;
@@ -33,12 +32,7 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   let mut buf = Vec::with_capacity(line.len() + 1);
   buf.extend_from_slice(line.as_bytes());
   buf.push(b'\n');
-  let mut file = OpenOptions::new()
-    .append(true)
-    .create(true)
-    .mode(0o600)
-    .open(&path)
-    .map_err(|e| quiet_io(&e, name, "append to"))?;
+  let mut file = crate::files::open(&path, crate::files::Access::Append, 0).map_err(|e| quiet_io(&e, name, "append to"))?;
   write_line(&mut file, &buf).map_err(|e| quiet_io(&e, name, "append to"))
 }
 

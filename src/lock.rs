@@ -65,7 +65,9 @@ pub fn read_pid(dir: &str) -> Option<Owner> {
 /// one in it (#10).
 fn read_owner(dir: &str) -> (Option<Owner>, Record) {
   let path = owner_path(dir);
-  let file = match File::open(&path) {
+  // files::open refuses a record that is not a regular file (a FIFO would
+  // block): it exists, so it is an unreadable record (#10).
+  let file = match crate::files::open(&path, crate::files::Access::Read, 0) {
     Ok(file) => file,
     Err(e) if crate::files::missing(&e, &path) => return (None, Record::Absent),
     Err(_) => return (Some(Owner::Invalid), Record::Unread),

@@ -154,6 +154,17 @@ pub fn basename(path: &str) -> &str {
 
 /// `path.join(dir, ...names)` for the file system, from a UTF-8 dir.
 pub fn under(dir: &str, names: &[&str]) -> String {
+  // A normal dir and relative normal names join by concatenation (the
+  // common case: no allocation but the result's).
+  if is_normal(dir.as_bytes()) && names.iter().all(|n| !n.starts_with('/') && is_normal(n.as_bytes())) {
+    let mut out = String::with_capacity(dir.len() + names.iter().map(|n| n.len() + 1).sum::<usize>());
+    out.push_str(dir);
+    for name in names {
+      out.push('/');
+      out.push_str(name);
+    }
+    return out;
+  }
   let mut parts: Vec<&[u8]> = vec![dir.as_bytes()];
   parts.extend(names.iter().map(|n| n.as_bytes()));
   // join only moves whole segments of valid UTF-8 input around.
@@ -205,6 +216,40 @@ mod tests {
   fn j(parts: &[&str]) -> String {
     let parts: Vec<&[u8]> = parts.iter().map(|p| p.as_bytes()).collect();
     String::from_utf8(join(&parts)).expect("utf8")
+  }
+
+  #[test]
+  fn under_is_join_for_every_shape() {
+    let dirs = [
+      "/a/b",
+      "a",
+      "/",
+      "",
+      ".",
+      "..",
+      "a/../b",
+      "a//b",
+      "/a/",
+      "x/.",
+      "./x",
+      "/tmp/discord/alpha",
+    ];
+    let names: [&[&str]; 7] = [
+      &["turns", "x.json"],
+      &["STOP"],
+      &["a/b"],
+      &["/abs"],
+      &[".."],
+      &["x", ""],
+      &["run.lock", "owner.json"],
+    ];
+    for dir in dirs {
+      for n in names {
+        let mut parts = vec![dir];
+        parts.extend_from_slice(n);
+        assert_eq!(under(dir, n), j(&parts), "{dir:?} {n:?}");
+      }
+    }
   }
 
   #[test]

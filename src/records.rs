@@ -163,13 +163,15 @@ impl Notices {
   }
 }
 
-/// One nonce of the outbox: its lines' members in order and what the merged
-/// record `{...prev, ...e, intentAt}` needs.
+/// One nonce of the outbox: where its lines' members are and what the
+/// merged record `{...prev, ...e, intentAt}` needs.
 #[derive(Clone)]
 pub struct Delivery {
   /// The nonce's JSON token, as the Map key.
   pub nonce: Piece,
-  members: Vec<Piece>,
+  /// Its first and last line's members in `Outbox::members`.
+  first: usize,
+  last: usize,
   /// The first line's `at` value; none: intentAt is undefined.
   intent_at: Option<Piece>,
   /// The first line's `at` is an object or array and no later line has an
@@ -182,13 +184,21 @@ pub struct Delivery {
   pub unresolved: bool,
 }
 
-/// readOutbox: deliveries in first-seen order of their nonce.
+/// readOutbox: deliveries in first-seen order of their nonce. Each line's
+/// members are one entry of a flat list, linked to the same nonce's next
+/// line: a reader of millions of lines keeps no allocation per nonce but
+/// its key (#10: the fold is part of the read's peak memory).
 #[derive(Clone, Default)]
 pub struct Outbox {
-  index: HashMap<Vec<u16>, usize>,
+  index: HashMap<Box<[u16]>, usize>,
   deliveries: Vec<Delivery>,
+  /// A line's members (`"k": v, ...` without the braces) and the entry of
+  /// the same nonce's next line (`NONE` for the last).
+  members: Vec<(Piece, usize)>,
   null: bool,
 }
+
+const NONE: usize = usize::MAX;
 
 impl Fold for Outbox {
   fn line(&mut self, l: &Line<'_>) {
@@ -202,17 +212,30 @@ impl Fold for Outbox {
     };
     let Scalar::Str(raw) = &nonce.value else { return };
     let key = units(doc.src, raw);
+    // A line with a nonce is an object with at least that member.
+    let Top::Obj(members) = &doc.top else { return };
+    let (Some(a), Some(b)) = (members.first(), members.last()) else {
+      return;
+    };
+    let entry = self.members.len();
+    self.members.push((l.piece(a.span.start..b.span.end), NONE));
     let first_at = doc.member("at");
-    let at = match self.index.get(&key) {
+    let at = match self.index.get(&key[..]) {
       Some(&i) => {
+        let last = self.deliveries[i].last;
+        if let Some(m) = self.members.get_mut(last) {
+          m.1 = entry;
+        }
+        self.deliveries[i].last = entry;
         self.deliveries[i].shares_at &= first_at.is_none();
         i
       }
       None => {
-        self.index.insert(key, self.deliveries.len());
+        self.index.insert(key.into_boxed_slice(), self.deliveries.len());
         self.deliveries.push(Delivery {
           nonce: l.piece(nonce.value_span.clone()),
-          members: Vec::new(),
+          first: entry,
+          last: entry,
           intent_at: first_at.map(|m| l.piece(m.value_span.clone())),
           shares_at: first_at.is_some_and(|m| matches!(m.value, Scalar::Obj | Scalar::Arr)),
           unresolved: false,
@@ -220,14 +243,8 @@ impl Fold for Outbox {
         self.deliveries.len() - 1
       }
     };
-    let d = &mut self.deliveries[at];
-    if let Top::Obj(members) = &doc.top {
-      if let (Some(a), Some(b)) = (members.first(), members.last()) {
-        d.members.push(l.piece(a.span.start..b.span.end));
-      }
-    }
     if let Some(status) = doc.get("status") {
-      d.unresolved = matches!(status, Scalar::Str(s) if str_eq(doc.src, s, "intent") || str_eq(doc.src, s, "unknown"));
+      self.deliveries[at].unresolved = matches!(status, Scalar::Str(s) if str_eq(doc.src, s, "intent") || str_eq(doc.src, s, "unknown"));
     }
   }
 }
@@ -237,9 +254,30 @@ impl Outbox {
     null_read(self.null, "nonce")?;
     Ok(&self.deliveries)
   }
-}
 
-impl Delivery {
+  /// A delivery's lines' members, in order.
+  fn members_of<'a>(&'a self, d: &Delivery, file: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+    let mut next = d.first;
+    std::iter::from_fn(move || {
+      let (piece, after) = self.members.get(next)?;
+      next = *after;
+      Some(piece.bytes(file))
+    })
+  }
+
+  /// The length of `merged`'s text, so that its room can be reserved
+  /// exactly (#10).
+  pub fn merged_size(&self, d: &Delivery, file: &[u8]) -> usize {
+    const INTENT_AT: usize = ",\"intentAt\":".len();
+    let intent_at = d.intent_at.as_ref().map_or(4, |p| p.bytes(file).len());
+    let (mut size, mut n) = (2, 0);
+    for m in self.members_of(d, file) {
+      size += m.len() + INTENT_AT + intent_at;
+      n += 1;
+    }
+    size + n.max(1) - 1
+  }
+
   /// Appends the merged record as one JSON object text whose `JSON.parse`
   /// is `{...prev, ...e, intentAt}` folded over the lines: every line's
   /// members in order, each followed by `intentAt` (the first line's `at`).
@@ -247,11 +285,11 @@ impl Delivery {
   /// value, which is what the spreads do. When the first line has no `at`,
   /// intentAt is undefined, which JSON cannot say: the text carries `null`
   /// there and this returns true, for the caller to set it to undefined.
-  pub fn merged(&self, file: &[u8], out: &mut Vec<u8>) -> bool {
-    let intent_at = self.intent_at.as_ref().map_or(&b"null"[..], |p| p.bytes(file));
+  pub fn merged(&self, d: &Delivery, file: &[u8], out: &mut Vec<u8>) -> bool {
+    let intent_at = d.intent_at.as_ref().map_or(&b"null"[..], |p| p.bytes(file));
     out.push(b'{');
-    for m in &self.members {
-      out.extend_from_slice(m.bytes(file));
+    for m in self.members_of(d, file) {
+      out.extend_from_slice(m);
       out.extend_from_slice(b",\"intentAt\":");
       out.extend_from_slice(intent_at);
       out.push(b',');
@@ -260,6 +298,13 @@ impl Delivery {
       out.pop();
     }
     out.push(b'}');
+    d.intent_at.is_none()
+  }
+}
+
+impl Delivery {
+  /// Whether the merged record's intentAt is undefined (set after the parse).
+  pub fn intent_at_undefined(&self) -> bool {
     self.intent_at.is_none()
   }
 }
@@ -305,6 +350,50 @@ pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::json::Doc;
+
+  /// Feeds each text as a line whose bytes are `file[offset..]`.
+  fn outbox(lines: &[&str]) -> (Vec<u8>, Outbox) {
+    let file = lines.join("\n").into_bytes();
+    let mut fold = Outbox::default();
+    let mut at = 0;
+    for (n, text) in lines.iter().enumerate() {
+      let doc = Doc::parse(text).expect("valid");
+      fold.line(&Line::at(n + 1, doc, at));
+      at += text.len() + 1;
+    }
+    (file, fold)
+  }
+
+  #[test]
+  fn merged_records_are_sized_exactly() {
+    let (file, fold) = outbox(&[
+      r#"{"nonce":"a","status":"intent","at":"t1"}"#,
+      r#"{"nonce":"b","status":"intent"}"#,
+      r#"{"nonce":"a","status":"confirmed","at":"t2","messageId":"m"}"#,
+      r#"{"nonce":"a","status":"unknown"}"#,
+    ]);
+    let d = fold.deliveries().expect("no null line");
+    let texts: Vec<(String, bool, usize)> = d
+      .iter()
+      .map(|g| {
+        let mut out = Vec::new();
+        let undefined = fold.merged(g, &file, &mut out);
+        (String::from_utf8(out).expect("utf-8"), undefined, fold.merged_size(g, &file))
+      })
+      .collect();
+    assert_eq!(
+      texts[0].0,
+      r#"{"nonce":"a","status":"intent","at":"t1","intentAt":"t1","nonce":"a","status":"confirmed","at":"t2","messageId":"m","intentAt":"t1","nonce":"a","status":"unknown","intentAt":"t1"}"#
+    );
+    assert_eq!(texts[1].0, r#"{"nonce":"b","status":"intent","intentAt":null}"#);
+    assert!(!texts[0].1 && texts[1].1);
+    for (text, _, size) in &texts {
+      assert_eq!(text.len(), *size);
+    }
+    assert!(d[0].unresolved && d[1].unresolved);
+  }
+
   use crate::testutil::TempDir;
 
   /// Each nonce's `shares_at`, in first-seen order.

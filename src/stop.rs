@@ -4,9 +4,9 @@
 //! refuses rather than waits. Processing stops trust STOP only after
 //! verifying it is a file this process could have written.
 
-use std::fs::{File, OpenOptions};
+use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
 use crate::error::{quiet_fs, quiet_io, JournalError, Result};
 use crate::json::{str_eq, units, Doc, Scalar};
@@ -53,13 +53,8 @@ pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> R
 /// whatever it threw.
 pub fn append(dir: &str, line: impl FnOnce() -> Result<String, Option<String>>) -> Result<String> {
   let path = stop_path(dir);
-  let file = OpenOptions::new()
-    .append(true)
-    .create(true)
-    .mode(0o600)
-    .custom_flags(nix::libc::O_NOFOLLOW)
-    .open(&path)
-    .map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+  let file =
+    crate::files::open(&path, crate::files::Access::Append, nix::libc::O_NOFOLLOW).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   let mut text = line().map_err(|code| quiet_fs(code.as_deref(), &label(dir), "write"))?;
   text.push('\n');
   write_synced(file, &text).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
@@ -133,13 +128,14 @@ pub fn is_ours(lines: &[StopLine]) -> bool {
 /// The STOP lines of a verified STOP: a regular file owned by this uid,
 /// mode 0600, at most 64 KiB, strict UTF-8 (a leading BOM dropped, as
 /// TextDecoder does), every non-empty line JSON. `Some([])` when there is
-/// none; `None` when it cannot be verified.
+/// none; `None` when it cannot be verified (a file of another kind is
+/// refused by `files::open`, as the reference's own fstat refuses it).
 pub fn processing_rows(dir: &str) -> Option<Vec<String>> {
-  let file = match OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK)
-    .open(stop_path(dir))
-  {
+  let file = match crate::files::open(
+    &stop_path(dir),
+    crate::files::Access::Read,
+    nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK,
+  ) {
     Ok(f) => f,
     Err(e) => return (e.kind() == std::io::ErrorKind::NotFound).then(Vec::new),
   };

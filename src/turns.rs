@@ -1,22 +1,177 @@
-//! Write-once turn records, `turns/<id>.json`. A record is created with
-//! O_EXCL, so a second writer of the same id is refused, never merged. A
-//! refusal names the turn by its id, never by host path (PR #1916, #1873).
+//! Write-once turn records, `turns/<id>.json`. A record is linked into
+//! place exclusively, so a second writer of the same id is refused, never
+//! merged. A refusal names the turn by its id, never by host path (PR
+//! #1916, #1873).
+//!
+//! A record appears whole or not at all (#10, beyond the reference): it is
+//! written into an unnamed inode (O_TMPFILE) in the record's directory and
+//! only then linked to its name. The reference creates the name first and
+//! writes it after, so a process interrupted in between (a signal, a
+//! terminated Worker, kill -9, a full disk) leaves an empty or partial
+//! record, and from then on listTurns and countTurnsOn refuse "not valid
+//! JSON" until a person deletes it.
 
 use std::fs::{File, OpenOptions};
 use std::io::Write;
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::OpenOptionsExt;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use nix::libc;
 
 use crate::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
 use crate::json::Doc;
 use crate::lines::{decode_utf8, exists};
 use crate::paths::{journal_label, turn_label, under};
 
-/// Creates the record file (its id already checked against TURN_ID by
-/// the caller's `turnPath`), failing exclusively: a file, directory or
-/// symlink already at the path is EEXIST.
-pub fn create(path: &str) -> std::io::Result<File> {
-  OpenOptions::new().write(true).create_new(true).mode(0o600).open(path)
+/// A record being made: `create` made its inode, `finish` writes it and
+/// gives it its name. Dropped unfinished (the caller returned early, the
+/// process died), it leaves nothing: the inode has no name, or only a
+/// temporary one that `list` never reads.
+pub struct Draft {
+  file: File,
+  path: String,
+  /// The temporary name, where the file system has no O_TMPFILE.
+  temp: Option<String>,
+}
+
+/// The directory `path` (already joined) is in.
+fn parent(path: &str) -> &str {
+  match path.rfind('/') {
+    Some(0) => "/",
+    Some(i) => &path[..i],
+    None => ".",
+  }
+}
+
+/// Starts the record at `path` (its id already checked against TURN_ID by
+/// the caller's `turnPath`). Refuses as the reference's exclusive create
+/// (`openSync(path, "wx", 0o600)`) would, and at the same point, before the
+/// record's text is made: anything already at the path (a file, directory,
+/// FIFO or a symlink, dangling or not) is EEXIST; a missing or unwritable
+/// directory fails with the reference's errno. The lstat is what makes
+/// "already exists" come before JSON.stringify, as the reference's open
+/// does; `finish` links exclusively, so a record made meanwhile still wins.
+pub fn create(path: &str) -> std::io::Result<Draft> {
+  match std::fs::symlink_metadata(path) {
+    Ok(_) => return Err(std::io::ErrorKind::AlreadyExists.into()),
+    Err(e) if e.raw_os_error() == Some(libc::ENOENT) => {}
+    Err(e) => return Err(e),
+  }
+  let dir = parent(path);
+  let unnamed = OpenOptions::new().write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir);
+  match unnamed {
+    Ok(file) => Ok(Draft {
+      file,
+      path: path.to_string(),
+      temp: None,
+    }),
+    // No O_TMPFILE on this file system (EOPNOTSUPP), or a kernel that
+    // predates it and sees O_DIRECTORY | O_WRONLY (EISDIR).
+    Err(e) if matches!(e.raw_os_error(), Some(libc::EOPNOTSUPP | libc::EISDIR)) => named(path, dir),
+    Err(e) => Err(e),
+  }
+}
+
+/// Distinct temporary names within this process (the pid tells processes
+/// apart).
+static TEMP: AtomicU64 = AtomicU64::new(0);
+
+/// Whether linkat(AT_EMPTY_PATH) is still worth trying in this process.
+static EMPTY_PATH: AtomicBool = AtomicBool::new(true);
+
+/// The draft under a temporary name in `dir`: a leading dot (never a
+/// TURN_ID) and no `.json` suffix, so `list` (which reads `*.json`) never
+/// reads it, created exclusively 0600 under the umask.
+fn named(path: &str, dir: &str) -> std::io::Result<Draft> {
+  let mut tries = 0;
+  loop {
+    let temp = format!("{dir}/.turn-{}-{}.tmp", std::process::id(), TEMP.fetch_add(1, Ordering::Relaxed));
+    match OpenOptions::new().write(true).create_new(true).mode(0o600).open(&temp) {
+      Ok(file) => {
+        return Ok(Draft {
+          file,
+          path: path.to_string(),
+          temp: Some(temp),
+        })
+      }
+      // A temporary left by a process that died with this pid.
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && tries < 16 => tries += 1,
+      Err(e) => return Err(e),
+    }
+  }
+}
+
+impl Draft {
+  /// Writes `text` whole, then links the record into place, exclusively
+  /// (EEXIST when a record appeared meanwhile). A failed write links
+  /// nothing: no record rather than a torn one (the reference leaves a
+  /// partial file). The descriptor is closed on return.
+  pub fn finish(mut self, text: &[u8]) -> std::io::Result<()> {
+    self.file.write_all(text)?;
+    match self.temp.take() {
+      Some(temp) => link_named(&temp, &self.path),
+      None => self.link_unnamed(text),
+    }
+  }
+
+  /// Names the O_TMPFILE inode with linkat(2), which fails EEXIST on
+  /// anything at the path. AT_EMPTY_PATH on the descriptor is the direct
+  /// way, permitted to the file's opener since Linux 6.10 (before, only with
+  /// CAP_DAC_READ_SEARCH: ENOENT otherwise); a process where it is not
+  /// permitted links /proc/self/fd/N with AT_SYMLINK_FOLLOW, the documented
+  /// unprivileged way, from then on (resolving /proc costs a few µs). Without
+  /// /proc, the text goes under a temporary name instead.
+  fn link_unnamed(&self, text: &[u8]) -> std::io::Result<()> {
+    if EMPTY_PATH.load(Ordering::Relaxed) {
+      match nix::unistd::linkat(
+        &self.file,
+        "",
+        nix::fcntl::AT_FDCWD,
+        self.path.as_str(),
+        nix::fcntl::AtFlags::AT_EMPTY_PATH,
+      ) {
+        Ok(()) => return Ok(()),
+        // Not permitted here, or the directory is gone: /proc tells which.
+        Err(nix::errno::Errno::ENOENT) => {
+          let linked = self.link_proc(text);
+          if linked.is_ok() {
+            EMPTY_PATH.store(false, Ordering::Relaxed);
+          }
+          return linked;
+        }
+        Err(e) => return Err(e.into()),
+      }
+    }
+    self.link_proc(text)
+  }
+
+  fn link_proc(&self, text: &[u8]) -> std::io::Result<()> {
+    let proc = format!("/proc/self/fd/{}", self.file.as_raw_fd());
+    let linked = nix::unistd::linkat(
+      nix::fcntl::AT_FDCWD,
+      proc.as_str(),
+      nix::fcntl::AT_FDCWD,
+      self.path.as_str(),
+      nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+    );
+    match linked {
+      Ok(()) => Ok(()),
+      Err(nix::errno::Errno::ENOENT) if !crate::lines::exists("/proc/self/fd") => named(&self.path, parent(&self.path))?.finish(text),
+      Err(e) => Err(e.into()),
+    }
+  }
+}
+
+/// Links the temporary `temp` to `path` (never following a symlink at
+/// either, failing EEXIST on anything at `path`), then removes the
+/// temporary, linked or not.
+fn link_named(temp: &str, path: &str) -> std::io::Result<()> {
+  let linked = std::fs::hard_link(temp, path);
+  let removed = std::fs::remove_file(temp);
+  linked?;
+  removed
 }
 
 /// The refusal of a second writer: `shown` is the id as the template
@@ -30,11 +185,6 @@ pub fn write_refusal(err: &std::io::Error, id: &str) -> JournalError {
   quiet_io(err, &turn_label(id), "write")
 }
 
-/// Writes a created record's text; the file is closed on return.
-pub fn write(mut file: File, text: &str) -> std::io::Result<()> {
-  file.write_all(text.as_bytes())
-}
-
 /// A failure while making the record's text (a JavaScript exception, by its
 /// `code` when that is a string) after the file was created.
 pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
@@ -42,13 +192,13 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
 }
 
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
-/// dropped), parsed; `f` takes what it needs from it.
-fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &Doc<'_>) -> T) -> Result<T> {
+/// dropped), parsed; `f` takes what it needs from it (and the id).
+fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T) -> Result<T> {
   let bytes = bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
   let text = decode_utf8(bytes);
   let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
   match Doc::parse(text) {
-    Some(doc) => Ok(f(text, &doc)),
+    Some(doc) => Ok(f(id, text, &doc)),
     None => Err(not_json(id)),
   }
 }
@@ -70,20 +220,38 @@ pub fn not_json(id: &str) -> JournalError {
 
 /// Every `*.json` record under `dir/turns`, in the order Node's readdirSync
 /// lists them (libuv sorts names by bytes), each read and parsed and handed
-/// to `f`; the first (in that order) that cannot be read or parsed refuses
-/// the whole list. Records are read on two threads: a journal holds
-/// thousands, and each read is a few system calls.
-pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+/// to `f` with its id; the first (in that order) that cannot be read or
+/// parsed refuses the whole list. Records are read on two threads: a
+/// journal holds thousands, and each read is a few system calls.
+pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+  let mut all = Vec::new();
+  list_batches(dir, usize::MAX, f, |batch| {
+    all.extend(batch);
+    Ok::<(), JournalError>(())
+  })?;
+  Ok(all)
+}
+
+/// `list`, handing the records to `each` `batch` at a time, in order, so
+/// that a caller can be done with one batch before the next is read (#10:
+/// listTurns then never holds every record's text at once). A record that
+/// refuses the list refuses it before `each` sees its batch.
+pub fn list_batches<T: Send, E: From<JournalError>>(
+  dir: &str,
+  batch: usize,
+  f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync,
+  mut each: impl FnMut(Vec<T>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
   let turns = under(dir, &["turns"]);
   if !exists(&turns) {
-    return Ok(Vec::new());
+    return Ok(());
   }
   let refuse = |e: &std::io::Error| {
-    quiet_fs(
+    E::from(quiet_fs(
       fs_code(e).as_deref(),
       &format!("the turns directory in {}", journal_label(dir)),
       "read",
-    )
+    ))
   };
   let mut names: Vec<Vec<u8>> = Vec::new();
   // The listing's descriptor is closed before any record is opened.
@@ -101,44 +269,188 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &Doc<'_>) -> T + Sync) -> Resul
   // Each record is opened by name relative to the directory held open, so
   // the path is walked once, not once per record. That takes a descriptor
   // more than the reference needs (and the second thread one more): a
-  // record that cannot be opened for want of one (EMFILE, ENFILE) sends the
-  // whole list to be read again one record at a time by path, as the
-  // reference reads it, so one free descriptor is enough and the answer,
-  // refusals included, is the reference's (#10).
-  let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
-  let fast = std::fs::File::open(&turns).ok().and_then(|dirfd| {
-    let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
-      part
-        .iter()
-        .map(|(name, id)| {
-          let bytes = crate::files::read_at(&dirfd, name);
-          (!short(&bytes)).then(|| parse_with(bytes, id, &f))
-        })
-        .collect()
+  // record that cannot be opened for want of one (EMFILE, ENFILE) sends its
+  // batch, and every later one, to be read again one record at a time by
+  // path, as the reference reads it, with the directory closed first, so
+  // one free descriptor is enough and the answer, refusals included, is the
+  // reference's (#10).
+  // O_DIRECTORY, as readdirSync opens it: a FIFO swapped in for turns is
+  // ENOTDIR, not an open that waits for a writer (#10).
+  let mut dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns).ok();
+  for part in records.chunks(batch.max(1)) {
+    let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &f));
+    let results = match fast {
+      Some(results) => results,
+      None => {
+        dirfd = None;
+        part
+          .iter()
+          .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+          .collect()
+      }
     };
-    let (first, second) = records.split_at(records.len() / 2);
-    if records.len() < 64 {
-      read(&records)
-    } else {
-      std::thread::scope(|s| {
-        let other = s.spawn(|| read(second));
-        let mut done = read(first)?;
-        // A panic in the reader cannot happen without one here; treat it as
-        // unreadable rather than unwinding across the boundary.
-        done.extend(
-          other
-            .join()
-            .unwrap_or_else(|_| Some(vec![Err(JournalError::failed("could not read turn record (unknown error)"))]))?,
-        );
-        Some(done)
-      })
-    }
-  });
-  let results = fast.unwrap_or_else(|| {
-    records
+    each(results.into_iter().collect::<Result<Vec<T>>>()?)?;
+  }
+  Ok(())
+}
+
+/// Reads records through the directory held open, on two threads when there
+/// are enough; `None` when one could not be opened for want of a descriptor.
+fn read_fast<T: Send>(
+  dirfd: &std::fs::File,
+  records: &[(String, String)],
+  f: &(impl Fn(&str, &str, &Doc<'_>) -> T + Sync),
+) -> Option<Vec<Result<T>>> {
+  let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
+  let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
+    part
       .iter()
-      .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+      .map(|(name, id)| {
+        let bytes = crate::files::read_at(dirfd, name);
+        (!short(&bytes)).then(|| parse_with(bytes, id, f))
+      })
       .collect()
-  });
-  results.into_iter().collect()
+  };
+  let (first, second) = records.split_at(records.len() / 2);
+  if records.len() < 64 {
+    read(records)
+  } else {
+    std::thread::scope(|s| {
+      let other = s.spawn(|| read(second));
+      let mut done = read(first)?;
+      // A panic in the reader cannot happen without one here; treat it as
+      // unreadable rather than unwinding across the boundary.
+      done.extend(
+        other
+          .join()
+          .unwrap_or_else(|_| Some(vec![Err(JournalError::failed("could not read turn record (unknown error)"))]))?,
+      );
+      Some(done)
+    })
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  fn turns(d: &TempDir) -> String {
+    let t = format!("{}/turns", d.path());
+    std::fs::create_dir(&t).expect("turns");
+    t
+  }
+
+  fn names(dir: &str) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+      .expect("readdir")
+      .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+      .collect();
+    n.sort();
+    n
+  }
+
+  fn kind(r: std::io::Result<Draft>) -> Option<i32> {
+    r.err().and_then(|e| {
+      if e.kind() == std::io::ErrorKind::AlreadyExists {
+        Some(libc::EEXIST)
+      } else {
+        e.raw_os_error()
+      }
+    })
+  }
+
+  #[test]
+  fn a_record_appears_only_when_finished_0600() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let draft = create(&path).expect("create");
+    assert!(names(&t).is_empty(), "nothing named before the text is written");
+    draft.finish(b"{\"id\":\"t1\"}\n").expect("finish");
+    assert_eq!(std::fs::read(&path).expect("record"), b"{\"id\":\"t1\"}\n");
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
+    assert_eq!(
+      std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
+      0o600 & !umask.bits()
+    );
+    // Dropped unfinished: no trace at all.
+    drop(create(&format!("{t}/t2.json")).expect("create"));
+    assert_eq!(names(&t), ["t1.json"]);
+    // Finished empty (the stringify that throws): the reference's empty file.
+    create(&format!("{t}/t3.json")).expect("create").finish(b"").expect("finish");
+    assert_eq!(std::fs::read(format!("{t}/t3.json")).expect("empty"), b"");
+  }
+
+  #[test]
+  fn creates_refuse_as_an_exclusive_open_would() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    std::fs::write(format!("{t}/file.json"), "{}").expect("file");
+    std::fs::create_dir(format!("{t}/dir.json")).expect("dir");
+    std::os::unix::fs::symlink("/nowhere", format!("{t}/dangling.json")).expect("link");
+    nix::unistd::mkfifo(format!("{t}/fifo.json").as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    for name in ["file", "dir", "dangling", "fifo"] {
+      assert_eq!(kind(create(&format!("{t}/{name}.json"))), Some(libc::EEXIST), "{name}");
+    }
+    assert_eq!(kind(create(&format!("{}/missing/x.json", d.path()))), Some(libc::ENOENT));
+    assert_eq!(kind(create(&format!("{t}/file.json/x.json"))), Some(libc::ENOTDIR));
+    let nul = create(&format!("{t}/a\0b.json")).err().map(|e| crate::error::fs_code(&e));
+    assert_eq!(nul, Some(Some("ERR_INVALID_ARG_VALUE".into())));
+  }
+
+  #[test]
+  fn a_record_made_meanwhile_wins() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let draft = create(&path).expect("create");
+    std::fs::write(&path, "theirs").expect("other writer");
+    let e = draft.finish(b"ours").expect_err("exclusive");
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read(&path).expect("record"), b"theirs");
+    assert_eq!(names(&t), ["t1.json"]);
+  }
+
+  /// Where AT_EMPTY_PATH is not permitted: the link through /proc.
+  #[test]
+  fn the_proc_link_names_the_inode_exclusively() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let mut draft = create(&path).expect("create");
+    draft.file.write_all(b"{}\n").expect("write");
+    draft.link_proc(b"{}\n").expect("link");
+    assert_eq!(std::fs::read(&path).expect("record"), b"{}\n");
+    let mut again = create(&format!("{t}/t2.json")).expect("create");
+    again.path = path.clone();
+    again.file.write_all(b"x").expect("write");
+    assert_eq!(again.link_proc(b"x").expect_err("exists").kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(names(&t), ["t1.json"]);
+  }
+
+  /// The file-system fallback without O_TMPFILE: a temporary name that the
+  /// listing never reads, linked exclusively and then removed.
+  #[test]
+  fn the_temporary_name_is_never_listed() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    named(&path, &t).expect("named").finish(b"{\"a\":1}\n").expect("finish");
+    assert_eq!(names(&t), ["t1.json"]);
+    let e = named(&path, &t).expect("named").finish(b"{}").expect_err("exists");
+    assert_eq!(e.kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(names(&t), ["t1.json"]);
+    // A writer that died before its link leaves only its temporary name.
+    let left = named(&format!("{t}/t2.json"), &t).expect("named");
+    std::mem::forget(left);
+    let n = names(&t);
+    assert_eq!(n.len(), 2);
+    assert!(n[0].starts_with(".turn-") && n[0].ends_with(".tmp"), "{n:?}");
+    std::fs::write(format!("{t}/{}", n[0]), "torn").expect("torn temporary");
+    let listed = list(d.path(), |_, text, _| text.to_string()).expect("list");
+    assert_eq!(listed, ["{\"a\":1}\n"]);
+  }
 }

@@ -54,12 +54,45 @@ impl ToNapiValue for Val {
 pub enum Thrown {
   Journal(JournalError),
   Pending,
-  /// An N-API call failed without an exception; a bug, surfaced as an Error.
+  /// An N-API call failed without an exception (a value V8 would not
+  /// make); surfaced as a DiscordError, naming the file where one is read.
   Napi(sys::napi_status),
   /// The env can no longer run JavaScript (a terminated Worker): the call
   /// ends at once, with no further step on the file system and no error of
   /// its own, so the termination goes on (#10).
   Terminating,
+}
+
+impl Thrown {
+  /// A failure of the reader of the file `label`: an N-API call that failed
+  /// without an exception (a string or an array V8 would not make) becomes
+  /// a refusal naming the file, never a bare N-API status (#10).
+  pub fn reading(self, label: &str) -> Thrown {
+    match self {
+      Thrown::Napi(_) => crate::error::quiet_fs(None, label, "read").into(),
+      other => other,
+    }
+  }
+}
+
+/// V8's `String::kMaxLength` on 64-bit platforms: 2**29 - 24 code units
+/// (Node's `buffer.constants.MAX_STRING_LENGTH`).
+pub const MAX_STRING: usize = (1 << 29) - 24;
+
+/// The JSON texts `parse_array` parses as one array's elements.
+pub trait Texts {
+  fn len(&self) -> usize;
+  /// The file the `i`-th text was read from, as a refusal names it.
+  fn label(&self, i: usize) -> String;
+  /// The length in bytes of the `i`-th text.
+  fn size(&self, i: usize) -> usize;
+  /// Appends the `i`-th text (of `size(i)` bytes).
+  fn write(&mut self, i: usize, out: &mut Vec<u8>);
+}
+
+/// A reader's refusal when the memory for its result cannot be had.
+pub fn out_of_memory(label: &str) -> Thrown {
+  crate::error::quiet_fs(Some("ENOMEM"), label, "read").into()
 }
 
 impl From<JournalError> for Thrown {
@@ -83,7 +116,8 @@ struct Realm {
   string: sys::napi_ref,
   set: sys::napi_ref,
   map: sys::napi_ref,
-  spread_with_id: sys::napi_ref,
+  stringify_turn: sys::napi_ref,
+  map_of_pairs: sys::napi_ref,
   concat: sys::napi_ref,
   /// index.js's `ENDED` flag (its Uint8Array is held by `ended_array`):
   /// raised when a call finds that JavaScript can no longer run, so that
@@ -124,17 +158,30 @@ pub fn setup(env: Env, discord_error: Val, join: Val, ended: Val) -> napi::Resul
     let json = js.get(global, "JSON")?;
     // `{...record, id}` has no N-API equivalent: napi_set_property would run
     // Object.prototype's __proto__ setter and define getters' results out of
-    // order. The spread stays JavaScript's own.
-    let spread = js.run_script("(function spreadWithId(record, id) { return { ...record, id }; })")?;
+    // order. The spread stays JavaScript's own, and so does the
+    // JSON.stringify of it (taken now, as every built-in is): one call into
+    // JavaScript per record, not two.
+    let stringify = js.get(json, "stringify")?;
+    let make = js.run_script(
+      "(function (stringify) { return function stringifyTurn(record, id) { return stringify({ ...record, id }, null, 2); }; })",
+    )?;
+    let stringify_turn = js.call(make, js.undefined()?, &[stringify])?;
+    // readOutbox's Map from [key, value, key, value, ...]: no array per
+    // entry (#10: a million of them are 64 MB). `set` is looked up on
+    // each call, as the reference's `byNonce.set` is.
+    let map_of_pairs = js.run_script(
+      "(function mapOfPairs(Map, flat) { const m = new Map(); for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]); return m; })",
+    )?;
     Ok(Realm {
       join: js.keep(join)?,
       discord_error: js.keep(discord_error)?,
-      stringify: js.keep(js.get(json, "stringify")?)?,
+      stringify: js.keep(stringify)?,
       parse: js.keep(js.get(json, "parse")?)?,
       string: js.keep(js.get(global, "String")?)?,
       set: js.keep(js.get(global, "Set")?)?,
       map: js.keep(js.get(global, "Map")?)?,
-      spread_with_id: js.keep(spread)?,
+      stringify_turn: js.keep(stringify_turn)?,
+      map_of_pairs: js.keep(map_of_pairs)?,
       concat: js.keep(js.get(js.get(js.get(global, "Array")?, "prototype")?, "concat")?)?,
       ended: js.uint8_data(ended)?,
       ended_array: js.keep(ended)?,
@@ -222,20 +269,21 @@ impl Js {
 
   /// `JSON.stringify({...record, id}, null, 2)`.
   pub fn stringify_turn(self, record: Val, id: Val) -> JsResult<Option<String>> {
-    let realm = self.realm()?;
-    let spread = self.kept(realm.spread_with_id)?;
-    let merged = self.call(spread, self.undefined()?, &[record, id])?;
-    let f = self.kept(realm.stringify)?;
-    let out = self.call(f, self.undefined()?, &[merged, self.null()?, self.number(2.0)?])?;
+    let f = self.kept(self.realm()?.stringify_turn)?;
+    let out = self.call(f, self.undefined()?, &[record, id])?;
     self.string_of(out)
   }
 
   /// `JSON.parse(text)`: a STOP line the scanner accepted, or a turn record
   /// (whose SyntaxError the caller turns into the refusal).
   pub fn parse(self, text: &str) -> JsResult<Val> {
+    self.parse_value(self.str(text)?)
+  }
+
+  /// `JSON.parse(text)` of a string already made.
+  pub fn parse_value(self, text: Val) -> JsResult<Val> {
     let f = self.kept(self.realm()?.parse)?;
-    let s = self.str(text)?;
-    self.call(f, self.undefined()?, &[s])
+    self.call(f, self.undefined()?, &[text])
   }
 
   pub fn new_set(self, items: Val) -> JsResult<Val> {
@@ -243,49 +291,106 @@ impl Js {
     self.construct(ctor, &[items])
   }
 
-  /// `new Map(entries)`.
-  pub fn new_map(self, entries: Val) -> JsResult<Val> {
-    let ctor = self.kept(self.realm()?.map)?;
-    self.construct(ctor, &[entries])
+  /// A Map of `flat`'s elements taken two at a time, key then value.
+  pub fn map_of_pairs(self, flat: Val) -> JsResult<Val> {
+    let realm = self.realm()?;
+    let (f, ctor) = (self.kept(realm.map_of_pairs)?, self.kept(realm.map)?);
+    self.call(f, self.undefined()?, &[ctor, flat])
   }
 
-  /// `JSON.parse` of `n` JSON texts (each already known to parse) as one
-  /// array; `write(i, buf)` appends the i-th text. The array is parsed a
-  /// few thousand elements at a time and the parts joined with `concat`:
-  /// one JSON.parse of a whole file makes V8 allocate and free parser
-  /// temporaries large enough to raise glibc's dynamic mmap threshold, after
-  /// which the process's resident memory climbs with every large read
-  /// (measured: to 1 GiB over 200 reads of 100,000 lines).
-  pub fn parse_array(self, n: usize, mut write: impl FnMut(usize, &mut Vec<u8>)) -> JsResult<Val> {
+  /// `JSON.parse` of the texts (each already known to parse) as one array.
+  /// The array is parsed a part at a time (a few thousand elements, at most
+  /// `PART` bytes unless one element is larger) and the parts joined with
+  /// `concat`: one JSON.parse of a whole file makes V8 allocate and free
+  /// parser temporaries large enough to raise glibc's dynamic mmap
+  /// threshold, after which the process's resident memory climbs with
+  /// every large read (measured: to 1 GiB over 200 reads of 100,000 lines).
+  ///
+  /// Memory (#10): at no moment are more than two copies of a text held.
+  /// `texts` (which may own the file's bytes) is dropped once the last
+  /// part's text is made and before it becomes a V8 string, and a large
+  /// part's text is freed before it is parsed. A part's room is reserved
+  /// exactly and fallibly, so running out of memory refuses the read
+  /// instead of aborting the process. A part is longer than V8's longest
+  /// string only when one element is, and it is refused by that element's
+  /// file.
+  pub fn parse_array(self, texts: impl Texts) -> JsResult<Val> {
     const CHUNK: usize = 4096;
-    let parse = self.kept(self.realm()?.parse)?;
+    const PART: usize = 64 << 20;
+    /// Room kept for the next part; a larger part's text is freed.
+    const KEEP: usize = 1 << 20;
+    let n = texts.len();
+    let mut label = texts.label(0);
+    let parse = self.kept(self.realm()?.parse).map_err(|e| e.reading(&label))?;
     let undefined = self.undefined()?;
+    let mut texts = Some(texts);
     let mut parts = Vec::with_capacity(n / CHUNK + 1);
-    let mut buf = Vec::with_capacity(1 << 16);
+    let mut buf = Vec::new();
     let mut i = 0;
-    loop {
+    while let Some(t) = texts.as_mut() {
+      let mut end = i;
+      let mut size = 2;
+      while end < n && end - i < CHUNK {
+        let more = t.size(end) + 1;
+        if end > i && size + more > PART {
+          break;
+        }
+        size += more;
+        end += 1;
+      }
+      label = t.label(i);
       buf.clear();
+      buf.try_reserve_exact(size).map_err(|_| out_of_memory(&label))?;
       buf.push(b'[');
-      let end = (i + CHUNK).min(n);
       for k in i..end {
         if k > i {
           buf.push(b',');
         }
-        write(k, &mut buf);
+        t.write(k, &mut buf);
       }
       buf.push(b']');
-      let text = if buf.is_ascii() { self.latin1(&buf)? } else { self.str_utf8(&buf)? };
-      parts.push(self.call(parse, undefined, &[text])?);
+      if end >= n {
+        texts = None;
+      }
+      let text = self.file_text(&buf, &label)?;
+      if buf.capacity() > KEEP {
+        buf = Vec::new();
+      }
+      parts.push(self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))?);
       i = end;
-      if i >= n {
-        break;
+    }
+    drop(buf);
+    self.concat(&parts).map_err(|e| e.reading(&label))
+  }
+
+  /// The arrays `parts` joined into one (`[]` for none).
+  pub fn concat(self, parts: &[Val]) -> JsResult<Val> {
+    match parts {
+      [] => self.array(0),
+      [one] => Ok(*one),
+      [first, rest @ ..] => {
+        let concat = self.kept(self.realm()?.concat)?;
+        self.call(concat, *first, rest)
       }
     }
-    if parts.len() == 1 {
-      return Ok(parts[0]);
-    }
-    let concat = self.kept(self.realm()?.concat)?;
-    self.call(concat, parts[0], &parts[1..])
+  }
+
+  /// A string of text read from the file `label` (UTF-8, ASCII copied as
+  /// Latin-1). Past V8's longest string it is refused as Node refuses such
+  /// a read, `could not read <label> (ERR_STRING_TOO_LONG)` (#10), and any
+  /// other failure to make it is a refusal naming the file.
+  pub fn file_text(self, bytes: &[u8], label: &str) -> JsResult<Val> {
+    let made = if bytes.is_ascii() {
+      self.latin1(bytes)
+    } else {
+      self.str_utf8(bytes)
+    };
+    made.map_err(|e| match e {
+      // V8 refuses a string longer than this many UTF-16 units without an
+      // exception; a UTF-8 text of more bytes may still fit.
+      Thrown::Napi(_) if bytes.len() > MAX_STRING => crate::error::quiet_fs(Some("ERR_STRING_TOO_LONG"), label, "read").into(),
+      e => e.reading(label),
+    })
   }
 
   /// `new Date(v).toISOString()`. Numbers are converted here; anything else
@@ -321,15 +426,21 @@ impl Js {
     self.utf8(out)
   }
 
-  /// What `e?.code` says of a thrown value, when it is a string. A `code`
-  /// getter that throws makes that exception the one the call throws, as
-  /// `quietFs` reading `err?.code` does.
+  /// What quietFs's `typeof err?.code === "string" ? err.code : ...` says
+  /// of a thrown value: `code` is read once for the test and, when it is a
+  /// string, once more for the message (a getter runs twice, and its second
+  /// value is what the template converts). A `code` getter that throws
+  /// makes that exception the one the call throws.
   pub fn code_of(self, e: Val) -> JsResult<Option<String>> {
     if self.is_nullish(e)? {
       return Ok(None);
     }
     let code = self.get(e, "code")?;
-    self.string_of(code)
+    if !self.is(code, sys::ValueType::napi_string)? {
+      return Ok(None);
+    }
+    let again = self.get(e, "code")?;
+    Ok(Some(self.utf8(self.to_string(again)?)?))
   }
 
   /// Runs `f`; a JavaScript exception it raises is caught and reported by
@@ -418,10 +529,17 @@ pub fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
         Err(_) => return Err(napi::Error::from_reason("discord-journal: could not raise an error")),
       }
     }
+    // Readers have already named their file (`Thrown::reading`); what is
+    // left is still a refusal, never a bare N-API status (#10).
     Thrown::Napi(status) => {
-      return Err(napi::Error::from_reason(format!(
-        "discord-journal: N-API call failed with status {status}"
-      )))
+      let e = JournalError::failed(format!(
+        "discord-journal: a JavaScript value could not be made (N-API status {status})"
+      ));
+      match js.throw_error(e) {
+        Ok(()) | Err(Thrown::Pending) => {}
+        Err(Thrown::Terminating) => return Err(terminated()),
+        Err(_) => return Err(napi::Error::from_reason("discord-journal: could not raise an error")),
+      }
     }
   }
   Err(ended())

@@ -4,12 +4,34 @@
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::{done, Dir, Js, JsResult, Val};
+use super::{done, Dir, Js, JsResult, Texts, Val};
 use crate::error::{fs_code, JournalError};
-use crate::incremental;
+use crate::incremental::{self, Piece};
 use crate::lines;
 use crate::paths;
-use crate::records::{Admissions, AllLines, Inbox, Notices, Outbox};
+use crate::records::{Admissions, AllLines, Delivery, Inbox, Notices, Outbox};
+
+/// Texts that are pieces of the file's bytes, which they own.
+struct Pieces<'a> {
+  name: &'static str,
+  file: Vec<u8>,
+  pieces: &'a [Piece],
+}
+
+impl Texts for Pieces<'_> {
+  fn len(&self) -> usize {
+    self.pieces.len()
+  }
+  fn label(&self, _: usize) -> String {
+    self.name.into()
+  }
+  fn size(&self, i: usize) -> usize {
+    self.pieces[i].bytes(&self.file).len()
+  }
+  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(self.pieces[i].bytes(&self.file));
+  }
+}
 
 #[napi(js_name = "ensureJournal")]
 pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
@@ -85,8 +107,11 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   let result = (|| {
     let d = Dir::from(js, dir)?;
     let ids = incremental::read::<Inbox, _, super::Thrown>(d.fs(), lines::INBOX, |file, inbox| {
-      let ids = inbox.ids()?;
-      js.parse_array(ids.len(), |i, buf| buf.extend_from_slice(ids[i].bytes(file)))
+      js.parse_array(Pieces {
+        name: lines::INBOX,
+        file,
+        pieces: inbox.ids()?,
+      })
     })?;
     let ids = match ids {
       Some(ids) => ids,
@@ -97,7 +122,50 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
   done(js, result)
 }
 
-/// The outbox's merged records in one JSON.parse: `[[nonce, record], ...]`
+/// The merged records of the outbox's deliveries, each after its nonce
+/// for a Map's entries (`nonce, record, nonce, record, ...`), or alone.
+struct Merged<'a> {
+  file: Vec<u8>,
+  outbox: &'a Outbox,
+  picked: Vec<&'a Delivery>,
+  entries: bool,
+}
+
+impl Merged<'_> {
+  /// The delivery of the `i`-th text, and whether that text is its nonce.
+  fn of(&self, i: usize) -> (&Delivery, bool) {
+    if self.entries {
+      (self.picked[i / 2], i % 2 == 0)
+    } else {
+      (self.picked[i], false)
+    }
+  }
+}
+
+impl Texts for Merged<'_> {
+  fn len(&self) -> usize {
+    self.picked.len() * if self.entries { 2 } else { 1 }
+  }
+  fn label(&self, _: usize) -> String {
+    lines::OUTBOX.into()
+  }
+  fn size(&self, i: usize) -> usize {
+    match self.of(i) {
+      (d, true) => d.nonce.bytes(&self.file).len(),
+      (d, false) => self.outbox.merged_size(d, &self.file),
+    }
+  }
+  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
+    match self.of(i) {
+      (d, true) => out.extend_from_slice(d.nonce.bytes(&self.file)),
+      (d, false) => {
+        self.outbox.merged(d, &self.file, out);
+      }
+    }
+  }
+}
+
+/// The outbox's merged records in one JSON.parse: `[nonce, record, ...]`
 /// for a Map, or `[record, ...]` of the unresolved ones. After the parse, a
 /// record whose intentAt is undefined is mended, and one whose intentAt is
 /// its `at` object is given that same object.
@@ -105,31 +173,27 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<Outbox, _, super::Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
-    let mut mend = Vec::new();
-    let parsed = js.parse_array(picked.len(), |i, buf| {
-      let delivery = picked[i];
-      if !unresolved_only {
-        buf.push(b'[');
-        buf.extend_from_slice(delivery.nonce.bytes(file));
-        buf.push(b',');
-      }
-      if delivery.merged(file, buf) || delivery.shares_at {
-        mend.push(i as u32);
-      }
-      if !unresolved_only {
-        buf.push(b']');
-      }
-    })?;
-    for i in mend {
-      let mut record = js.get_index(parsed, i)?;
-      if !unresolved_only {
-        record = js.get_index(record, 1)?;
-      }
-      let intent_at = if picked[i as usize].shares_at {
-        js.get(record, "at")?
-      } else {
-        js.undefined()?
-      };
+    let mend: Vec<u32> = (0..picked.len() as u32)
+      .filter(|&i| picked[i as usize].intent_at_undefined() || picked[i as usize].shares_at)
+      .collect();
+    let shares: Vec<bool> = mend.iter().map(|&i| picked[i as usize].shares_at).collect();
+    let merged = Merged {
+      file,
+      outbox,
+      picked,
+      entries: !unresolved_only,
+    };
+    let parsed = js.parse_array(merged)?;
+    for (i, shares_at) in mend.into_iter().zip(shares) {
+      let record = js.get_index(
+        parsed,
+        if unresolved_only {
+          i
+        } else {
+          i.saturating_mul(2).saturating_add(1)
+        },
+      )?;
+      let intent_at = if shares_at { js.get(record, "at")? } else { js.undefined()? };
       js.set(record, "intentAt", intent_at)?;
     }
     Ok(parsed)
@@ -143,7 +207,7 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
 #[napi(js_name = "readOutbox")]
 pub fn read_outbox(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
-  done(js, outbox(js, dir, false).and_then(|entries| js.new_map(entries)))
+  done(js, outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
 }
 
 #[napi(js_name = "unresolvedOutbox")]
@@ -156,7 +220,11 @@ pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<AllLines, _, super::Thrown>(d.fs(), name, |file, all| {
-    js.parse_array(all.lines.len(), |i, buf| buf.extend_from_slice(all.lines[i].bytes(file)))
+    js.parse_array(Pieces {
+      name,
+      file,
+      pieces: &all.lines,
+    })
   })?;
   match parsed {
     Some(parsed) => Ok(parsed),

@@ -3,7 +3,7 @@
 use napi::Env;
 use napi_derive::napi;
 
-use super::{done, Dir, Js, JsResult, Val};
+use super::{done, Dir, Js, JsResult, Texts, Val};
 use crate::error::JournalError;
 use crate::{paths, records, turns};
 
@@ -57,24 +57,39 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
   let js = Js::new(&env);
   let result = (|| {
     let path = TurnPath::of(js, dir, id)?;
-    let file = match turns::create(&path.fs()) {
-      Ok(f) => f,
-      // The id is converted again only on these paths, as in the reference.
-      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()),
+    // The id is converted again only on the refusals, as in the reference.
+    let exists = |js: Js| -> super::JsResult<Val> { Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()) };
+    let draft = match turns::create(&path.fs()) {
+      Ok(draft) => draft,
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return exists(js),
       Err(e) => return Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
     };
-    // The file exists from here on: a record that cannot be stringified
-    // leaves it empty and is reported as a failed write, as in the reference.
-    let text = match js.catching(|| js.stringify_turn(record, id))? {
+    // The reference's record exists (empty) from here on, so a record that
+    // cannot be stringified leaves it empty: the draft is linked empty and
+    // the call refuses as a failed write. `quietFs(err, turnLabel(String(id)),
+    // ...)` converts the id before it reads the error's `code`; either may
+    // throw instead. Any other way out of this call drops the draft and
+    // leaves no record (#10).
+    let text = match js.stringify_turn(record, id) {
       Ok(Some(text)) => text + "\n",
       // A copied toJSON may make it undefined: `undefined + "\n"`.
       Ok(None) => "undefined\n".to_string(),
-      Err(code) => return Err(turns::text_failed(&id_text(js, id)?, code.as_deref()).into()),
+      Err(super::Thrown::Pending) => {
+        // A termination taken for the exception ends the call here.
+        let e = js.take_exception()?;
+        let _ = draft.finish(b"");
+        let label = id_text(js, id)?;
+        let code = js.code_of(e)?;
+        return Err(turns::text_failed(&label, code.as_deref()).into());
+      }
+      Err(other) => return Err(other),
     };
-    if let Err(e) = turns::write(file, &text) {
-      return Err(turns::write_refusal(&e, &id_text(js, id)?).into());
+    match draft.finish(text.as_bytes()) {
+      Ok(()) => path.js(js),
+      // A record made by another writer since `create` looked.
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => exists(js),
+      Err(e) => Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
     }
-    path.js(js)
   })();
   done(js, result)
 }
@@ -90,8 +105,9 @@ pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
       None => id_text(js, id)?,
     };
     let text = turns::read_text(&path.fs(), &label)?;
+    let text = js.file_text(text.as_bytes(), &paths::turn_label(&label))?;
     // One parse, V8's own: its verdict is JSON.parse's by definition.
-    match js.parse(&text) {
+    match js.parse_value(text) {
       Err(super::Thrown::Pending) => {
         js.take_exception()?;
         Err(turns::not_json(&label).into())
@@ -102,13 +118,44 @@ pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
   done(js, result)
 }
 
+/// The records' texts, each freed once copied into its part: the texts
+/// and the records parsed from them are not all held at once (#10).
+/// Each is (id, text).
+struct Records(Vec<(String, String)>);
+
+impl Texts for Records {
+  fn len(&self) -> usize {
+    self.0.len()
+  }
+  fn label(&self, i: usize) -> String {
+    self.0.get(i).map_or_else(|| "turn record".into(), |(id, _)| paths::turn_label(id))
+  }
+  fn size(&self, i: usize) -> usize {
+    self.0[i].1.len()
+  }
+  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
+    out.extend_from_slice(std::mem::take(&mut self.0[i].1).as_bytes());
+  }
+}
+
 #[napi(js_name = "listTurns")]
 pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
   let js = Js::new(&env);
   let result = (|| {
     let d = Dir::from(js, dir)?;
-    let texts = turns::list(d.fs(), |text, _| text.to_string())?;
-    js.parse_array(texts.len(), |i, buf| buf.extend_from_slice(texts[i].as_bytes()))
+    // A batch is parsed before the next is read (#10); a record that
+    // refuses the list still refuses it whole.
+    let mut parts = Vec::new();
+    turns::list_batches(
+      d.fs(),
+      1024,
+      |id, text, _| (id.to_string(), text.to_string()),
+      |batch| {
+        parts.push(js.parse_array(Records(batch))?);
+        Ok::<(), super::Thrown>(())
+      },
+    )?;
+    js.concat(&parts)
   })();
   done(js, result)
 }
@@ -123,7 +170,7 @@ pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
     } else {
       None
     };
-    let started = turns::list(d.fs(), |_, doc| records::started_day(doc))?;
+    let started = turns::list(d.fs(), |_, _, doc| records::started_day(doc))?;
     Ok(records::count_started_on(&started, date.as_deref())? as u32)
   })();
   done(js, result)
