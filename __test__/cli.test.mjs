@@ -278,7 +278,8 @@ describe("discord-journal command", addonOnly, () => {
       assert.equal(r.status, 0, r.stderr);
       return r.stdout;
     };
-    const env = { NO_COLOR: undefined, FORCE_COLOR: undefined, NODE_DISABLE_COLORS: undefined };
+    // Node takes no colour where CI is set (as in this project's CI), whatever the terminal.
+    const env = { NO_COLOR: undefined, FORCE_COLOR: undefined, NODE_DISABLE_COLORS: undefined, CI: undefined };
     const coloured = onTty(env);
     assert.ok(coloured.includes(`${ESC}31m✗ on${ESC}39m`), coloured);
     assert.ok(coloured.includes(`${ESC}32m✓ free${ESC}39m`), coloured);
