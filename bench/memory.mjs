@@ -18,26 +18,41 @@ import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 
-const { values: opts } = parseArgs({
-  strict: true,
-  options: {
-    against: { type: "string" },
-    only: { type: "string" },
-    "big-mb": { type: "string", default: "300" },
-    lines: { type: "string", default: "2000000" },
-    drops: { type: "string", default: "100000" },
-    turns: { type: "string", default: "20000" },
-    json: { type: "string" },
-    // Internal: the child's side of one measurement.
-    child: { type: "string" },
-    shape: { type: "string" },
-    dir: { type: "string" },
-  },
-});
+const USAGE = "usage: node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N] [--lines N] [--drops N] [--turns N] [--json FILE]";
+/** A usage mistake: the message and the usage, exit status 2, before anything is written (#13). */
+function usage(message) {
+  console.error(`memory: ${message}\n${USAGE}`);
+  process.exit(2);
+}
 
+let opts;
+try {
+  opts = parseArgs({
+    strict: true,
+    options: {
+      against: { type: "string" },
+      only: { type: "string" },
+      "big-mb": { type: "string", default: "300" },
+      lines: { type: "string", default: "2000000" },
+      drops: { type: "string", default: "100000" },
+      turns: { type: "string", default: "20000" },
+      json: { type: "string" },
+      // Internal: the child's side of one measurement.
+      child: { type: "string" },
+      shape: { type: "string" },
+      dir: { type: "string" },
+    },
+  }).values;
+} catch (e) {
+  usage(e.message);
+}
+
+/** A count of digits only, at least 1: `10k` and `1,000` are refused, not read as NaN. */
 const count = (name) => {
-  const n = Number(opts[name]);
-  if (!Number.isSafeInteger(n) || n < 1) throw new Error(`--${name} must be a positive integer`);
+  const text = opts[name];
+  const n = Number(text);
+  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n))
+    usage(`--${name} takes a whole number of at least 1 (digits only), not ${JSON.stringify(text)}`);
   return n;
 };
 const BIG = count("big-mb") * 1_000_000;
