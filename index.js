@@ -68,35 +68,30 @@ function validBoot(v) {
 // string with Node's own TypeError.
 const TURN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const last = { stop: [null, ""], lock: [null, ""], owner: [null, ""], turn: [null, null, ""] };
+const STOP = ["STOP"];
+const LOCK = ["run.lock"];
+const OWNER = ["run.lock", "owner.json"];
 
-function stopPath(dir) {
-  const m = last.stop;
-  if (typeof dir !== "string") return path.join(dir, "STOP");
+/** `path.join(dir, ...tail)`, kept in `m` for the last string `dir`. */
+function joined(m, dir, tail) {
+  if (typeof dir !== "string") return path.join(dir, ...tail);
   if (m[0] !== dir) {
-    m[1] = path.join(dir, "STOP");
+    m[1] = path.join(dir, ...tail);
     m[0] = dir;
   }
   return m[1];
+}
+
+function stopPath(dir) {
+  return joined(last.stop, dir, STOP);
 }
 
 function lockPath(dir) {
-  const m = last.lock;
-  if (typeof dir !== "string") return path.join(dir, "run.lock");
-  if (m[0] !== dir) {
-    m[1] = path.join(dir, "run.lock");
-    m[0] = dir;
-  }
-  return m[1];
+  return joined(last.lock, dir, LOCK);
 }
 
 function ownerPath(dir) {
-  const m = last.owner;
-  if (typeof dir !== "string") return path.join(lockPath(dir), "owner.json");
-  if (m[0] !== dir) {
-    m[1] = path.join(dir, "run.lock", "owner.json");
-    m[0] = dir;
-  }
-  return m[1];
+  return joined(last.owner, dir, OWNER);
 }
 
 function turnPath(dir, id) {
