@@ -135,7 +135,7 @@ impl Merged<'_> {
   /// The delivery of the `i`-th text, and whether that text is its nonce.
   fn of(&self, i: usize) -> (&Delivery, bool) {
     if self.entries {
-      (self.picked[i / 2], i % 2 == 0)
+      (self.picked[i / 2], i.is_multiple_of(2))
     } else {
       (self.picked[i], false)
     }
