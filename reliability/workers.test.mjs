@@ -48,9 +48,10 @@ test("200 Workers that load the module grow the process no more than 200 that lo
   });
   assert.equal(r.status, 0, r.stderr);
   const { plain, module, after } = JSON.parse(r.stdout.trim().split("\n").pop());
+  const mib = (n) => `${n >= 0 ? "+" : ""}${n.toFixed(1)} MiB`;
   figure(
     "200 Workers",
-    `resident memory +${module.toFixed(1)} MiB loading the module, +${plain.toFixed(1)} MiB loading nothing; the main thread still reads (${after} ids)`,
+    `resident memory ${mib(module)} loading the module, ${mib(plain)} loading nothing; the main thread still reads (${after} ids)`,
   );
   assert.equal(after, 0);
   // A margin for the allocator's noise; a leak of the module's state per
