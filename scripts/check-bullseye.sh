@@ -23,7 +23,9 @@ if [ ! -x "$root/bin/sh" ] || [ ! -e "$root/.complete" ]; then
   debootstrap --variant=minbase bullseye "$root" "$mirror" >/dev/null
   touch "$root/.complete"
 fi
-chroot "$root" ldd --version | head -n 1
+# sed reads to the end: head would close the pipe early, and pipefail would
+# fail the run on ldd's SIGPIPE.
+chroot "$root" ldd --version | sed -n 1p
 
 tools=$(mktemp -d)
 app="$root/opt/app"
