@@ -27,22 +27,12 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { countOf, usageOf } from "../scripts/options.mjs";
 
 const USAGE =
   "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]";
-/** A usage mistake: the message and the usage, exit status 2 (a typo must not run a different benchmark, #13). */
-function usage(message) {
-  console.error(`bench: ${message}\n${USAGE}`);
-  process.exit(2);
-}
-/** A count of digits only, at least 1: `10k`, `1,000` and `1e3` are refused, not read as NaN or 1. */
-function count(name, text) {
-  const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n)) {
-    usage(`--${name} takes a whole number of at least 1 (digits only), not ${JSON.stringify(text)}`);
-  }
-  return n;
-}
+const usage = usageOf("bench", USAGE);
+const count = countOf(usage);
 /** The options, parsed strictly (an unknown option or a missing value is refused); none when imported. */
 function options() {
   try {

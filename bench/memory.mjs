@@ -17,13 +17,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { countOf, usageOf } from "../scripts/options.mjs";
 
 const USAGE = "usage: node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N] [--lines N] [--drops N] [--turns N] [--json FILE]";
-/** A usage mistake: the message and the usage, exit status 2, before anything is written (#13). */
-function usage(message) {
-  console.error(`memory: ${message}\n${USAGE}`);
-  process.exit(2);
-}
+const usage = usageOf("memory", USAGE);
 
 let opts;
 try {
@@ -47,14 +44,8 @@ try {
   usage(e.message);
 }
 
-/** A count of digits only, at least 1: `10k` and `1,000` are refused, not read as NaN. */
-const count = (name) => {
-  const text = opts[name];
-  const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || n < 1 || !Number.isSafeInteger(n))
-    usage(`--${name} takes a whole number of at least 1 (digits only), not ${JSON.stringify(text)}`);
-  return n;
-};
+const countIn = countOf(usage);
+const count = (name) => countIn(name, opts[name]);
 const BIG = count("big-mb") * 1_000_000;
 const LINES = count("lines");
 const DROPS = count("drops");

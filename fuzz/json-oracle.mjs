@@ -17,20 +17,11 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { countOf, usageOf } from "../scripts/options.mjs";
 
-/** A usage mistake: the message and the usage, exit status 2 (`--cases 10k` once ran no case and passed, #13). */
-function usage(message) {
-  console.error(`fuzz: ${message}\nusage: node fuzz/json-oracle.mjs [--cases N] [--seed S] [--module PATH]`);
-  process.exit(2);
-}
-/** A number of digits only, at least `min`: `10k`, `1,000` and `1e3` are refused, not read as NaN or 1. */
-function count(name, text, min) {
-  const n = Number(text);
-  if (!/^[0-9]+$/.test(text) || n < min || !Number.isSafeInteger(n)) {
-    usage(`--${name} takes a whole number of at least ${min} (digits only), not ${JSON.stringify(text)}`);
-  }
-  return n;
-}
+// `--cases 10k` once ran no case and passed (#13).
+const usage = usageOf("fuzz", "usage: node fuzz/json-oracle.mjs [--cases N] [--seed S] [--module PATH]");
+const count = countOf(usage);
 let opts;
 try {
   const options = { cases: { type: "string", default: "100000" }, seed: { type: "string", default: "1" }, module: { type: "string" } };
