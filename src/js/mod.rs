@@ -352,11 +352,15 @@ impl Js {
       if end >= n {
         texts = None;
       }
-      let text = self.file_text(&buf, &label)?;
-      if buf.capacity() > KEEP {
-        buf = Vec::new();
-      }
-      parts.push(self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))?);
+      let part = self.escaping(|| {
+        let text = self.file_text(&buf, &label)?;
+        // The bytes are freed before the parse, which needs room of its own.
+        if buf.capacity() > KEEP {
+          buf = Vec::new();
+        }
+        self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))
+      })?;
+      parts.push(part);
       i = end;
     }
     drop(buf);

@@ -327,6 +327,24 @@ impl Js {
     Ok((kind == sys::TypedarrayType::uint8_array && len > 0 && !data.is_null()).then_some(data.cast()))
   }
 
+  /// Runs `f` in a handle scope of its own and hands its value out to the
+  /// enclosing scope: the values `f` made on the way (a part's text, say)
+  /// are garbage once it returns, not held until the export returns, as
+  /// the reference's own temporaries are not (#10: listTurns held every
+  /// record's text to the end).
+  pub fn escaping(self, f: impl FnOnce() -> Result<Val, Thrown>) -> Result<Val, Thrown> {
+    let mut scope = ptr::null_mut();
+    napi_call!(self, napi_open_escapable_handle_scope(&mut scope))?;
+    let result = f().and_then(|v| {
+      let mut out = ptr::null_mut();
+      napi_call!(self, napi_escape_handle(scope, v.0, &mut out))?;
+      Ok(Val(out))
+    });
+    // Closed on every way out; a scope left open would hold what it made.
+    napi_call!(self, napi_close_escapable_handle_scope(scope))?;
+    result
+  }
+
   pub fn run_script(self, source: &str) -> Result<Val, Thrown> {
     let src = self.str(source)?;
     let mut v = ptr::null_mut();
