@@ -113,13 +113,9 @@ function turnPath(dir, id) {
 // then V8's own, as in journal.mjs. The order is the reference's: the
 // entry's checks, then join(dir, name) (a non-string dir is refused before
 // the entry is stringified), then JSON.stringify. The write is
-// src/lines.rs, through `appendLine` in src/js/records.rs.
-const INBOX = 0,
-  OUTBOX = 1,
-  DROPS = 2,
-  ADMISSIONS = 3,
-  NOTICES = 4,
-  RELOADS = 5;
+// src/lines.rs, through `appendLine` in src/js/records.rs, which names its
+// files by the enum it exports (`JournalFile`): the one definition.
+const { Inbox: INBOX, Outbox: OUTBOX, Drops: DROPS, Admissions: ADMISSIONS, Notices: NOTICES, Reloads: RELOADS } = native.JournalFile;
 
 function appendEntry(dir, file, entry) {
   if (typeof dir !== "string") returned(native.appendLine(dir, file));

@@ -1,6 +1,8 @@
 //! The one error type of the journal logic. Each variant is one kind of
-//! JavaScript exception the reference lets reach its caller; `js::throw`
-//! is the one place that turns it into that exception.
+//! JavaScript exception the reference lets reach its caller; the napi
+//! boundary's `export` (src/js/export.rs) is the one place that turns it
+//! into that exception. The messages V8 and Node word themselves (a read
+//! of null, a destructuring, a path argument) are made here, each once.
 
 use std::fmt;
 use std::io;
@@ -47,12 +49,62 @@ impl JournalError {
     }
   }
 
-  /// The TypeError of reading `key` from null (or undefined).
+  /// V8's TypeError for reading `key` of null.
   pub fn read_of_null(key: &str) -> Self {
+    Self::type_error(format!("Cannot read properties of null (reading '{key}')"))
+  }
+
+  /// V8's TypeError for reading `key` of undefined.
+  pub fn read_of_undefined(key: &str) -> Self {
+    Self::type_error(format!("Cannot read properties of undefined (reading '{key}')"))
+  }
+
+  /// V8's TypeError for calling a value that is not a function, named as
+  /// the reference's source names it.
+  pub fn not_a_function(name: &str) -> Self {
+    Self::type_error(format!("{name} is not a function"))
+  }
+
+  /// V8's TypeError for `{ key } = null` where the pattern's source is
+  /// a parameter's default (`= {}`): the value is described, not named.
+  pub fn destructure_null(key: &str) -> Self {
+    Self::type_error(format!("Cannot destructure property '{key}' of 'object null' as it is null."))
+  }
+
+  /// V8's TypeError for `const { key } = source` where `source` evaluated
+  /// to null or undefined.
+  pub fn destructure_nullish(key: &str, source: &str) -> Self {
+    Self::type_error(format!(
+      "Cannot destructure property '{key}' of '{source}' as it is null or undefined."
+    ))
+  }
+
+  /// Node's ERR_INVALID_ARG_VALUE for a path with a NUL byte, refused
+  /// before any system call.
+  pub fn null_bytes() -> Self {
     JournalError::Type {
-      message: format!("Cannot read properties of null (reading '{key}')"),
-      code: None,
+      message: "The argument 'path' must be a string, Uint8Array, or URL without null bytes.".into(),
+      code: Some("ERR_INVALID_ARG_VALUE"),
     }
+  }
+
+  /// Node's ERR_INVALID_ARG_TYPE for a path that is not a string (Node's
+  /// own message, with the value described, is preferred where the
+  /// boundary can have `path.join` make it).
+  pub fn path_not_string() -> Self {
+    JournalError::Type {
+      message: "The \"path\" argument must be of type string".into(),
+      code: Some("ERR_INVALID_ARG_TYPE"),
+    }
+  }
+
+  /// The binary called without index.js's `__setup`.
+  pub fn not_loaded() -> Self {
+    Self::type_error("discord-journal: load the package through index.js".into())
+  }
+
+  fn type_error(message: String) -> Self {
+    JournalError::Type { message, code: None }
   }
 
   pub fn invalid_date() -> Self {
@@ -61,6 +113,12 @@ impl JournalError {
     }
   }
 }
+
+/// What a JavaScript step the core called back into threw (the clock,
+/// JSON.stringify and a toJSON), as the reference's `quietFs` knows it: by
+/// its `code` when that is a string, else nothing.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ThrownCode(pub Option<String>);
 
 impl fmt::Display for JournalError {
   fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

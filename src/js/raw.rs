@@ -1,11 +1,33 @@
-//! The N-API calls the boundary makes, each wrapped once. This is the only
-//! `unsafe` in the crate: every function here passes the env it was called
-//! with and values that belong to the current call's handle scope.
+//! The N-API calls the boundary makes, each wrapped once, and with the
+//! `FromNapiValue`/`ToNapiValue` impls of `Val` the crate's only `unsafe`.
+//! Every function here passes the env of the call in progress and values
+//! that belong to that call's handle scope.
+//!
+//! Why raw N-API and not napi-rs's wrappers (`Env`, `Unknown`, `JsObject`,
+//! `Error`), which cover the same calls:
+//! - **Order of effects.** The reference's semantics are in the order it
+//!   reads a getter, converts with ToString, or calls toJSON; napi-rs's
+//!   typed arguments and `get_named_property::<T>` convert on the way in
+//!   (a `String` argument refuses a number, an object's getter runs at
+//!   conversion), so the boundary takes `Val` and converts each value
+//!   where the reference does.
+//! - **Exceptions as thrown.** napi-rs turns an `Err` into an exception by
+//!   building a generic Error (reading `cause`, coercing a status into a
+//!   message); a seam's or getter's own exception must reach the caller
+//!   unchanged, and a journal error must become a `DiscordError` with its
+//!   `exitCode` (src/js/export.rs).
+//! - **A terminated env.** Each call's status is checked here, once, to
+//!   tell a pending exception from a terminating env (`Thrown`), which
+//!   napi-rs reports alike.
+//! - **Cost.** The exports are called per message; these wrappers add no
+//!   allocation or registry lookup (napi-rs's instance-data getter checks
+//!   a process-wide registry on each call).
 
 use std::ptr;
 
 use napi::sys;
 
+use super::realm::Realm;
 use super::{Thrown, Val};
 
 /// The env of the current call. Copy: it is only a handle.
@@ -345,6 +367,33 @@ impl Js {
     result
   }
 
+  /// Makes `realm` this env's instance data, freed (its references
+  /// deleted) when the env is torn down. A realm set before in this env (a
+  /// second `__setup`) is left as it was: a call may still hold it, and
+  /// N-API replaces instance data without finalizing it.
+  pub fn set_instance(self, realm: Realm) -> Result<(), Thrown> {
+    let data = Box::into_raw(Box::new(realm));
+    let set = napi_call!(self, napi_set_instance_data(data.cast(), Some(drop_realm), ptr::null_mut()));
+    if set.is_err() {
+      // SAFETY: `data` came from Box::into_raw above and N-API did not take it.
+      let realm = unsafe { Box::from_raw(data) };
+      for r in realm.refs() {
+        napi_call!(self, napi_delete_reference(r)).ok();
+      }
+    }
+    set
+  }
+
+  /// This env's realm, when `__setup` has run in it. `'static` because no
+  /// call of the env outlives the env, which alone frees it.
+  pub fn instance(self) -> Option<&'static Realm> {
+    let mut data = ptr::null_mut();
+    napi_call!(self, napi_get_instance_data(&mut data)).ok()?;
+    // SAFETY: the only instance data this module sets is a Box<Realm>
+    // (`set_instance`), alive until the env's teardown.
+    unsafe { data.cast::<Realm>().as_ref() }
+  }
+
   pub fn run_script(self, source: &str) -> Result<Val, Thrown> {
     let src = self.str(source)?;
     let mut v = ptr::null_mut();
@@ -365,4 +414,16 @@ pub fn raise_flag(flag: *mut u8) {
   // holds by a strong reference for the life of its env, and a realm is
   // used only on its env's thread.
   unsafe { flag.write_volatile(1) }
+}
+
+/// The finalizer of a realm set by `set_instance`: the env is going, so
+/// the references are deleted and the realm dropped.
+unsafe extern "C" fn drop_realm(env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
+  // SAFETY: `data` is the Box<Realm> `set_instance` handed to N-API, which
+  // calls this once, at the env's teardown, on the env's thread.
+  let realm = unsafe { Box::from_raw(data.cast::<Realm>()) };
+  for r in realm.refs() {
+    // SAFETY: each reference was made in this env and is deleted once.
+    unsafe { sys::napi_delete_reference(env, r) };
+  }
 }

@@ -1,10 +1,10 @@
 //! Exports for the record files: inbox, outbox, drops, admissions, reloads,
-//! notices, and the journal's paths and labels.
+//! notices, and ensureJournal.
 
-use napi::{sys, Env};
+use napi::Env;
 use napi_derive::napi;
 
-use super::{done, Dir, Js, JsResult, Texts, Val};
+use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::error::{fs_code, JournalError};
 use crate::incremental::{self, Piece};
 use crate::lines;
@@ -35,14 +35,12 @@ impl Texts for Pieces<'_> {
 
 #[napi(js_name = "ensureJournal")]
 pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
     let turns = paths::under(d.fs(), &["turns"]);
     mkdir_p(&turns)?;
     Ok(dir)
-  })();
-  done(js, result)
+  })
 }
 
 /// `mkdirSync(path, { recursive: true, mode: 0o700 })`, with Node's errors.
@@ -55,22 +53,34 @@ fn mkdir_p(path: &str) -> Result<(), JournalError> {
       path: path.to_string(),
     },
     // Node refuses a path with a NUL byte before any system call.
-    None => JournalError::Type {
-      message: "The argument 'path' must be a string, Uint8Array, or URL without null bytes.".into(),
-      code: Some("ERR_INVALID_ARG_VALUE"),
-    },
+    None => JournalError::null_bytes(),
   })
 }
 
-/// The files `appendLine` may write, by the index index.js passes.
-const LINE_FILES: [&str; 6] = [
-  lines::INBOX,
-  lines::OUTBOX,
-  lines::DROPS,
-  lines::ADMISSIONS,
-  lines::NOTICES,
-  lines::RELOADS,
-];
+/// The files `appendLine` may write. Exported (as `JournalFile`, an object
+/// of names to numbers), so index.js names a file by this one definition.
+#[napi]
+pub enum JournalFile {
+  Inbox,
+  Outbox,
+  Drops,
+  Admissions,
+  Notices,
+  Reloads,
+}
+
+impl JournalFile {
+  fn name(&self) -> &'static str {
+    match self {
+      JournalFile::Inbox => lines::INBOX,
+      JournalFile::Outbox => lines::OUTBOX,
+      JournalFile::Drops => lines::DROPS,
+      JournalFile::Admissions => lines::ADMISSIONS,
+      JournalFile::Notices => lines::NOTICES,
+      JournalFile::Reloads => lines::RELOADS,
+    }
+  }
+}
 
 /// The write half of every `append*` export: index.js checks the entry and
 /// calls JSON.stringify (both cost V8 nanoseconds, and each property read
@@ -80,33 +90,21 @@ const LINE_FILES: [&str; 6] = [
 /// stringifies, to get that refusal. `line` is undefined when the record
 /// stringifies to nothing (`line.includes` then throws in the reference).
 #[napi(js_name = "appendLine")]
-pub fn append_line(env: Env, dir: Val, file: u32, line: Val) -> napi::Result<()> {
-  let js = Js::new(&env);
-  let result = (|| {
+pub fn append_line(env: Env, dir: Val, file: JournalFile, line: Val) -> napi::Result<()> {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
-    let Some(&name) = LINE_FILES.get(file as usize) else {
-      return Err(JournalError::failed("discord-journal: no such journal file").into());
-    };
     let Some(line) = js.string_of(line)? else {
-      return Err(
-        JournalError::Type {
-          message: "Cannot read properties of undefined (reading 'includes')".into(),
-          code: None,
-        }
-        .into(),
-      );
+      return Err(JournalError::read_of_undefined("includes").into());
     };
-    Ok(lines::append(d.fs(), name, &line)?)
-  })();
-  done(js, result)
+    Ok(lines::append(d.fs(), file.name(), &line)?)
+  })
 }
 
 #[napi(js_name = "readInboxIds")]
 pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
-    let ids = incremental::read::<Inbox, _, super::Thrown>(d.fs(), lines::INBOX, |file, inbox| {
+    let ids = incremental::read::<Inbox, _, Thrown>(d.fs(), lines::INBOX, |file, inbox| {
       js.parse_array(Pieces {
         name: lines::INBOX,
         file,
@@ -118,8 +116,7 @@ pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
       None => js.array(0)?,
     };
     js.new_set(ids)
-  })();
-  done(js, result)
+  })
 }
 
 /// The merged records of the outbox's deliveries, each after its nonce
@@ -171,7 +168,7 @@ impl Texts for Merged<'_> {
 /// its `at` object is given that same object.
 fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let parsed = incremental::read::<Outbox, _, super::Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
+  let parsed = incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
     let mend: Vec<u32> = (0..picked.len() as u32)
       .filter(|&i| picked[i as usize].intent_at_undefined() || picked[i as usize].shares_at)
@@ -206,20 +203,18 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
 
 #[napi(js_name = "readOutbox")]
 pub fn read_outbox(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
+  export(&env, |js| outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
 }
 
 #[napi(js_name = "unresolvedOutbox")]
 pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, outbox(js, dir, true))
+  export(&env, |js| outbox(js, dir, true))
 }
 
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
 fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
   let d = Dir::from(js, dir)?;
-  let parsed = incremental::read::<AllLines, _, super::Thrown>(d.fs(), name, |file, all| {
+  let parsed = incremental::read::<AllLines, _, Thrown>(d.fs(), name, |file, all| {
     js.parse_array(Pieces {
       name,
       file,
@@ -234,54 +229,29 @@ fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
 
 #[napi(js_name = "readDrops")]
 pub fn read_drops(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, read_all(js, dir, lines::DROPS))
+  export(&env, |js| read_all(js, dir, lines::DROPS))
 }
 
 #[napi(js_name = "readReloads")]
 pub fn read_reloads(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  done(js, read_all(js, dir, lines::RELOADS))
-}
-
-/// A date argument: only a string can equal a slice of one.
-fn date_arg(js: Js, date: Val) -> JsResult<Option<Vec<u16>>> {
-  if js.is(date, sys::ValueType::napi_string)? {
-    Ok(Some(js.units(date)?))
-  } else {
-    Ok(None)
-  }
+  export(&env, |js| read_all(js, dir, lines::RELOADS))
 }
 
 #[napi(js_name = "countAdmissionsOn")]
 pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
     let n = incremental::read::<Admissions, _, JournalError>(d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
     Ok(n.unwrap_or(0) as u32)
-  })();
-  done(js, result)
-}
-
-#[napi(js_name = "utcDate")]
-pub fn utc_date(env: Env, now: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
-    let iso = js.iso_of(now)?;
-    js.str(iso.get(..10).unwrap_or(&iso))
-  })();
-  done(js, result)
+  })
 }
 
 #[napi(js_name = "noticeOn")]
 pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
     Ok(incremental::read::<Notices, _, JournalError>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
-  })();
-  done(js, result)
+  })
 }

@@ -3,15 +3,15 @@
 use napi::Env;
 use napi_derive::napi;
 
-use super::{done, keep, Dir, Js, JsResult, Val};
-use crate::error::JournalError;
+use super::{after, export, keep, Dir, Js, JsResult, Val};
+use crate::error::{JournalError, ThrownCode};
 use crate::{identity, stop};
 
 /// `JSON.stringify({ at: new Date().toISOString(), reason })`, failing with
 /// the `code` of what it threw. A string reason is written here (serde_json
 /// escapes a well-formed string exactly as JSON.stringify does); any other
 /// value goes through V8.
-pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, Option<String>>> {
+pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, ThrownCode>> {
   js.catching(|| {
     let at = js.now_iso()?;
     if let Some(units) = js.string_of(reason)?.map(|_| js.units(reason)).transpose()? {
@@ -28,7 +28,7 @@ pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, Option<String>>
 
 /// The STOP line for a reason the addon writes itself, failing with the
 /// `code` of what the clock threw.
-pub fn own_stop_line(js: Js, reason: &str) -> JsResult<Result<String, Option<String>>> {
+pub fn own_stop_line(js: Js, reason: &str) -> JsResult<Result<String, ThrownCode>> {
   Ok(js.catching(|| js.now_iso())?.map(|at| stop_line_text(&at, reason)))
 }
 
@@ -40,30 +40,25 @@ pub fn stop_line_text(at: &str, reason: &str) -> String {
 /// `requestStop(dir, reason)`: the lock, then STOP opened, then the line
 /// (so a STOP that cannot be opened never converts the reason); returns
 /// STOP's path.
-pub fn request_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
+pub fn append_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
   stop::with_lock(dir.fs(), || {
     // An exception the line cannot be reduced to a code for (a `code`
     // getter that throws) is the one the call throws.
     let mut thrown = None;
-    let appended = stop::append(dir.fs(), || keep(&mut thrown, stop_line(js, reason)));
-    match thrown {
-      Some(e) => Err(e),
-      None => Ok::<_, super::Thrown>(appended?),
-    }
+    let appended = stop::append(dir.fs(), || keep(&mut thrown, stop_line(js, reason)).map_err(|c| c.0));
+    after(thrown, appended)
   })?;
   dir.join(js, &["STOP"])
 }
 
 #[napi(js_name = "stopRequested")]
 pub fn stop_requested(env: Env, dir: Val) -> napi::Result<bool> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).map(|d| stop::requested(d.fs())))
+  export(&env, |js| Dir::from(js, dir).map(|d| stop::requested(d.fs())))
 }
 
 #[napi(js_name = "requestStop")]
-pub fn request_stop_export(env: Env, dir: Val, reason: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+pub fn request_stop(env: Env, dir: Val, reason: Val) -> napi::Result<Val> {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
     // The default applies to undefined only; null is a reason like any other.
     let reason = if js.is(reason, napi::sys::ValueType::napi_undefined)? {
@@ -71,9 +66,8 @@ pub fn request_stop_export(env: Env, dir: Val, reason: Val) -> napi::Result<Val>
     } else {
       reason
     };
-    request_stop(js, &d, reason)
-  })();
-  done(js, result)
+    append_stop(js, &d, reason)
+  })
 }
 
 /// `PROCESSING_GENERATION.test(generation)` (RegExp.test applies ToString).
@@ -95,8 +89,7 @@ fn reason(js: Js, generation: Val, checked: &str) -> JsResult<Vec<u16>> {
 
 #[napi(js_name = "requestProcessingStop")]
 pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let Some(checked) = generation(js, gen)? else {
       return Err(JournalError::failed("invalid processing generation").into());
     };
@@ -108,37 +101,33 @@ pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val
       Err(_) => stop_line(js, js.str16(units)?),
     };
     let mut thrown = None;
-    let requested = stop::request_processing(d.fs(), || reason(js, gen, &checked), |units| keep(&mut thrown, line(units)));
-    if let Some(e) = thrown {
-      return Err(e);
-    }
-    requested?;
+    let requested = stop::request_processing(
+      d.fs(),
+      || reason(js, gen, &checked),
+      |units| keep(&mut thrown, line(units)).map_err(|c| c.0),
+    );
+    after(thrown, requested)?;
     d.join(js, &["STOP"])
-  })();
-  done(js, result)
+  })
 }
 
 #[napi(js_name = "clearProcessingStop")]
 pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let Some(checked) = generation(js, gen)? else { return Ok(false) };
     let d = Dir::from(js, dir)?;
     stop::clear_processing(d.fs(), || reason(js, gen, &checked))
-  })();
-  done(js, result)
+  })
 }
 
 #[napi(js_name = "clearStop")]
 pub fn clear_stop(env: Env, dir: Val) -> napi::Result<()> {
-  let js = Js::new(&env);
-  done(js, Dir::from(js, dir).and_then(|d| Ok(stop::clear(d.fs())?)))
+  export(&env, |js| Dir::from(js, dir).and_then(|d| Ok(stop::clear(d.fs())?)))
 }
 
 #[napi(js_name = "readStop")]
 pub fn read_stop(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
     let lines = stop::read(d.fs())?;
     let arr = js.array(lines.len())?;
@@ -154,6 +143,5 @@ pub fn read_stop(env: Env, dir: Val) -> napi::Result<Val> {
       js.set_index(arr, i as u32, v)?;
     }
     Ok(arr)
-  })();
-  done(js, result)
+  })
 }

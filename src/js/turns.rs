@@ -3,7 +3,7 @@
 use napi::Env;
 use napi_derive::napi;
 
-use super::{done, Dir, Js, JsResult, Texts, Val};
+use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::error::JournalError;
 use crate::{paths, records, turns};
 
@@ -54,11 +54,10 @@ fn id_text(js: Js, id: Val) -> JsResult<String> {
 
 #[napi(js_name = "writeTurn")]
 pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let path = TurnPath::of(js, dir, id)?;
     // The id is converted again only on the refusals, as in the reference.
-    let exists = |js: Js| -> super::JsResult<Val> { Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()) };
+    let exists = |js: Js| -> JsResult<Val> { Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()) };
     let draft = match turns::create(&path.fs()) {
       Ok(draft) => draft,
       Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return exists(js),
@@ -74,7 +73,7 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
       Ok(Some(text)) => text + "\n",
       // A copied toJSON may make it undefined: `undefined + "\n"`.
       Ok(None) => "undefined\n".to_string(),
-      Err(super::Thrown::Pending) => {
+      Err(Thrown::Pending) => {
         // A termination taken for the exception ends the call here.
         let e = js.take_exception()?;
         let _ = draft.finish(b"");
@@ -90,14 +89,12 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
       Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => exists(js),
       Err(e) => Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
     }
-  })();
-  done(js, result)
+  })
 }
 
 #[napi(js_name = "readTurn")]
 pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let path = TurnPath::of(js, dir, id)?;
     // `String(id)` once more, as the reference passes it on.
     let label = match &path.text {
@@ -108,14 +105,13 @@ pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
     let text = js.file_text(text.as_bytes(), &paths::turn_label(&label))?;
     // One parse, V8's own: its verdict is JSON.parse's by definition.
     match js.parse_value(text) {
-      Err(super::Thrown::Pending) => {
+      Err(Thrown::Pending) => {
         js.take_exception()?;
         Err(turns::not_json(&label).into())
       }
       parsed => parsed,
     }
-  })();
-  done(js, result)
+  })
 }
 
 /// The records' texts, each freed once copied into its part: the texts
@@ -140,8 +136,7 @@ impl Texts for Records {
 
 #[napi(js_name = "listTurns")]
 pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
     // A batch is parsed before the next is read, and its text is garbage
     // once parsed (#10); a record that refuses the list still refuses it
@@ -156,26 +151,19 @@ pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
       |id, text, _| (id.to_string(), text.to_string()),
       |batch| {
         parts.push(js.parse_array(Records(batch))?);
-        Ok::<(), super::Thrown>(())
+        Ok::<(), Thrown>(())
       },
     )?;
     js.concat(&parts)
-  })();
-  done(js, result)
+  })
 }
 
 #[napi(js_name = "countTurnsOn")]
 pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
-  let js = Js::new(&env);
-  let result = (|| {
+  export(&env, |js| {
     let d = Dir::from(js, dir)?;
-    let date = if js.is(date, napi::sys::ValueType::napi_string)? {
-      Some(js.units(date)?)
-    } else {
-      None
-    };
+    let date = date_arg(js, date)?;
     let started = turns::list(d.fs(), |_, _, doc| records::started_day(doc))?;
     Ok(records::count_started_on(&started, date.as_deref())? as u32)
-  })();
-  done(js, result)
+  })
 }

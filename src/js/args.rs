@@ -1,0 +1,103 @@
+//! Argument conversion: each kind of argument the exports take, converted
+//! in one place and in the reference's order.
+
+use napi::sys;
+
+use super::{Js, JsResult, Thrown, Val};
+use crate::error::JournalError;
+
+/// A `dir` argument: `path.join` refuses anything but a string.
+pub struct Dir {
+  /// The string itself, read as UTF-16 only when a path is returned.
+  v: Val,
+  /// The path for the file system: what V8 hands it (each lone surrogate
+  /// as U+FFFD).
+  fs: String,
+}
+
+impl Dir {
+  /// Every export that touches the journal takes its `dir` here, before its
+  /// first step on the file system: a terminated Worker's call ends here
+  /// (the steps that follow may run no JavaScript to notice it).
+  pub fn from(js: Js, v: Val) -> JsResult<Dir> {
+    js.alive()?;
+    if !js.is(v, sys::ValueType::napi_string)? {
+      return Err(invalid_path(js, v));
+    }
+    Ok(Dir { v, fs: js.utf8(v)? })
+  }
+
+  pub fn fs(&self) -> &str {
+    &self.fs
+  }
+
+  /// `path.join(dir, ...names)` as the string the API returns.
+  pub fn join(&self, js: Js, names: &[&str]) -> JsResult<Val> {
+    let units = js.units(self.v)?;
+    let mut joined = Vec::with_capacity(units.len() + 24);
+    joined.extend_from_slice(&units);
+    for name in names {
+      joined.push(u16::from(b'/'));
+      joined.extend(name.encode_utf16());
+    }
+    if crate::paths::is_normal(&units) {
+      return js.str16(&joined);
+    }
+    // Names are plain segments, so joining first and normalizing once is
+    // path.join (which drops an empty dir, as it drops every empty part).
+    let parts: [&[u16]; 1] = [if units.is_empty() { &joined[1..] } else { &joined }];
+    js.str16(&crate::paths::join(&parts))
+  }
+}
+
+/// Node's ERR_INVALID_ARG_TYPE for a path argument that is not a string:
+/// thrown by `path.join` itself, so its message, and what building it reads
+/// of the value (a getter that throws included), are Node's own.
+fn invalid_path(js: Js, v: Val) -> Thrown {
+  let joined = js.realm().and_then(|realm| {
+    let join = js.kept(realm.join)?;
+    js.call(join, js.undefined()?, &[v])
+  });
+  match joined {
+    Err(thrown) => thrown,
+    // Not reached: join refuses every value that is not a string.
+    Ok(_) => JournalError::path_not_string().into(),
+  }
+}
+
+/// Destructures an options argument as `{ a = …, b = … } = {}` does:
+/// undefined takes every default, null (or undefined inside) throws; each
+/// named property is read once, in the order given.
+pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<[Option<Val>; N]> {
+  let mut out = [None; N];
+  match js.type_of(opts)? {
+    sys::ValueType::napi_undefined => return Ok(out),
+    sys::ValueType::napi_null => return Err(JournalError::destructure_null(names[0]).into()),
+    _ => {}
+  }
+  for (slot, name) in out.iter_mut().zip(names) {
+    let v = js.get(opts, name)?;
+    if !js.is(v, sys::ValueType::napi_undefined)? {
+      *slot = Some(v);
+    }
+  }
+  Ok(out)
+}
+
+/// A date argument: only a string can equal a slice of one.
+pub fn date_arg(js: Js, date: Val) -> JsResult<Option<Vec<u16>>> {
+  if js.is(date, sys::ValueType::napi_string)? {
+    Ok(Some(js.units(date)?))
+  } else {
+    Ok(None)
+  }
+}
+
+/// A pid argument the core compares as a number: any other type is no pid.
+pub fn number_arg(js: Js, v: Val) -> JsResult<Option<f64>> {
+  if js.is(v, sys::ValueType::napi_number)? {
+    Ok(Some(js.number_value(v)?))
+  } else {
+    Ok(None)
+  }
+}

@@ -1,0 +1,158 @@
+//! How an export is written, and the one exit where a Rust error becomes a
+//! JavaScript exception. Every export is one expression:
+//!
+//! ```ignore
+//! #[napi(js_name = "readDrops")]
+//! pub fn read_drops(env: Env, dir: Val) -> napi::Result<Val> {
+//!   export(&env, |js| read_all(js, dir, lines::DROPS))
+//! }
+//! ```
+//!
+//! The body returns `JsResult`; `export` throws what it failed with.
+//! napi-rs's own conversion of an `Err` is not used: it reads `cause` and
+//! coerces a status into a generic Error, where the reference's caller
+//! sees a `DiscordError`, a Node error with its `code`, or the very
+//! exception a seam or getter threw.
+
+use napi::{sys, Env};
+
+use super::{realm, Js};
+use crate::error::{JournalError, ThrownCode};
+
+/// Why a call did not return: a journal error still to be thrown, or a
+/// JavaScript exception already pending (from a seam, a getter, toJSON...),
+/// which must reach the caller as it was thrown.
+pub enum Thrown {
+  Journal(JournalError),
+  Pending,
+  /// An N-API call failed without an exception (a value V8 would not
+  /// make); surfaced as a DiscordError, naming the file where one is read.
+  Napi(sys::napi_status),
+  /// The env can no longer run JavaScript (a terminated Worker): the call
+  /// ends at once, with no further step on the file system and no error of
+  /// its own, so the termination goes on (#10).
+  Terminating,
+}
+
+pub type JsResult<T> = Result<T, Thrown>;
+
+impl From<JournalError> for Thrown {
+  fn from(e: JournalError) -> Self {
+    Thrown::Journal(e)
+  }
+}
+
+impl Thrown {
+  /// A failure of the reader of the file `label`: an N-API call that failed
+  /// without an exception (a string or an array V8 would not make) becomes
+  /// a refusal naming the file, never a bare N-API status (#10).
+  pub fn reading(self, label: &str) -> Thrown {
+    match self {
+      Thrown::Napi(_) => crate::error::quiet_fs(None, label, "read").into(),
+      other => other,
+    }
+  }
+}
+
+/// A reader's refusal when the memory for its result cannot be had.
+pub fn out_of_memory(label: &str) -> Thrown {
+  crate::error::quiet_fs(Some("ENOMEM"), label, "read").into()
+}
+
+/// Runs an export's body with the env of its call and ends the call: its
+/// value, or the exception now pending.
+pub fn export<T>(env: &Env, body: impl FnOnce(Js) -> JsResult<T>) -> napi::Result<T> {
+  let js = Js::new(env);
+  let result = body(js);
+  done(js, result)
+}
+
+/// In an env that can no longer run JavaScript nothing is thrown: nothing
+/// could catch it, and the call only has to return for the termination to
+/// go on.
+fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
+  let raised = match r {
+    Ok(v) => return Ok(v),
+    Err(Thrown::Pending) => Ok(()),
+    Err(Thrown::Terminating) => Err(Thrown::Terminating),
+    Err(Thrown::Journal(e)) => {
+      // A journal error raised while an exception is pending replaced it,
+      // as a `finally` that throws does (`.stop.lock` that cannot be
+      // removed after the action threw): the later error is the one thrown.
+      match if js.pending() { js.take_exception().map(drop) } else { Ok(()) } {
+        Ok(()) => js.throw_error(e),
+        Err(other) => Err(other),
+      }
+    }
+    // Readers have already named their file (`Thrown::reading`); what is
+    // left is still a refusal, never a bare N-API status (#10).
+    Err(Thrown::Napi(status)) => js.throw_error(JournalError::failed(format!(
+      "discord-journal: a JavaScript value could not be made (N-API status {status})"
+    ))),
+  };
+  match raised {
+    Ok(()) | Err(Thrown::Pending) => Err(ended()),
+    Err(Thrown::Terminating) => Err(terminated(js)),
+    Err(_) => Err(napi::Error::from_reason("discord-journal: could not raise an error")),
+  }
+}
+
+impl Js {
+  /// The JavaScript value of a journal error, thrown.
+  fn throw_error(self, e: JournalError) -> JsResult<()> {
+    let v = match &e {
+      JournalError::Discord { message, exit_code } => {
+        let ctor = self.kept(self.realm()?.discord_error)?;
+        self.construct(ctor, &[self.str(message)?, self.number(f64::from(*exit_code))?])?
+      }
+      JournalError::Node {
+        code,
+        errno,
+        syscall,
+        path,
+      } => {
+        let err = self.error(Some(code), &e.to_string())?;
+        self.set(err, "errno", self.number(f64::from(-errno))?)?;
+        self.set(err, "syscall", self.str(syscall)?)?;
+        self.set(err, "path", self.str(path)?)?;
+        err
+      }
+      JournalError::Type { message, code } => self.type_error(*code, message)?,
+      JournalError::Range { message } => self.range_error(message)?,
+    };
+    self.throw(v);
+    Ok(())
+  }
+}
+
+/// The end of a call whose exception (if any) is already pending.
+fn ended() -> napi::Error {
+  napi::Error::new(napi::Status::PendingException, "")
+}
+
+/// The end of a call in an env that can no longer run JavaScript: nothing
+/// is thrown, and index.js is told to stop the thread.
+fn terminated(js: Js) -> napi::Error {
+  realm::raise_ended(js);
+  ended()
+}
+
+/// For a callback of the Rust core, which knows a failed step only by a
+/// `code`: an end that is no code (a termination, an exception thrown while
+/// reading the code) is kept in `thrown`, for the export to return once the
+/// core has returned, and the core sees a failure.
+pub fn keep<T>(thrown: &mut Option<Thrown>, r: JsResult<Result<T, ThrownCode>>) -> Result<T, ThrownCode> {
+  r.unwrap_or_else(|e| {
+    *thrown = Some(e);
+    Err(ThrownCode(None))
+  })
+}
+
+/// The export's end after a core call that took callbacks through `keep`:
+/// what a callback kept comes first, as it ended the step the core failed.
+pub fn after<T>(thrown: Option<Thrown>, r: Result<T, impl Into<Thrown>>) -> JsResult<T> {
+  match thrown {
+    Some(e) => Err(e),
+    None => r.map_err(Into::into),
+  }
+}

@@ -1,0 +1,111 @@
+//! Exports for process identity: processStart, bootId, identityOf and
+//! pidAlive, read from /proc on every call (a cache could answer where the
+//! reference's read fails, #10).
+
+use napi::{sys, Env};
+use napi_derive::napi;
+
+use super::{export, Js, JsResult, Thrown, Val};
+use crate::error::JournalError;
+use crate::identity;
+use crate::lock::Field;
+use crate::text::js_number;
+
+#[napi(js_name = "processStart")]
+pub fn process_start(env: Env, pid: Val) -> napi::Result<Val> {
+  export(&env, |js| start_of(js, pid).and_then(|s| opt_str(js, s)))
+}
+
+#[napi(js_name = "bootId")]
+pub fn boot_id(env: Env) -> napi::Result<Val> {
+  export(&env, |js| js.alive().and_then(|()| opt_str(js, identity::boot_id())))
+}
+
+#[napi(js_name = "identityOf")]
+pub fn identity_of(env: Env, pid: Val) -> napi::Result<Val> {
+  export(&env, |js| identity_object(js, pid))
+}
+
+#[napi(js_name = "pidAlive")]
+pub fn pid_alive(env: Env, pid: Val) -> napi::Result<bool> {
+  export(&env, |js| alive_of(js, pid))
+}
+
+/// `processStart(pid)`: the template `/proc/${pid}/stat` runs inside the
+/// reference's try, so a pid that cannot become a string reads as null.
+pub fn start_of(js: Js, pid: Val) -> JsResult<Option<String>> {
+  // A read of /proc, the one step of these exports that takes time.
+  js.alive()?;
+  if js.is(pid, sys::ValueType::napi_number)? {
+    return Ok(identity::process_start(&js_number(js.number_value(pid)?)));
+  }
+  let text = match js.to_string(pid) {
+    Ok(s) => js.utf8(s)?,
+    Err(Thrown::Pending) => {
+      js.take_exception()?;
+      return Ok(None);
+    }
+    Err(e) => return Err(e),
+  };
+  Ok(identity::process_start(&text))
+}
+
+/// A string, or null.
+pub fn opt_str(js: Js, s: Option<String>) -> JsResult<Val> {
+  match s {
+    Some(s) => js.str(&s),
+    None => js.null(),
+  }
+}
+
+/// `identityOf(pid)`: `{start, boot}`.
+fn identity_object(js: Js, pid: Val) -> JsResult<Val> {
+  let start = start_of(js, pid)?;
+  let obj = js.object()?;
+  js.set(obj, "start", opt_str(js, start)?)?;
+  js.set(obj, "boot", opt_str(js, identity::boot_id())?)?;
+  Ok(obj)
+}
+
+/// A seam's result as `now = identity(pid)`; `identity` is the seam, or
+/// `None` for the default (`identityOf`).
+pub fn call_identity(js: Js, identity: Option<Val>, pid: Val) -> JsResult<Val> {
+  match identity {
+    None => identity_object(js, pid),
+    Some(f) => {
+      if !js.is(f, sys::ValueType::napi_function)? {
+        return Err(JournalError::not_a_function("identity").into());
+      }
+      js.call(f, js.undefined()?, &[pid])
+    }
+  }
+}
+
+/// An identity field as the ladder compares it.
+pub fn field(js: Js, v: Val) -> JsResult<Field> {
+  Ok(match js.type_of(v)? {
+    sys::ValueType::napi_null => Field::Null,
+    sys::ValueType::napi_string => Field::Str(js.units(v)?),
+    _ => Field::Other,
+  })
+}
+
+/// `pidAlive(pid)`: `process.kill(pid, 0)` succeeds or fails with EPERM.
+/// A number is decided here; any other value goes through Node's own
+/// process.kill, whose argument coercion is the contract.
+pub fn alive_of(js: Js, pid: Val) -> JsResult<bool> {
+  if js.is(pid, sys::ValueType::napi_number)? {
+    return Ok(identity::pid_alive(js.number_value(pid)?));
+  }
+  let process = js.get(js.global()?, "process")?;
+  let kill = js.get(process, "kill")?;
+  match js.call(kill, process, &[pid, js.number(0.0)?]) {
+    Ok(_) => Ok(true),
+    Err(Thrown::Pending) => {
+      let e = js.take_exception()?;
+      let code = js.prop(e, "code")?;
+      Ok(js.string_of(code)?.is_some_and(|c| c == "EPERM"))
+    }
+    Err(e) => Err(e),
+  }
+}

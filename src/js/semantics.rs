@@ -1,0 +1,290 @@
+//! The JavaScript semantics that need V8, each as the reference evaluates
+//! it: `String()`, `JSON.stringify`, `JSON.parse`, `new Date()`, a property
+//! read of null, what `quietFs` reads of a thrown value, `===` against a
+//! parsed value. Built-ins come from the realm taken at load.
+
+use napi::sys;
+
+use super::{out_of_memory, Js, JsResult, Thrown, Val};
+use crate::error::{JournalError, ThrownCode};
+use crate::records::Cmp;
+
+/// V8's `String::kMaxLength` on 64-bit platforms: 2**29 - 24 code units
+/// (Node's `buffer.constants.MAX_STRING_LENGTH`).
+pub const MAX_STRING: usize = (1 << 29) - 24;
+
+/// The JSON texts `parse_array` parses as one array's elements.
+pub trait Texts {
+  fn len(&self) -> usize;
+  /// The file the `i`-th text was read from, as a refusal names it.
+  fn label(&self, i: usize) -> String;
+  /// The length in bytes of the `i`-th text.
+  fn size(&self, i: usize) -> usize;
+  /// Appends the `i`-th text (of `size(i)` bytes).
+  fn write(&mut self, i: usize, out: &mut Vec<u8>);
+}
+
+impl Js {
+  /// Ends the call (`Terminating`) when JavaScript can no longer run: asked
+  /// before a step that would make no call into JavaScript to notice it.
+  pub fn alive(self) -> JsResult<()> {
+    if self.can_run() {
+      Ok(())
+    } else {
+      Err(Thrown::Terminating)
+    }
+  }
+
+  pub fn is(self, v: Val, t: sys::napi_valuetype) -> JsResult<bool> {
+    Ok(self.type_of(v)? == t)
+  }
+
+  pub fn is_nullish(self, v: Val) -> JsResult<bool> {
+    let t = self.type_of(v)?;
+    Ok(t == sys::ValueType::napi_null || t == sys::ValueType::napi_undefined)
+  }
+
+  /// `obj.name`, with JavaScript's TypeError for null and undefined.
+  pub fn prop(self, obj: Val, name: &str) -> JsResult<Val> {
+    match self.type_of(obj)? {
+      sys::ValueType::napi_null => Err(JournalError::read_of_null(name).into()),
+      sys::ValueType::napi_undefined => Err(JournalError::read_of_undefined(name).into()),
+      _ => self.get(obj, name),
+    }
+  }
+
+  /// `typeof v === "string"`, with its text.
+  pub fn string_of(self, v: Val) -> JsResult<Option<String>> {
+    if self.is(v, sys::ValueType::napi_string)? {
+      Ok(Some(self.utf8(v)?))
+    } else {
+      Ok(None)
+    }
+  }
+
+  /// `String(v)` (a Symbol is described, not refused).
+  pub fn js_string(self, v: Val) -> JsResult<Val> {
+    if self.is(v, sys::ValueType::napi_string)? {
+      return Ok(v);
+    }
+    let f = self.kept(self.realm()?.string)?;
+    self.call(f, self.undefined()?, &[v])
+  }
+
+  /// `JSON.stringify(v)`: a string, or `None` for undefined.
+  pub fn stringify(self, v: Val) -> JsResult<Option<String>> {
+    let f = self.kept(self.realm()?.stringify)?;
+    let out = self.call(f, self.undefined()?, &[v])?;
+    self.string_of(out)
+  }
+
+  /// `JSON.stringify({...record, id}, null, 2)`.
+  pub fn stringify_turn(self, record: Val, id: Val) -> JsResult<Option<String>> {
+    let f = self.kept(self.realm()?.stringify_turn)?;
+    let out = self.call(f, self.undefined()?, &[record, id])?;
+    self.string_of(out)
+  }
+
+  /// `JSON.parse(text)`: a STOP line the scanner accepted, or a turn record
+  /// (whose SyntaxError the caller turns into the refusal).
+  pub fn parse(self, text: &str) -> JsResult<Val> {
+    self.parse_value(self.str(text)?)
+  }
+
+  /// `JSON.parse(text)` of a string already made.
+  pub fn parse_value(self, text: Val) -> JsResult<Val> {
+    let f = self.kept(self.realm()?.parse)?;
+    self.call(f, self.undefined()?, &[text])
+  }
+
+  pub fn new_set(self, items: Val) -> JsResult<Val> {
+    let ctor = self.kept(self.realm()?.set)?;
+    self.construct(ctor, &[items])
+  }
+
+  /// A Map of `flat`'s elements taken two at a time, key then value.
+  pub fn map_of_pairs(self, flat: Val) -> JsResult<Val> {
+    let realm = self.realm()?;
+    let (f, ctor) = (self.kept(realm.map_of_pairs)?, self.kept(realm.map)?);
+    self.call(f, self.undefined()?, &[ctor, flat])
+  }
+
+  /// `JSON.parse` of the texts (each already known to parse) as one array.
+  /// The array is parsed a part at a time (a few thousand elements, at most
+  /// `PART` bytes unless one element is larger) and the parts joined with
+  /// `concat`: one JSON.parse of a whole file makes V8 allocate and free
+  /// parser temporaries large enough to raise glibc's dynamic mmap
+  /// threshold, after which the process's resident memory climbs with
+  /// every large read (measured: to 1 GiB over 200 reads of 100,000 lines).
+  ///
+  /// Memory (#10): at no moment are more than two copies of a text held.
+  /// `texts` (which may own the file's bytes) is dropped once the last
+  /// part's text is made and before it becomes a V8 string, and a large
+  /// part's text is freed before it is parsed. A part's room is reserved
+  /// exactly and fallibly, so running out of memory refuses the read
+  /// instead of aborting the process. A part is longer than V8's longest
+  /// string only when one element is, and it is refused by that element's
+  /// file.
+  pub fn parse_array(self, texts: impl Texts) -> JsResult<Val> {
+    const CHUNK: usize = 4096;
+    const PART: usize = 64 << 20;
+    /// Room kept for the next part; a larger part's text is freed.
+    const KEEP: usize = 1 << 20;
+    let n = texts.len();
+    let mut label = texts.label(0);
+    let parse = self.kept(self.realm()?.parse).map_err(|e| e.reading(&label))?;
+    let undefined = self.undefined()?;
+    let mut texts = Some(texts);
+    let mut parts = Vec::with_capacity(n / CHUNK + 1);
+    let mut buf = Vec::new();
+    let mut i = 0;
+    while let Some(t) = texts.as_mut() {
+      let mut end = i;
+      let mut size = 2;
+      while end < n && end - i < CHUNK {
+        let more = t.size(end) + 1;
+        if end > i && size + more > PART {
+          break;
+        }
+        size += more;
+        end += 1;
+      }
+      label = t.label(i);
+      buf.clear();
+      buf.try_reserve_exact(size).map_err(|_| out_of_memory(&label))?;
+      buf.push(b'[');
+      for k in i..end {
+        if k > i {
+          buf.push(b',');
+        }
+        t.write(k, &mut buf);
+      }
+      buf.push(b']');
+      if end >= n {
+        texts = None;
+      }
+      let part = self.escaping(|| {
+        let text = self.file_text(&buf, &label)?;
+        // The bytes are freed before the parse, which needs room of its own.
+        if buf.capacity() > KEEP {
+          buf = Vec::new();
+        }
+        self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))
+      })?;
+      parts.push(part);
+      i = end;
+    }
+    drop(buf);
+    self.concat(&parts).map_err(|e| e.reading(&label))
+  }
+
+  /// The arrays `parts` joined into one (`[]` for none).
+  pub fn concat(self, parts: &[Val]) -> JsResult<Val> {
+    match parts {
+      [] => self.array(0),
+      [one] => Ok(*one),
+      [first, rest @ ..] => {
+        let concat = self.kept(self.realm()?.concat)?;
+        self.call(concat, *first, rest)
+      }
+    }
+  }
+
+  /// A string of text read from the file `label` (UTF-8, ASCII copied as
+  /// Latin-1). Past V8's longest string it is refused as Node refuses such
+  /// a read, `could not read <label> (ERR_STRING_TOO_LONG)` (#10), and any
+  /// other failure to make it is a refusal naming the file.
+  pub fn file_text(self, bytes: &[u8], label: &str) -> JsResult<Val> {
+    let made = if bytes.is_ascii() {
+      self.latin1(bytes)
+    } else {
+      self.str_utf8(bytes)
+    };
+    made.map_err(|e| match e {
+      // V8 refuses a string longer than this many UTF-16 units without an
+      // exception; a UTF-8 text of more bytes may still fit.
+      Thrown::Napi(_) if bytes.len() > MAX_STRING => crate::error::quiet_fs(Some("ERR_STRING_TOO_LONG"), label, "read").into(),
+      e => e.reading(label),
+    })
+  }
+
+  /// `new Date(v).toISOString()`. Numbers are converted here; anything else
+  /// goes through the Date the page has now (its parser, ToPrimitive,
+  /// valueOf).
+  pub fn iso_of(self, v: Val) -> JsResult<String> {
+    if self.is(v, sys::ValueType::napi_number)? {
+      return crate::time::iso(self.number_value(v)?).ok_or_else(|| JournalError::invalid_date().into());
+    }
+    self.date_iso(&[v])
+  }
+
+  /// `new Date().toISOString()`: the clock is read through the global Date
+  /// of this moment, so a test's fake timers are seen as journal.mjs sees
+  /// them.
+  pub fn now_iso(self) -> JsResult<String> {
+    self.date_iso(&[])
+  }
+
+  /// `Date.now()`, through the global Date of this moment.
+  pub fn now_ms(self) -> JsResult<f64> {
+    let date = self.get(self.global()?, "Date")?;
+    let now = self.prop(date, "now")?;
+    let v = self.call(now, date, &[])?;
+    self.number_value(v)
+  }
+
+  fn date_iso(self, args: &[Val]) -> JsResult<String> {
+    let ctor = self.get(self.global()?, "Date")?;
+    let date = self.construct(ctor, args)?;
+    let f = self.prop(date, "toISOString")?;
+    let out = self.call(f, date, &[])?;
+    self.utf8(out)
+  }
+
+  /// What quietFs's `typeof err?.code === "string" ? err.code : ...` says
+  /// of a thrown value: `code` is read once for the test and, when it is a
+  /// string, once more for the message (a getter runs twice, and its second
+  /// value is what the template converts). A `code` getter that throws
+  /// makes that exception the one the call throws.
+  pub fn code_of(self, e: Val) -> JsResult<Option<String>> {
+    if self.is_nullish(e)? {
+      return Ok(None);
+    }
+    let code = self.get(e, "code")?;
+    if !self.is(code, sys::ValueType::napi_string)? {
+      return Ok(None);
+    }
+    let again = self.get(e, "code")?;
+    Ok(Some(self.utf8(self.to_string(again)?)?))
+  }
+
+  /// Runs `f`; a JavaScript exception it raises is caught and reported by
+  /// its `code` (the reference's `catch (e) { quietFs(e, ...) }`).
+  pub fn catching<T>(self, f: impl FnOnce() -> JsResult<T>) -> JsResult<Result<T, ThrownCode>> {
+    match f() {
+      Ok(v) => Ok(Ok(v)),
+      Err(Thrown::Pending) => {
+        let e = self.take_exception()?;
+        Ok(Err(ThrownCode(self.code_of(e)?)))
+      }
+      Err(Thrown::Journal(e)) => Ok(Err(ThrownCode(match e {
+        JournalError::Node { code, .. } => Some(code),
+        JournalError::Type { code, .. } => code.map(str::to_string),
+        _ => None,
+      }))),
+      Err(other) => Err(other),
+    }
+  }
+
+  /// A JavaScript value as `===` sees it against a parsed JSON value.
+  pub fn cmp(self, v: Val) -> JsResult<Cmp> {
+    Ok(match self.type_of(v)? {
+      sys::ValueType::napi_undefined => Cmp::Undefined,
+      sys::ValueType::napi_null => Cmp::Null,
+      sys::ValueType::napi_boolean => Cmp::Bool(self.bool_value(v)?),
+      sys::ValueType::napi_number => Cmp::Num(self.number_value(v)?),
+      sys::ValueType::napi_string => Cmp::Str(self.units(v)?),
+      _ => Cmp::Other,
+    })
+  }
+}

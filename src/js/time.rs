@@ -1,0 +1,14 @@
+//! `utcDate`: the date part of `new Date(now).toISOString()`.
+
+use napi::Env;
+use napi_derive::napi;
+
+use super::{export, Val};
+
+#[napi(js_name = "utcDate")]
+pub fn utc_date(env: Env, now: Val) -> napi::Result<Val> {
+  export(&env, |js| {
+    let iso = js.iso_of(now)?;
+    js.str(iso.get(..10).unwrap_or(&iso))
+  })
+}
