@@ -453,4 +453,286 @@ mod tests {
     let listed = list(d.path(), |_, text, _| text.to_string()).expect("list");
     assert_eq!(listed, ["{\"a\":1}\n"]);
   }
+  fn err(e: JournalError) -> String {
+    e.to_string()
+  }
+
+  #[test]
+  fn of_two_drafts_of_one_id_the_first_to_finish_wins() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    let (one, two) = (create(&path).expect("first"), create(&path).expect("second"));
+    one.finish(b"one").expect("finish");
+    assert_eq!(two.finish(b"two").expect_err("exclusive").kind(), std::io::ErrorKind::AlreadyExists);
+    assert_eq!(std::fs::read(&path).expect("record"), b"one");
+    assert_eq!(kind(create(&path)), Some(libc::EEXIST), "a finished record refuses a second create");
+    assert_eq!(names(&t), ["t1.json"]);
+  }
+
+  #[test]
+  fn a_directory_removed_before_finish_refuses_and_leaves_nothing() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let draft = create(&format!("{t}/t1.json")).expect("create");
+    std::fs::remove_dir(&t).expect("the unnamed inode is no entry");
+    assert_eq!(draft.finish(b"{}").expect_err("gone").raw_os_error(), Some(libc::ENOENT));
+    assert!(!exists(&t));
+  }
+
+  #[test]
+  fn a_temporary_name_in_use_is_passed_over() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    // Names a process with this pid may have left: at most 8 of the 16 tries.
+    let next = TEMP.load(Ordering::Relaxed);
+    let left: Vec<String> = (next..next + 8).map(|n| format!(".turn-{}-{n}.tmp", std::process::id())).collect();
+    for name in &left {
+      std::fs::write(format!("{t}/{name}"), "left").expect("left");
+    }
+    let draft = named(&format!("{t}/t1.json"), &t).expect("named");
+    let temp = draft.temp.clone().expect("a temporary name");
+    assert!(!left.iter().any(|l| temp.ends_with(&format!("/{l}"))), "{temp}");
+    draft.finish(b"{}\n").expect("finish");
+    let mut want = left.clone();
+    want.push("t1.json".into());
+    want.sort();
+    assert_eq!(names(&t), want);
+    for name in &left {
+      assert_eq!(std::fs::read(format!("{t}/{name}")).expect("untouched"), b"left");
+    }
+  }
+
+  #[test]
+  fn the_parent_of_a_joined_path() {
+    assert_eq!(parent("/a/b/turns/t1.json"), "/a/b/turns");
+    assert_eq!(parent("turns/t1.json"), "turns");
+    assert_eq!(parent("/t1.json"), "/");
+    assert_eq!(parent("t1.json"), ".");
+  }
+
+  #[test]
+  fn refusals_name_the_turn_by_a_valid_id_only() {
+    assert_eq!(exists_refusal("t1"), JournalError::failed("turn record already exists: t1"));
+    let eacces = std::io::Error::from_raw_os_error(libc::EACCES);
+    assert_eq!(err(write_refusal(&eacces, "t1")), "could not write turn record t1 (EACCES)");
+    let enospc = std::io::Error::from_raw_os_error(libc::ENOSPC);
+    assert_eq!(err(write_refusal(&enospc, "../x")), "could not write turn record (ENOSPC)");
+    assert_eq!(
+      text_failed("t1", Some("ERR_X")),
+      JournalError::failed("could not write turn record t1 (ERR_X)")
+    );
+    assert_eq!(err(text_failed("t1", None)), "could not write turn record t1 (unknown error)");
+    assert_eq!(not_json("t.1"), JournalError::failed("turn record t.1: not valid JSON"));
+    assert_eq!(err(not_json(&"a".repeat(129))), "turn record: not valid JSON");
+  }
+
+  #[test]
+  fn read_text_drops_one_byte_order_mark() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    std::fs::write(&path, "\u{feff}\u{feff}{}\n").expect("write");
+    assert_eq!(read_text(&path, "t1").expect("read"), "\u{feff}{}\n");
+    std::fs::write(&path, b"{\"a\":\"\xff\"}").expect("write");
+    assert_eq!(read_text(&path, "t1").expect("read"), "{\"a\":\"\u{fffd}\"}");
+    let missing = format!("{t}/t2.json");
+    assert_eq!(
+      err(read_text(&missing, "t2").expect_err("missing")),
+      "could not read turn record t2 (ENOENT)"
+    );
+    assert_eq!(
+      err(read_text(&missing, "a b").expect_err("missing")),
+      "could not read turn record (ENOENT)"
+    );
+  }
+
+  /// Each listed record as (id, text, its `id` field).
+  fn listed(dir: &str) -> Result<Vec<(String, String, Option<String>)>> {
+    list(dir, |id, text, doc| {
+      (
+        id.to_string(),
+        text.to_string(),
+        doc.get_str("id").map(|u| String::from_utf16_lossy(&u)),
+      )
+    })
+  }
+
+  #[test]
+  fn records_are_listed_in_byte_order_and_only_json_names() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    assert_eq!(listed(d.path()).expect("empty"), []);
+    let ids = ["b", "B", "a", "a-b", "a.b", "\u{e9}", "_x", ""];
+    for id in ids {
+      std::fs::write(format!("{t}/{id}.json"), format!("{{\"id\":\"{id}\"}}\n")).expect("record");
+    }
+    std::fs::write(format!("{t}/a.json"), "\u{feff}{\"id\":\"a\"}\n").expect("with a mark");
+    for other in ["notes.txt", "x.json.bak", "json", ".turn-1-2.tmp", "x.JSON"] {
+      std::fs::write(format!("{t}/{other}"), "not json").expect("other");
+    }
+    std::fs::create_dir(format!("{t}/sub")).expect("sub");
+    let got = listed(d.path()).expect("list");
+    let order: Vec<&str> = got.iter().map(|r| r.0.as_str()).collect();
+    // Bytes, not locale: '-' < '.' < 'B' < '_' < 'a' < 0xC3 (é).
+    assert_eq!(order, ["", "B", "_x", "a-b", "a.b", "a", "b", "\u{e9}"]);
+    for (id, text, field) in &got {
+      assert_eq!(field.as_deref(), Some(id.as_str()));
+      assert_eq!(*text, format!("{{\"id\":\"{id}\"}}\n"), "the mark is dropped");
+    }
+  }
+
+  #[test]
+  fn no_turns_directory_lists_nothing_and_one_of_another_kind_refuses_by_journal() {
+    let d = TempDir::new();
+    let mut calls = 0;
+    list_batches(
+      d.path(),
+      2,
+      |_, _, _| (),
+      |_| {
+        calls += 1;
+        Ok::<(), JournalError>(())
+      },
+    )
+    .expect("none");
+    assert_eq!(calls, 0);
+    std::fs::write(format!("{}/turns", d.path()), "").expect("a file");
+    let name = crate::paths::basename(d.path()).to_string();
+    assert_eq!(
+      err(listed(d.path()).expect_err("not a directory")),
+      format!("could not read the turns directory in discord/{name} under the data root (ENOTDIR)")
+    );
+    let other = format!("{}/Not A Binding", d.path());
+    std::fs::create_dir(&other).expect("dir");
+    nix::unistd::mkfifo(format!("{other}/turns").as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    assert_eq!(
+      err(listed(&other).expect_err("a fifo")),
+      "could not read the turns directory in the binding's journal directory (ENOTDIR)"
+    );
+  }
+
+  #[test]
+  fn batches_come_in_order_and_a_bad_record_refuses_before_its_batch() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    for i in 0..5 {
+      std::fs::write(format!("{t}/t{i}.json"), format!("{{\"n\":{i}}}")).expect("record");
+    }
+    let batches = |size: usize| {
+      let mut seen: Vec<Vec<String>> = Vec::new();
+      list_batches(
+        d.path(),
+        size,
+        |id, _, _| id.to_string(),
+        |b| {
+          seen.push(b);
+          Ok::<(), JournalError>(())
+        },
+      )
+      .map(|()| seen)
+    };
+    let ids = |v: &[&str]| v.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    assert_eq!(batches(2).expect("list"), [ids(&["t0", "t1"]), ids(&["t2", "t3"]), ids(&["t4"])]);
+    assert_eq!(batches(0).expect("list").len(), 5, "a batch holds at least one record");
+    assert_eq!(batches(usize::MAX).expect("list"), [ids(&["t0", "t1", "t2", "t3", "t4"])]);
+    // The caller's refusal ends the listing.
+    let mut calls = 0;
+    let stopped = list_batches(
+      d.path(),
+      1,
+      |_, _, _| (),
+      |_| {
+        calls += 1;
+        if calls == 2 {
+          return Err(JournalError::failed("stop"));
+        }
+        Ok(())
+      },
+    );
+    assert_eq!((stopped, calls), (Err(JournalError::failed("stop")), 2));
+    // A record that does not parse: the batches before it were handed on,
+    // its own never is.
+    std::fs::write(format!("{t}/t3.json"), "{\"n\":").expect("torn");
+    let mut seen = Vec::new();
+    let refused = list_batches(
+      d.path(),
+      2,
+      |id, _, _| id.to_string(),
+      |b| {
+        seen.push(b);
+        Ok::<(), JournalError>(())
+      },
+    );
+    assert_eq!(refused, Err(JournalError::failed("turn record t3: not valid JSON")));
+    assert_eq!(seen, [ids(&["t0", "t1"])]);
+  }
+
+  #[test]
+  fn the_first_record_in_order_that_fails_refuses_the_list() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    // Enough records for the two reading threads.
+    for i in 0..150 {
+      std::fs::write(format!("{t}/r{i:03}.json"), format!("{{\"id\":\"r{i:03}\"}}")).expect("record");
+    }
+    let got = listed(d.path()).expect("list");
+    assert_eq!(got.len(), 150);
+    assert!(got.iter().enumerate().all(|(i, r)| r.0 == format!("r{i:03}")));
+    std::fs::write(format!("{t}/r140.json"), "").expect("empty");
+    std::fs::write(format!("{t}/r100.json"), "{").expect("torn");
+    assert_eq!(err(listed(d.path()).expect_err("bad")), "turn record r100: not valid JSON");
+    std::fs::remove_file(format!("{t}/r020.json")).expect("rm");
+    std::fs::create_dir(format!("{t}/r020.json")).expect("a directory");
+    assert_eq!(err(listed(d.path()).expect_err("bad")), "could not read turn record r020 (EISDIR)");
+  }
+
+  #[test]
+  fn unreadable_records_refuse_by_their_label() {
+    use std::os::unix::ffi::OsStrExt;
+    let cases: [(&str, &str); 5] = [
+      ("fifo", "could not read turn record fifo (EFTYPE)"),
+      ("dangling", "could not read turn record dangling (ENOENT)"),
+      ("dir", "could not read turn record dir (EISDIR)"),
+      ("-x", "turn record: not valid JSON"),
+      ("\u{fffd}", "could not read turn record (ENOENT)"),
+    ];
+    for (id, want) in cases {
+      let d = TempDir::new();
+      let t = turns(&d);
+      let path = format!("{t}/{id}.json");
+      match id {
+        "fifo" => nix::unistd::mkfifo(path.as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo"),
+        "dangling" => std::os::unix::fs::symlink("/nowhere", &path).expect("link"),
+        "dir" => std::fs::create_dir(&path).expect("dir"),
+        "-x" => std::fs::write(&path, "not json").expect("record"),
+        // A name that is not UTF-8 is opened as Node decodes it, and is not there.
+        _ => std::fs::write(std::ffi::OsStr::from_bytes(&[t.as_bytes(), b"/\xff.json"].concat()), "{}").expect("non-UTF-8 name"),
+      }
+      assert_eq!(err(listed(d.path()).expect_err(id)), want, "{id}");
+    }
+  }
+
+  #[test]
+  fn count_turns_on_reads_every_record() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    for (id, text) in [
+      ("a", "{\"startedAt\":\"2026-01-02T00:00:00Z\"}"),
+      ("b", "{\"startedAt\":\"2026-01-03\"}"),
+      ("c", "[]"),
+    ] {
+      std::fs::write(format!("{t}/{id}.json"), text).expect("record");
+    }
+    let count = |date: &str| {
+      let started = list(d.path(), |_, _, doc| crate::records::started_day(doc))?;
+      crate::records::count_started_on(&started, Some(&date.encode_utf16().collect::<Vec<_>>()))
+    };
+    assert_eq!(count("2026-01-02"), Ok(1));
+    std::fs::write(format!("{t}/0.json"), "null").expect("null record");
+    assert_eq!(
+      err(count("2026-01-02").expect_err("null")),
+      "Cannot read properties of null (reading 'startedAt')"
+    );
+  }
 }
