@@ -164,6 +164,17 @@ impl Draft {
   }
 }
 
+/// A draft dropped before it was linked leaves no temporary behind (an
+/// export that returned early, a write that failed): nothing else would
+/// ever remove it.
+impl Drop for Draft {
+  fn drop(&mut self) {
+    if let Some(temp) = self.temp.take() {
+      let _ = std::fs::remove_file(temp);
+    }
+  }
+}
+
 /// Links the temporary `temp` to `path` (never following a symlink at
 /// either, failing EEXIST on anything at `path`), then removes the
 /// temporary, linked or not.
@@ -194,19 +205,22 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
 /// dropped), parsed; `f` takes what it needs from it (and the id).
 fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T) -> Result<T> {
-  let bytes = bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
-  let text = decode_utf8(bytes);
-  let text = text.strip_prefix('\u{feff}').unwrap_or(&text);
-  match Doc::parse(text) {
-    Some(doc) => Ok(f(id, text, &doc)),
+  let text = record_text(bytes, id)?;
+  match Doc::parse(&text) {
+    Some(doc) => Ok(f(id, &text, &doc)),
     None => Err(not_json(id)),
   }
 }
 
 /// The text of a record, one leading U+FEFF dropped, not yet parsed.
 pub fn read_text(path: &str, id: &str) -> Result<String> {
-  let bytes = crate::files::read(path).map_err(|e| quiet_io(&e, &turn_label(id), "read"))?;
-  let mut text = decode_utf8(bytes);
+  record_text(crate::files::read(path), id)
+}
+
+/// A record's bytes as text, one leading U+FEFF dropped, or the refusal
+/// of its read.
+fn record_text(bytes: std::io::Result<Vec<u8>>, id: &str) -> Result<String> {
+  let mut text = decode_utf8(bytes.map_err(|e| quiet_io(&e, &turn_label(id), "read"))?);
   if text.starts_with('\u{feff}') {
     text.drain(..'\u{feff}'.len_utf8());
   }
@@ -382,6 +396,17 @@ mod tests {
     // Finished empty (the stringify that throws): the reference's empty file.
     create(&format!("{t}/t3.json")).expect("create").finish(b"").expect("finish");
     assert_eq!(std::fs::read(format!("{t}/t3.json")).expect("empty"), b"");
+  }
+
+  #[test]
+  fn a_named_draft_dropped_unfinished_leaves_no_temporary() {
+    let d = TempDir::new();
+    let t = turns(&d);
+    let path = format!("{t}/t1.json");
+    drop(named(&path, &t).expect("named"));
+    assert!(names(&t).is_empty(), "{:?}", names(&t));
+    named(&path, &t).expect("named").finish(b"{}\n").expect("finish");
+    assert_eq!(names(&t), ["t1.json"]);
   }
 
   #[test]
