@@ -7,19 +7,19 @@ use super::{Js, JsResult, Thrown, Val};
 use crate::error::JournalError;
 
 /// A `dir` argument: `path.join` refuses anything but a string.
-pub struct Dir {
+pub struct Dir<'e> {
   /// The string itself, read as UTF-16 only when a path is returned.
-  v: Val,
+  v: Val<'e>,
   /// The path for the file system: what V8 hands it (each lone surrogate
   /// as U+FFFD).
   fs: String,
 }
 
-impl Dir {
+impl<'e> Dir<'e> {
   /// Every export that touches the journal takes its `dir` here, before its
   /// first step on the file system: a terminated Worker's call ends here
   /// (the steps that follow may run no JavaScript to notice it).
-  pub fn from(js: Js, v: Val) -> JsResult<Dir> {
+  pub fn from(js: Js<'e>, v: Val<'e>) -> JsResult<Dir<'e>> {
     js.alive()?;
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v));
@@ -32,7 +32,7 @@ impl Dir {
   }
 
   /// `path.join(dir, ...names)` as the string the API returns.
-  pub fn join(&self, js: Js, names: &[&str]) -> JsResult<Val> {
+  pub fn join(&self, js: Js<'e>, names: &[&str]) -> JsResult<Val<'e>> {
     let units = js.units(self.v)?;
     let mut joined = Vec::with_capacity(units.len() + 24);
     joined.extend_from_slice(&units);
@@ -53,7 +53,7 @@ impl Dir {
 /// Node's ERR_INVALID_ARG_TYPE for a path argument that is not a string:
 /// thrown by `path.join` itself, so its message, and what building it reads
 /// of the value (a getter that throws included), are Node's own.
-fn invalid_path(js: Js, v: Val) -> Thrown {
+fn invalid_path<'e>(js: Js<'e>, v: Val<'e>) -> Thrown {
   let joined = js.realm().and_then(|realm| {
     let join = js.kept(realm.join)?;
     js.call(join, js.undefined()?, &[v])
@@ -68,7 +68,7 @@ fn invalid_path(js: Js, v: Val) -> Thrown {
 /// Destructures an options argument as `{ a = …, b = … } = {}` does:
 /// undefined takes every default, null (or undefined inside) throws; each
 /// named property is read once, in the order given.
-pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<[Option<Val>; N]> {
+pub fn options<'e, const N: usize>(js: Js<'e>, opts: Val<'e>, names: [&str; N]) -> JsResult<[Option<Val<'e>>; N]> {
   let mut out = [None; N];
   match js.type_of(opts)? {
     sys::ValueType::napi_undefined => return Ok(out),
@@ -85,7 +85,7 @@ pub fn options<const N: usize>(js: Js, opts: Val, names: [&str; N]) -> JsResult<
 }
 
 /// A date argument: only a string can equal a slice of one.
-pub fn date_arg(js: Js, date: Val) -> JsResult<Option<Vec<u16>>> {
+pub fn date_arg<'e>(js: Js<'e>, date: Val<'e>) -> JsResult<Option<Vec<u16>>> {
   if js.is(date, sys::ValueType::napi_string)? {
     Ok(Some(js.units(date)?))
   } else {
@@ -94,7 +94,7 @@ pub fn date_arg(js: Js, date: Val) -> JsResult<Option<Vec<u16>>> {
 }
 
 /// A pid argument the core compares as a number: any other type is no pid.
-pub fn number_arg(js: Js, v: Val) -> JsResult<Option<f64>> {
+pub fn number_arg<'e>(js: Js<'e>, v: Val<'e>) -> JsResult<Option<f64>> {
   if js.is(v, sys::ValueType::napi_number)? {
     Ok(Some(js.number_value(v)?))
   } else {

@@ -4,7 +4,7 @@
 //! ```ignore
 //! #[napi(js_name = "readDrops")]
 //! pub fn read_drops(env: Env, dir: Val) -> napi::Result<Val> {
-//!   export(&env, |js| read_all(js, dir, lines::DROPS))
+//!   export(env, |js| read_all(js, dir, lines::DROPS))
 //! }
 //! ```
 //!
@@ -61,7 +61,7 @@ pub fn out_of_memory(label: &str) -> Thrown {
 
 /// Runs an export's body with the env of its call and ends the call: its
 /// value, or the exception now pending.
-pub fn export<T>(env: &Env, body: impl FnOnce(Js) -> JsResult<T>) -> napi::Result<T> {
+pub fn export<'e, T>(env: &'e Env, body: impl FnOnce(Js<'e>) -> JsResult<T>) -> napi::Result<T> {
   let js = Js::new(env);
   let result = body(js);
   done(js, result)
@@ -70,7 +70,7 @@ pub fn export<T>(env: &Env, body: impl FnOnce(Js) -> JsResult<T>) -> napi::Resul
 /// In an env that can no longer run JavaScript nothing is thrown: nothing
 /// could catch it, and the call only has to return for the termination to
 /// go on.
-fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
+fn done<'e, T>(js: Js<'e>, r: JsResult<T>) -> napi::Result<T> {
   let raised = match r {
     Ok(v) => return Ok(v),
     Err(Thrown::Pending) => Ok(()),
@@ -97,7 +97,7 @@ fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
   }
 }
 
-impl Js {
+impl<'e> Js<'e> {
   /// The JavaScript value of a journal error, thrown.
   fn throw_error(self, e: JournalError) -> JsResult<()> {
     let v = match &e {
@@ -132,7 +132,7 @@ fn ended() -> napi::Error {
 
 /// The end of a call in an env that can no longer run JavaScript: nothing
 /// is thrown, and index.js is told to stop the thread.
-fn terminated(js: Js) -> napi::Error {
+fn terminated<'e>(js: Js<'e>) -> napi::Error {
   realm::raise_ended(js);
   ended()
 }

@@ -12,28 +12,28 @@ use crate::lock::Field;
 use crate::text::js_number;
 
 #[napi(js_name = "processStart")]
-pub fn process_start(env: Env, pid: Val) -> napi::Result<Val> {
-  export(&env, |js| start_of(js, pid).and_then(|s| opt_str(js, s)))
+pub fn process_start<'e>(env: &'e Env, pid: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| start_of(js, pid).and_then(|s| opt_str(js, s)))
 }
 
 #[napi(js_name = "bootId")]
-pub fn boot_id(env: Env) -> napi::Result<Val> {
-  export(&env, |js| js.alive().and_then(|()| opt_str(js, identity::boot_id())))
+pub fn boot_id<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
+  export(env, |js| js.alive().and_then(|()| opt_str(js, identity::boot_id())))
 }
 
 #[napi(js_name = "identityOf")]
-pub fn identity_of(env: Env, pid: Val) -> napi::Result<Val> {
-  export(&env, |js| identity_object(js, pid))
+pub fn identity_of<'e>(env: &'e Env, pid: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| identity_object(js, pid))
 }
 
 #[napi(js_name = "pidAlive")]
-pub fn pid_alive(env: Env, pid: Val) -> napi::Result<bool> {
-  export(&env, |js| alive_of(js, pid))
+pub fn pid_alive<'e>(env: &'e Env, pid: Val<'e>) -> napi::Result<bool> {
+  export(env, |js| alive_of(js, pid))
 }
 
 /// `processStart(pid)`: the template `/proc/${pid}/stat` runs inside the
 /// reference's try, so a pid that cannot become a string reads as null.
-pub fn start_of(js: Js, pid: Val) -> JsResult<Option<String>> {
+pub fn start_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<Option<String>> {
   // A read of /proc, the one step of these exports that takes time.
   js.alive()?;
   if js.is(pid, sys::ValueType::napi_number)? {
@@ -51,7 +51,7 @@ pub fn start_of(js: Js, pid: Val) -> JsResult<Option<String>> {
 }
 
 /// A string, or null.
-pub fn opt_str(js: Js, s: Option<String>) -> JsResult<Val> {
+pub fn opt_str<'e>(js: Js<'e>, s: Option<String>) -> JsResult<Val<'e>> {
   match s {
     Some(s) => js.str(&s),
     None => js.null(),
@@ -59,7 +59,7 @@ pub fn opt_str(js: Js, s: Option<String>) -> JsResult<Val> {
 }
 
 /// `identityOf(pid)`: `{start, boot}`.
-fn identity_object(js: Js, pid: Val) -> JsResult<Val> {
+fn identity_object<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<Val<'e>> {
   let start = start_of(js, pid)?;
   let obj = js.object()?;
   js.set(obj, "start", opt_str(js, start)?)?;
@@ -69,7 +69,7 @@ fn identity_object(js: Js, pid: Val) -> JsResult<Val> {
 
 /// A seam's result as `now = identity(pid)`; `identity` is the seam, or
 /// `None` for the default (`identityOf`).
-pub fn call_identity(js: Js, identity: Option<Val>, pid: Val) -> JsResult<Val> {
+pub fn call_identity<'e>(js: Js<'e>, identity: Option<Val<'e>>, pid: Val<'e>) -> JsResult<Val<'e>> {
   match identity {
     None => identity_object(js, pid),
     Some(f) => {
@@ -82,7 +82,7 @@ pub fn call_identity(js: Js, identity: Option<Val>, pid: Val) -> JsResult<Val> {
 }
 
 /// An identity field as the ladder compares it.
-pub fn field(js: Js, v: Val) -> JsResult<Field> {
+pub fn field<'e>(js: Js<'e>, v: Val<'e>) -> JsResult<Field> {
   Ok(match js.type_of(v)? {
     sys::ValueType::napi_null => Field::Null,
     sys::ValueType::napi_string => Field::Str(js.units(v)?),
@@ -93,7 +93,7 @@ pub fn field(js: Js, v: Val) -> JsResult<Field> {
 /// `pidAlive(pid)`: `process.kill(pid, 0)` succeeds or fails with EPERM.
 /// A number is decided here; any other value goes through Node's own
 /// process.kill, whose argument coercion is the contract.
-pub fn alive_of(js: Js, pid: Val) -> JsResult<bool> {
+pub fn alive_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<bool> {
   if js.is(pid, sys::ValueType::napi_number)? {
     return Ok(identity::pid_alive(js.number_value(pid)?));
   }

@@ -14,30 +14,30 @@ use crate::text::js_number;
 use crate::time;
 
 #[napi(js_name = "readPid")]
-pub fn read_pid(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn read_pid<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     Dir::from(js, dir).and_then(|d| owner_object(js, lock::read_pid(d.fs()).as_ref()))
   })
 }
 
 #[napi(js_name = "ownerState")]
-pub fn owner_state(env: Env, rec: Val, opts: Val) -> napi::Result<&'static str> {
-  export(&env, |js| state_of(js, rec, opts).map(OwnerState::as_str))
+pub fn owner_state<'e>(env: &'e Env, rec: Val<'e>, opts: Val<'e>) -> napi::Result<&'static str> {
+  export(env, |js| state_of(js, rec, opts).map(OwnerState::as_str))
 }
 
 #[napi(js_name = "ownerAlive")]
-pub fn owner_alive(env: Env, rec: Val, opts: Val) -> napi::Result<bool> {
-  export(&env, |js| state_of(js, rec, opts).map(|s| s == OwnerState::Live))
+pub fn owner_alive<'e>(env: &'e Env, rec: Val<'e>, opts: Val<'e>) -> napi::Result<bool> {
+  export(env, |js| state_of(js, rec, opts).map(|s| s == OwnerState::Live))
 }
 
 #[napi(js_name = "writePid")]
-pub fn write_pid(env: Env, dir: Val, pid: Val, opts: Val) -> napi::Result<()> {
-  export(&env, |js| claim(js, dir, pid, opts))
+pub fn write_pid<'e>(env: &'e Env, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) -> napi::Result<()> {
+  export(env, |js| claim(js, dir, pid, opts))
 }
 
 #[napi]
-pub fn unlock(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn unlock<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let [before_remove, identity, reason] = options(js, opts, ["beforeRemove", "identity", "reason"])?;
     let reason = match reason {
       Some(r) => r,
@@ -53,8 +53,8 @@ pub fn unlock(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
 }
 
 #[napi]
-pub fn recover(env: Env, dir: Val, opts: Val) -> napi::Result<&'static str> {
-  export(&env, |js| {
+pub fn recover<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<&'static str> {
+  export(env, |js| {
     let [identity, before_remove] = options(js, opts, ["identity", "beforeRemove"])?;
     let d = Dir::from(js, dir)?;
     let mut thrown = None;
@@ -69,8 +69,8 @@ pub fn recover(env: Env, dir: Val, opts: Val) -> napi::Result<&'static str> {
 }
 
 #[napi(js_name = "stopTarget")]
-pub fn stop_target(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn stop_target<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let rec = lock::read_pid(d.fs());
     let [identity] = options(js, opts, ["identity"])?;
@@ -82,22 +82,22 @@ pub fn stop_target(env: Env, dir: Val, opts: Val) -> napi::Result<Val> {
 }
 
 #[napi(js_name = "clearPid")]
-pub fn clear_pid(env: Env, dir: Val, pid: Val) -> napi::Result<()> {
-  export(&env, |js| {
+pub fn clear_pid<'e>(env: &'e Env, dir: Val<'e>, pid: Val<'e>) -> napi::Result<()> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     Ok(lock::clear_pid(d.fs(), number_arg(js, pid)?)?)
   })
 }
 
 /// The seams of one call, as the reference received them.
-struct JsSeams {
-  js: Js,
-  identity: Option<Val>,
-  before_remove: Option<Val>,
+struct JsSeams<'e> {
+  js: Js<'e>,
+  identity: Option<Val<'e>>,
+  before_remove: Option<Val<'e>>,
 }
 
-impl JsSeams {
-  fn new(js: Js, identity: Option<Val>, before_remove: Option<Val>) -> JsSeams {
+impl<'e> JsSeams<'e> {
+  fn new(js: Js<'e>, identity: Option<Val<'e>>, before_remove: Option<Val<'e>>) -> JsSeams<'e> {
     JsSeams {
       js,
       identity,
@@ -106,7 +106,7 @@ impl JsSeams {
   }
 }
 
-impl Seams for JsSeams {
+impl<'e> Seams for JsSeams<'e> {
   type Error = Thrown;
 
   fn identity(&mut self, pid: f64) -> JsResult<Identity> {
@@ -141,7 +141,7 @@ impl Seams for JsSeams {
 }
 
 /// `readPid`'s result as JavaScript.
-fn owner_object(js: Js, rec: Option<&Owner>) -> JsResult<Val> {
+fn owner_object<'e>(js: Js<'e>, rec: Option<&Owner>) -> JsResult<Val<'e>> {
   match rec {
     None => js.null(),
     Some(Owner::Invalid) => {
@@ -161,13 +161,13 @@ fn owner_object(js: Js, rec: Option<&Owner>) -> JsResult<Val> {
 
 /// A record handed in from JavaScript, read field by field as the
 /// reference's ownerState reads it.
-struct JsOwner {
-  js: Js,
-  rec: Val,
-  identity: Option<Val>,
+struct JsOwner<'e> {
+  js: Js<'e>,
+  rec: Val<'e>,
+  identity: Option<Val<'e>>,
 }
 
-impl OwnerView for JsOwner {
+impl<'e> OwnerView for JsOwner<'e> {
   type Error = Thrown;
   fn is_null(&mut self) -> JsResult<bool> {
     self.js.is(self.rec, sys::ValueType::napi_null)
@@ -190,7 +190,7 @@ impl OwnerView for JsOwner {
       let Some((start, boot)) = start.zip(identity::boot_id()) else {
         return Ok(None);
       };
-      let is = |v: Val, want: &str| field(js, v).map(|f| f == Field::Str(want.encode_utf16().collect()));
+      let is = |v: Val<'e>, want: &str| field(js, v).map(|f| f == Field::Str(want.encode_utf16().collect()));
       return Ok(Some(
         is(js.get(self.rec, "start")?, &start)? && is(js.get(self.rec, "boot")?, &boot)?,
       ));
@@ -207,17 +207,17 @@ impl OwnerView for JsOwner {
   }
 }
 
-fn state_of(js: Js, rec: Val, opts: Val) -> JsResult<OwnerState> {
+fn state_of<'e>(js: Js<'e>, rec: Val<'e>, opts: Val<'e>) -> JsResult<OwnerState> {
   let [identity] = options(js, opts, ["identity"])?;
   lock::owner_state(&mut JsOwner { js, rec, identity })
 }
 
 /// `writePid(dir, pid, { now = Date.now(), identity = identityOf })`.
-fn claim(js: Js, dir: Val, pid: Val, opts: Val) -> JsResult<()> {
+fn claim<'e>(js: Js<'e>, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) -> JsResult<()> {
   // The default of `now` is evaluated before `identity` is read.
   let [now] = options(js, opts, ["now"])?;
   let now = match now {
-    Some(v) => Now::Js(v),
+    Some(v) => Now::Given(v),
     None => Now::Ms(js.now_ms()?),
   };
   let [identity] = options(js, opts, ["identity"])?;
@@ -242,14 +242,14 @@ fn claim(js: Js, dir: Val, pid: Val, opts: Val) -> JsResult<()> {
 }
 
 /// `now` of writePid: a default taken at destructuring, or the caller's value.
-enum Now {
+enum Now<'e> {
   Ms(f64),
-  Js(Val),
+  Given(Val<'e>),
 }
 
 /// `JSON.stringify({ pid, start, boot, at: new Date(now).toISOString() })`,
 /// failing with the `code` of what it threw.
-fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> JsResult<Result<String, ThrownCode>> {
+fn owner_text<'e>(js: Js<'e>, pid: Val<'e>, start: Val<'e>, boot: Val<'e>, now: &Now) -> JsResult<Result<String, ThrownCode>> {
   if let Some(text) = owner_text_fast(js, pid, start, boot, now)? {
     return Ok(Ok(text));
   }
@@ -260,7 +260,7 @@ fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> JsResult<Re
     js.set(obj, "boot", boot)?;
     let at = match now {
       Now::Ms(ms) => time::iso(*ms).ok_or(JournalError::invalid_date())?,
-      Now::Js(v) => js.iso_of(*v)?,
+      Now::Given(v) => js.iso_of(*v)?,
     };
     js.set(obj, "at", js.str(&at)?)?;
     Ok(js.stringify(obj)?.unwrap_or_default())
@@ -270,7 +270,7 @@ fn owner_text(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> JsResult<Re
 /// The record's text made here, where JSON.stringify's answer is known
 /// without V8: a number pid, well-formed string identities and the default
 /// clock. `None` sends the record through V8.
-fn owner_text_fast(js: Js, pid: Val, start: Val, boot: Val, now: &Now) -> JsResult<Option<String>> {
+fn owner_text_fast<'e>(js: Js<'e>, pid: Val<'e>, start: Val<'e>, boot: Val<'e>, now: &Now) -> JsResult<Option<String>> {
   let (Now::Ms(ms), true) = (now, js.is(pid, sys::ValueType::napi_number)?) else {
     return Ok(None);
   };

@@ -23,6 +23,7 @@
 //!   allocation or registry lookup (napi-rs's instance-data getter checks
 //!   a process-wide registry on each call).
 
+use std::marker::PhantomData;
 use std::ptr;
 
 use napi::sys;
@@ -32,8 +33,9 @@ use super::{Thrown, Val};
 
 /// The env of the current call. Copy: it is only a handle.
 #[derive(Clone, Copy)]
-pub struct Js {
+pub struct Js<'e> {
   pub(super) env: sys::napi_env,
+  call: PhantomData<&'e napi::Env>,
 }
 
 macro_rules! napi_call {
@@ -46,9 +48,12 @@ macro_rules! napi_call {
   }};
 }
 
-impl Js {
-  pub fn new(env: &napi::Env) -> Js {
-    Js { env: env.raw() }
+impl<'e> Js<'e> {
+  pub fn new(env: &'e napi::Env) -> Js<'e> {
+    Js {
+      env: env.raw(),
+      call: PhantomData,
+    }
   }
 
   fn check(self, status: sys::napi_status) -> Result<(), Thrown> {
@@ -91,7 +96,7 @@ impl Js {
   /// env that can no longer run JavaScript the call ends (`Terminating`);
   /// V8's termination of a running script (no JavaScript value, so
   /// napi_typeof refuses it) is put back, to go on unwinding the caller.
-  pub fn take_exception(self) -> Result<Val, Thrown> {
+  pub fn take_exception(self) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_and_clear_last_exception(&mut v))?;
     if !self.can_run() {
@@ -101,106 +106,106 @@ impl Js {
     // SAFETY: env of the current call; `v` was just handed out by it and the
     // out-pointer is a local.
     if unsafe { sys::napi_typeof(self.env, v, &mut t) } != sys::Status::napi_ok {
-      self.throw(Val(v));
+      self.throw(Val::new(v));
       return Err(Thrown::Pending);
     }
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn throw(self, v: Val) {
+  pub fn throw(self, v: Val<'e>) {
     // SAFETY: env of the current call; `v` belongs to it.
     unsafe { sys::napi_throw(self.env, v.0) };
   }
 
-  pub fn type_of(self, v: Val) -> Result<sys::napi_valuetype, Thrown> {
+  pub fn type_of(self, v: Val<'e>) -> Result<sys::napi_valuetype, Thrown> {
     let mut t = 0;
     napi_call!(self, napi_typeof(v.0, &mut t))?;
     Ok(t)
   }
 
-  pub fn undefined(self) -> Result<Val, Thrown> {
+  pub fn undefined(self) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_undefined(&mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn null(self) -> Result<Val, Thrown> {
+  pub fn null(self) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_null(&mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn global(self) -> Result<Val, Thrown> {
+  pub fn global(self) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_global(&mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn boolean(self, b: bool) -> Result<Val, Thrown> {
+  pub fn boolean(self, b: bool) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_boolean(b, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn number(self, n: f64) -> Result<Val, Thrown> {
+  pub fn number(self, n: f64) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_double(n, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn str(self, s: &str) -> Result<Val, Thrown> {
+  pub fn str(self, s: &str) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
   /// A string from UTF-8 bytes (invalid sequences become U+FFFD, as Node
   /// decodes a file).
-  pub fn str_utf8(self, bytes: &[u8]) -> Result<Val, Thrown> {
+  pub fn str_utf8(self, bytes: &[u8]) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf8(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
   /// A string from Latin-1 bytes: for ASCII, a plain copy.
-  pub fn latin1(self, bytes: &[u8]) -> Result<Val, Thrown> {
+  pub fn latin1(self, bytes: &[u8]) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_latin1(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn str16(self, units: &[u16]) -> Result<Val, Thrown> {
+  pub fn str16(self, units: &[u16]) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf16(units.as_ptr(), units.len() as isize, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn object(self) -> Result<Val, Thrown> {
+  pub fn object(self) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_object(&mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn array(self, len: usize) -> Result<Val, Thrown> {
+  pub fn array(self, len: usize) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_array_with_length(len, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn number_value(self, v: Val) -> Result<f64, Thrown> {
+  pub fn number_value(self, v: Val<'e>) -> Result<f64, Thrown> {
     let mut n = 0.0;
     napi_call!(self, napi_get_value_double(v.0, &mut n))?;
     Ok(n)
   }
 
-  pub fn bool_value(self, v: Val) -> Result<bool, Thrown> {
+  pub fn bool_value(self, v: Val<'e>) -> Result<bool, Thrown> {
     let mut b = false;
     napi_call!(self, napi_get_value_bool(v.0, &mut b))?;
     Ok(b)
   }
 
   /// A string's code units.
-  pub fn units(self, v: Val) -> Result<Vec<u16>, Thrown> {
+  pub fn units(self, v: Val<'e>) -> Result<Vec<u16>, Thrown> {
     // Most strings here are short: one call into a stack buffer.
     let mut small = [0u16; 256];
     let mut len = 0usize;
@@ -217,7 +222,7 @@ impl Js {
 
   /// A string as UTF-8, lone surrogates as U+FFFD (what Node hands the
   /// file system for a path).
-  pub fn utf8(self, v: Val) -> Result<String, Thrown> {
+  pub fn utf8(self, v: Val<'e>) -> Result<String, Thrown> {
     let mut small = [0u8; 512];
     let mut len = 0usize;
     napi_call!(
@@ -237,79 +242,79 @@ impl Js {
 
   /// `obj[name]` for a value that is not null or undefined (a primitive
   /// reads through its wrapper, as in JavaScript).
-  pub fn get(self, obj: Val, name: &str) -> Result<Val, Thrown> {
+  pub fn get(self, obj: Val<'e>, name: &str) -> Result<Val<'e>, Thrown> {
     let key = self.str(name)?;
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_property(obj.0, key.0, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn set(self, obj: Val, name: &str, value: Val) -> Result<(), Thrown> {
+  pub fn set(self, obj: Val<'e>, name: &str, value: Val<'e>) -> Result<(), Thrown> {
     let key = self.str(name)?;
     napi_call!(self, napi_set_property(obj.0, key.0, value.0))
   }
 
-  pub fn set_index(self, arr: Val, i: u32, value: Val) -> Result<(), Thrown> {
+  pub fn set_index(self, arr: Val<'e>, i: u32, value: Val<'e>) -> Result<(), Thrown> {
     napi_call!(self, napi_set_element(arr.0, i, value.0))
   }
 
-  pub fn get_index(self, arr: Val, i: u32) -> Result<Val, Thrown> {
+  pub fn get_index(self, arr: Val<'e>, i: u32) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_element(arr.0, i, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn freeze(self, obj: Val) -> Result<(), Thrown> {
+  pub fn freeze(self, obj: Val<'e>) -> Result<(), Thrown> {
     napi_call!(self, napi_object_freeze(obj.0))
   }
 
   /// ToBoolean: never throws.
-  pub fn truthy(self, v: Val) -> Result<bool, Thrown> {
+  pub fn truthy(self, v: Val<'e>) -> Result<bool, Thrown> {
     let mut b = ptr::null_mut();
     napi_call!(self, napi_coerce_to_bool(v.0, &mut b))?;
-    self.bool_value(Val(b))
+    self.bool_value(Val::new(b))
   }
 
   /// ToString, as a template literal applies it (throws for a Symbol).
-  pub fn to_string(self, v: Val) -> Result<Val, Thrown> {
+  pub fn to_string(self, v: Val<'e>) -> Result<Val<'e>, Thrown> {
     let mut s = ptr::null_mut();
     napi_call!(self, napi_coerce_to_string(v.0, &mut s))?;
-    Ok(Val(s))
+    Ok(Val::new(s))
   }
 
-  pub fn strict_equals(self, a: Val, b: Val) -> Result<bool, Thrown> {
+  pub fn strict_equals(self, a: Val<'e>, b: Val<'e>) -> Result<bool, Thrown> {
     let mut eq = false;
     napi_call!(self, napi_strict_equals(a.0, b.0, &mut eq))?;
     Ok(eq)
   }
 
-  pub fn call(self, f: Val, this: Val, args: &[Val]) -> Result<Val, Thrown> {
+  pub fn call(self, f: Val<'e>, this: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Thrown> {
     let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
     let mut v = ptr::null_mut();
     napi_call!(self, napi_call_function(this.0, f.0, argv.len(), argv.as_ptr(), &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn construct(self, ctor: Val, args: &[Val]) -> Result<Val, Thrown> {
+  pub fn construct(self, ctor: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Thrown> {
     let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
     let mut v = ptr::null_mut();
     napi_call!(self, napi_new_instance(ctor.0, argv.len(), argv.as_ptr(), &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
-  pub fn error(self, code: Option<&str>, message: &str) -> Result<Val, Thrown> {
+  pub fn error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Thrown> {
     self.make_error(code, message, ErrorKind::Error)
   }
 
-  pub fn type_error(self, code: Option<&str>, message: &str) -> Result<Val, Thrown> {
+  pub fn type_error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Thrown> {
     self.make_error(code, message, ErrorKind::Type)
   }
 
-  pub fn range_error(self, message: &str) -> Result<Val, Thrown> {
+  pub fn range_error(self, message: &str) -> Result<Val<'e>, Thrown> {
     self.make_error(None, message, ErrorKind::Range)
   }
 
-  fn make_error(self, code: Option<&str>, message: &str, kind: ErrorKind) -> Result<Val, Thrown> {
+  fn make_error(self, code: Option<&str>, message: &str, kind: ErrorKind) -> Result<Val<'e>, Thrown> {
     let code = match code {
       Some(c) => self.str(c)?.0,
       None => ptr::null_mut(),
@@ -321,25 +326,25 @@ impl Js {
       ErrorKind::Type => napi_call!(self, napi_create_type_error(code, msg.0, &mut v))?,
       ErrorKind::Range => napi_call!(self, napi_create_range_error(code, msg.0, &mut v))?,
     }
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
   /// A strong reference that keeps `v` alive for the life of the env.
-  pub fn keep(self, v: Val) -> Result<sys::napi_ref, Thrown> {
+  pub fn keep(self, v: Val<'e>) -> Result<sys::napi_ref, Thrown> {
     let mut r = ptr::null_mut();
     napi_call!(self, napi_create_reference(v.0, 1, &mut r))?;
     Ok(r)
   }
 
-  pub fn kept(self, r: sys::napi_ref) -> Result<Val, Thrown> {
+  pub fn kept(self, r: sys::napi_ref) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_reference_value(r, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 
   /// Where the bytes of a Uint8Array are (for V8 an off-heap store from
   /// here on, which does not move).
-  pub fn uint8_data(self, v: Val) -> Result<Option<*mut u8>, Thrown> {
+  pub fn uint8_data(self, v: Val<'e>) -> Result<Option<*mut u8>, Thrown> {
     let (mut kind, mut len, mut offset) = (0, 0usize, 0usize);
     let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
     napi_call!(
@@ -353,14 +358,15 @@ impl Js {
   /// enclosing scope: the values `f` made on the way (a part's text, say)
   /// are garbage once it returns, not held until the export returns, as
   /// the reference's own temporaries are not (#10: listTurns held every
-  /// record's text to the end).
-  pub fn escaping(self, f: impl FnOnce() -> Result<Val, Thrown>) -> Result<Val, Thrown> {
+  /// record's text to the end). Only the value `f` returns may be used
+  /// after it: the others' handles are gone with the scope.
+  pub fn escaping(self, f: impl FnOnce() -> Result<Val<'e>, Thrown>) -> Result<Val<'e>, Thrown> {
     let mut scope = ptr::null_mut();
     napi_call!(self, napi_open_escapable_handle_scope(&mut scope))?;
     let result = f().and_then(|v| {
       let mut out = ptr::null_mut();
       napi_call!(self, napi_escape_handle(scope, v.0, &mut out))?;
-      Ok(Val(out))
+      Ok(Val::new(out))
     });
     // Closed on every way out; a scope left open would hold what it made.
     napi_call!(self, napi_close_escapable_handle_scope(scope))?;
@@ -384,9 +390,9 @@ impl Js {
     set
   }
 
-  /// This env's realm, when `__setup` has run in it. `'static` because no
-  /// call of the env outlives the env, which alone frees it.
-  pub fn instance(self) -> Option<&'static Realm> {
+  /// This env's realm, when `__setup` has run in it: borrowed for the call,
+  /// which the env (the realm's only owner) outlives.
+  pub fn instance(self) -> Option<&'e Realm> {
     let mut data = ptr::null_mut();
     napi_call!(self, napi_get_instance_data(&mut data)).ok()?;
     // SAFETY: the only instance data this module sets is a Box<Realm>
@@ -394,11 +400,11 @@ impl Js {
     unsafe { data.cast::<Realm>().as_ref() }
   }
 
-  pub fn run_script(self, source: &str) -> Result<Val, Thrown> {
+  pub fn run_script(self, source: &str) -> Result<Val<'e>, Thrown> {
     let src = self.str(source)?;
     let mut v = ptr::null_mut();
     napi_call!(self, napi_run_script(src.0, &mut v))?;
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 }
 

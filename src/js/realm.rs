@@ -53,15 +53,15 @@ impl Realm {
   }
 }
 
-impl Js {
+impl<'e> Js<'e> {
   /// The realm of this call's env.
-  pub fn realm(self) -> JsResult<&'static Realm> {
+  pub fn realm(self) -> JsResult<&'e Realm> {
     self.instance().ok_or_else(|| Thrown::Journal(JournalError::not_loaded()))
   }
 }
 
 /// Raises index.js's ENDED flag, when this env has a realm.
-pub fn raise_ended(js: Js) {
+pub fn raise_ended<'e>(js: Js<'e>) {
   if let Some(flag) = js.instance().and_then(|r| r.ended) {
     super::raw::raise_flag(flag);
   }
@@ -71,7 +71,7 @@ pub fn raise_ended(js: Js) {
 /// `BRAKE_EXIT`, `RECOVER_REASON`, `UNLOCK_HINT`.
 #[napi(module_exports)]
 pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
-  let exports = Val(exports.raw());
+  let exports = Val::new(exports.raw());
   export(&env, |js| {
     let statuses = js.array(4)?;
     for (i, s) in ["intent", "confirmed", "refused", "unknown"].into_iter().enumerate() {
@@ -88,14 +88,14 @@ pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
 /// Registers the `DiscordError` class that every refusal is an instance of.
 /// index.js calls it once at load; it is not part of the package's API.
 #[napi(js_name = "__setup")]
-pub fn setup(env: Env, discord_error: Val, join: Val, ended: Val) -> napi::Result<()> {
-  export(&env, |js| {
+pub fn setup<'e>(env: &'e Env, discord_error: Val<'e>, join: Val<'e>, ended: Val<'e>) -> napi::Result<()> {
+  export(env, |js| {
     let realm = realm_of(js, discord_error, join, ended)?;
     js.set_instance(realm)
   })
 }
 
-fn realm_of(js: Js, discord_error: Val, join: Val, ended: Val) -> JsResult<Realm> {
+fn realm_of<'e>(js: Js<'e>, discord_error: Val<'e>, join: Val<'e>, ended: Val<'e>) -> JsResult<Realm> {
   let global = js.global()?;
   let json = js.get(global, "JSON")?;
   // `{...record, id}` has no N-API equivalent: napi_set_property would run

@@ -34,8 +34,8 @@ impl Texts for Pieces<'_> {
 }
 
 #[napi(js_name = "ensureJournal")]
-pub fn ensure_journal(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn ensure_journal<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let turns = paths::under(d.fs(), &["turns"]);
     mkdir_p(&turns)?;
@@ -90,8 +90,8 @@ impl JournalFile {
 /// stringifies, to get that refusal. `line` is undefined when the record
 /// stringifies to nothing (`line.includes` then throws in the reference).
 #[napi(js_name = "appendLine")]
-pub fn append_line(env: Env, dir: Val, file: JournalFile, line: Val) -> napi::Result<()> {
-  export(&env, |js| {
+pub fn append_line<'e>(env: &'e Env, dir: Val<'e>, file: JournalFile, line: Val<'e>) -> napi::Result<()> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let Some(line) = js.string_of(line)? else {
       return Err(JournalError::read_of_undefined("includes").into());
@@ -101,8 +101,8 @@ pub fn append_line(env: Env, dir: Val, file: JournalFile, line: Val) -> napi::Re
 }
 
 #[napi(js_name = "readInboxIds")]
-pub fn read_inbox_ids(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn read_inbox_ids<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let ids = incremental::read::<Inbox, _, Thrown>(d.fs(), lines::INBOX, |file, inbox| {
       js.parse_array(Pieces {
@@ -166,7 +166,7 @@ impl Texts for Merged<'_> {
 /// for a Map, or `[record, ...]` of the unresolved ones. After the parse, a
 /// record whose intentAt is undefined is mended, and one whose intentAt is
 /// its `at` object is given that same object.
-fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
+fn outbox<'e>(js: Js<'e>, dir: Val<'e>, unresolved_only: bool) -> JsResult<Val<'e>> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
@@ -202,17 +202,17 @@ fn outbox(js: Js, dir: Val, unresolved_only: bool) -> JsResult<Val> {
 }
 
 #[napi(js_name = "readOutbox")]
-pub fn read_outbox(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
+pub fn read_outbox<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
 }
 
 #[napi(js_name = "unresolvedOutbox")]
-pub fn unresolved_outbox(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| outbox(js, dir, true))
+pub fn unresolved_outbox<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| outbox(js, dir, true))
 }
 
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
-fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
+fn read_all<'e>(js: Js<'e>, dir: Val<'e>, name: &'static str) -> JsResult<Val<'e>> {
   let d = Dir::from(js, dir)?;
   let parsed = incremental::read::<AllLines, _, Thrown>(d.fs(), name, |file, all| {
     js.parse_array(Pieces {
@@ -228,18 +228,18 @@ fn read_all(js: Js, dir: Val, name: &'static str) -> JsResult<Val> {
 }
 
 #[napi(js_name = "readDrops")]
-pub fn read_drops(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| read_all(js, dir, lines::DROPS))
+pub fn read_drops<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| read_all(js, dir, lines::DROPS))
 }
 
 #[napi(js_name = "readReloads")]
-pub fn read_reloads(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| read_all(js, dir, lines::RELOADS))
+pub fn read_reloads<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| read_all(js, dir, lines::RELOADS))
 }
 
 #[napi(js_name = "countAdmissionsOn")]
-pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
-  export(&env, |js| {
+pub fn count_admissions_on<'e>(env: &'e Env, dir: Val<'e>, date: Val<'e>) -> napi::Result<u32> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
     let n = incremental::read::<Admissions, _, JournalError>(d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
@@ -248,8 +248,8 @@ pub fn count_admissions_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
 }
 
 #[napi(js_name = "noticeOn")]
-pub fn notice_on(env: Env, dir: Val, kind: Val, date: Val) -> napi::Result<bool> {
-  export(&env, |js| {
+pub fn notice_on<'e>(env: &'e Env, dir: Val<'e>, kind: Val<'e>, date: Val<'e>) -> napi::Result<bool> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
     Ok(incremental::read::<Notices, _, JournalError>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))

@@ -24,7 +24,7 @@ pub trait Texts {
   fn write(&mut self, i: usize, out: &mut Vec<u8>);
 }
 
-impl Js {
+impl<'e> Js<'e> {
   /// Ends the call (`Terminating`) when JavaScript can no longer run: asked
   /// before a step that would make no call into JavaScript to notice it.
   pub fn alive(self) -> JsResult<()> {
@@ -35,17 +35,17 @@ impl Js {
     }
   }
 
-  pub fn is(self, v: Val, t: sys::napi_valuetype) -> JsResult<bool> {
+  pub fn is(self, v: Val<'e>, t: sys::napi_valuetype) -> JsResult<bool> {
     Ok(self.type_of(v)? == t)
   }
 
-  pub fn is_nullish(self, v: Val) -> JsResult<bool> {
+  pub fn is_nullish(self, v: Val<'e>) -> JsResult<bool> {
     let t = self.type_of(v)?;
     Ok(t == sys::ValueType::napi_null || t == sys::ValueType::napi_undefined)
   }
 
   /// `obj.name`, with JavaScript's TypeError for null and undefined.
-  pub fn prop(self, obj: Val, name: &str) -> JsResult<Val> {
+  pub fn prop(self, obj: Val<'e>, name: &str) -> JsResult<Val<'e>> {
     match self.type_of(obj)? {
       sys::ValueType::napi_null => Err(JournalError::read_of_null(name).into()),
       sys::ValueType::napi_undefined => Err(JournalError::read_of_undefined(name).into()),
@@ -54,7 +54,7 @@ impl Js {
   }
 
   /// `typeof v === "string"`, with its text.
-  pub fn string_of(self, v: Val) -> JsResult<Option<String>> {
+  pub fn string_of(self, v: Val<'e>) -> JsResult<Option<String>> {
     if self.is(v, sys::ValueType::napi_string)? {
       Ok(Some(self.utf8(v)?))
     } else {
@@ -63,7 +63,7 @@ impl Js {
   }
 
   /// `String(v)` (a Symbol is described, not refused).
-  pub fn js_string(self, v: Val) -> JsResult<Val> {
+  pub fn js_string(self, v: Val<'e>) -> JsResult<Val<'e>> {
     if self.is(v, sys::ValueType::napi_string)? {
       return Ok(v);
     }
@@ -72,14 +72,14 @@ impl Js {
   }
 
   /// `JSON.stringify(v)`: a string, or `None` for undefined.
-  pub fn stringify(self, v: Val) -> JsResult<Option<String>> {
+  pub fn stringify(self, v: Val<'e>) -> JsResult<Option<String>> {
     let f = self.kept(self.realm()?.stringify)?;
     let out = self.call(f, self.undefined()?, &[v])?;
     self.string_of(out)
   }
 
   /// `JSON.stringify({...record, id}, null, 2)`.
-  pub fn stringify_turn(self, record: Val, id: Val) -> JsResult<Option<String>> {
+  pub fn stringify_turn(self, record: Val<'e>, id: Val<'e>) -> JsResult<Option<String>> {
     let f = self.kept(self.realm()?.stringify_turn)?;
     let out = self.call(f, self.undefined()?, &[record, id])?;
     self.string_of(out)
@@ -87,23 +87,23 @@ impl Js {
 
   /// `JSON.parse(text)`: a STOP line the scanner accepted, or a turn record
   /// (whose SyntaxError the caller turns into the refusal).
-  pub fn parse(self, text: &str) -> JsResult<Val> {
+  pub fn parse(self, text: &str) -> JsResult<Val<'e>> {
     self.parse_value(self.str(text)?)
   }
 
   /// `JSON.parse(text)` of a string already made.
-  pub fn parse_value(self, text: Val) -> JsResult<Val> {
+  pub fn parse_value(self, text: Val<'e>) -> JsResult<Val<'e>> {
     let f = self.kept(self.realm()?.parse)?;
     self.call(f, self.undefined()?, &[text])
   }
 
-  pub fn new_set(self, items: Val) -> JsResult<Val> {
+  pub fn new_set(self, items: Val<'e>) -> JsResult<Val<'e>> {
     let ctor = self.kept(self.realm()?.set)?;
     self.construct(ctor, &[items])
   }
 
   /// A Map of `flat`'s elements taken two at a time, key then value.
-  pub fn map_of_pairs(self, flat: Val) -> JsResult<Val> {
+  pub fn map_of_pairs(self, flat: Val<'e>) -> JsResult<Val<'e>> {
     let realm = self.realm()?;
     let (f, ctor) = (self.kept(realm.map_of_pairs)?, self.kept(realm.map)?);
     self.call(f, self.undefined()?, &[ctor, flat])
@@ -125,7 +125,7 @@ impl Js {
   /// instead of aborting the process. A part is longer than V8's longest
   /// string only when one element is, and it is refused by that element's
   /// file.
-  pub fn parse_array(self, texts: impl Texts) -> JsResult<Val> {
+  pub fn parse_array(self, texts: impl Texts) -> JsResult<Val<'e>> {
     const CHUNK: usize = 4096;
     const PART: usize = 64 << 20;
     /// Room kept for the next part; a larger part's text is freed.
@@ -179,7 +179,7 @@ impl Js {
   }
 
   /// The arrays `parts` joined into one (`[]` for none).
-  pub fn concat(self, parts: &[Val]) -> JsResult<Val> {
+  pub fn concat(self, parts: &[Val<'e>]) -> JsResult<Val<'e>> {
     match parts {
       [] => self.array(0),
       [one] => Ok(*one),
@@ -194,7 +194,7 @@ impl Js {
   /// Latin-1). Past V8's longest string it is refused as Node refuses such
   /// a read, `could not read <label> (ERR_STRING_TOO_LONG)` (#10), and any
   /// other failure to make it is a refusal naming the file.
-  pub fn file_text(self, bytes: &[u8], label: &str) -> JsResult<Val> {
+  pub fn file_text(self, bytes: &[u8], label: &str) -> JsResult<Val<'e>> {
     let made = if bytes.is_ascii() {
       self.latin1(bytes)
     } else {
@@ -211,7 +211,7 @@ impl Js {
   /// `new Date(v).toISOString()`. Numbers are converted here; anything else
   /// goes through the Date the page has now (its parser, ToPrimitive,
   /// valueOf).
-  pub fn iso_of(self, v: Val) -> JsResult<String> {
+  pub fn iso_of(self, v: Val<'e>) -> JsResult<String> {
     if self.is(v, sys::ValueType::napi_number)? {
       return crate::time::iso(self.number_value(v)?).ok_or_else(|| JournalError::invalid_date().into());
     }
@@ -233,7 +233,7 @@ impl Js {
     self.number_value(v)
   }
 
-  fn date_iso(self, args: &[Val]) -> JsResult<String> {
+  fn date_iso(self, args: &[Val<'e>]) -> JsResult<String> {
     let ctor = self.get(self.global()?, "Date")?;
     let date = self.construct(ctor, args)?;
     let f = self.prop(date, "toISOString")?;
@@ -246,7 +246,7 @@ impl Js {
   /// string, once more for the message (a getter runs twice, and its second
   /// value is what the template converts). A `code` getter that throws
   /// makes that exception the one the call throws.
-  pub fn code_of(self, e: Val) -> JsResult<Option<String>> {
+  pub fn code_of(self, e: Val<'e>) -> JsResult<Option<String>> {
     if self.is_nullish(e)? {
       return Ok(None);
     }
@@ -277,7 +277,7 @@ impl Js {
   }
 
   /// A JavaScript value as `===` sees it against a parsed JSON value.
-  pub fn cmp(self, v: Val) -> JsResult<Cmp> {
+  pub fn cmp(self, v: Val<'e>) -> JsResult<Cmp> {
     Ok(match self.type_of(v)? {
       sys::ValueType::napi_undefined => Cmp::Undefined,
       sys::ValueType::napi_null => Cmp::Null,

@@ -11,7 +11,7 @@ use crate::{identity, stop};
 /// the `code` of what it threw. A string reason is written here (serde_json
 /// escapes a well-formed string exactly as JSON.stringify does); any other
 /// value goes through V8.
-pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, ThrownCode>> {
+pub fn stop_line<'e>(js: Js<'e>, reason: Val<'e>) -> JsResult<Result<String, ThrownCode>> {
   js.catching(|| {
     let at = js.now_iso()?;
     if let Some(units) = js.string_of(reason)?.map(|_| js.units(reason)).transpose()? {
@@ -28,7 +28,7 @@ pub fn stop_line(js: Js, reason: Val) -> JsResult<Result<String, ThrownCode>> {
 
 /// The STOP line for a reason the addon writes itself, failing with the
 /// `code` of what the clock threw.
-pub fn own_stop_line(js: Js, reason: &str) -> JsResult<Result<String, ThrownCode>> {
+pub fn own_stop_line<'e>(js: Js<'e>, reason: &str) -> JsResult<Result<String, ThrownCode>> {
   Ok(js.catching(|| js.now_iso())?.map(|at| stop_line_text(&at, reason)))
 }
 
@@ -40,7 +40,7 @@ pub fn stop_line_text(at: &str, reason: &str) -> String {
 /// `requestStop(dir, reason)`: the lock, then STOP opened, then the line
 /// (so a STOP that cannot be opened never converts the reason); returns
 /// STOP's path.
-pub fn append_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
+pub fn append_stop<'e>(js: Js<'e>, dir: &Dir<'e>, reason: Val<'e>) -> JsResult<Val<'e>> {
   stop::with_lock(dir.fs(), || {
     // An exception the line cannot be reduced to a code for (a `code`
     // getter that throws) is the one the call throws.
@@ -52,13 +52,13 @@ pub fn append_stop(js: Js, dir: &Dir, reason: Val) -> JsResult<Val> {
 }
 
 #[napi(js_name = "stopRequested")]
-pub fn stop_requested(env: Env, dir: Val) -> napi::Result<bool> {
-  export(&env, |js| Dir::from(js, dir).map(|d| stop::requested(d.fs())))
+pub fn stop_requested<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<bool> {
+  export(env, |js| Dir::from(js, dir).map(|d| stop::requested(d.fs())))
 }
 
 #[napi(js_name = "requestStop")]
-pub fn request_stop(env: Env, dir: Val, reason: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn request_stop<'e>(env: &'e Env, dir: Val<'e>, reason: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     // The default applies to undefined only; null is a reason like any other.
     let reason = if js.is(reason, napi::sys::ValueType::napi_undefined)? {
@@ -71,14 +71,14 @@ pub fn request_stop(env: Env, dir: Val, reason: Val) -> napi::Result<Val> {
 }
 
 /// `PROCESSING_GENERATION.test(generation)` (RegExp.test applies ToString).
-fn generation(js: Js, generation: Val) -> JsResult<Option<String>> {
+fn generation<'e>(js: Js<'e>, generation: Val<'e>) -> JsResult<Option<String>> {
   let text = js.utf8(js.to_string(generation)?)?;
   Ok(identity::valid_generation(&text).then_some(text))
 }
 
 /// The reference's `processing:${generation}`, made where it is evaluated:
 /// a string converts to itself; anything else is converted again, each time.
-fn reason(js: Js, generation: Val, checked: &str) -> JsResult<Vec<u16>> {
+fn reason<'e>(js: Js<'e>, generation: Val<'e>, checked: &str) -> JsResult<Vec<u16>> {
   if js.is(generation, napi::sys::ValueType::napi_string)? {
     return Ok(stop::processing_reason(checked));
   }
@@ -88,8 +88,8 @@ fn reason(js: Js, generation: Val, checked: &str) -> JsResult<Vec<u16>> {
 }
 
 #[napi(js_name = "requestProcessingStop")]
-pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn request_processing_stop<'e>(env: &'e Env, dir: Val<'e>, gen: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let Some(checked) = generation(js, gen)? else {
       return Err(JournalError::failed("invalid processing generation").into());
     };
@@ -112,8 +112,8 @@ pub fn request_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<Val
 }
 
 #[napi(js_name = "clearProcessingStop")]
-pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool> {
-  export(&env, |js| {
+pub fn clear_processing_stop<'e>(env: &'e Env, dir: Val<'e>, gen: Val<'e>) -> napi::Result<bool> {
+  export(env, |js| {
     let Some(checked) = generation(js, gen)? else { return Ok(false) };
     let d = Dir::from(js, dir)?;
     stop::clear_processing(d.fs(), || reason(js, gen, &checked))
@@ -121,13 +121,13 @@ pub fn clear_processing_stop(env: Env, dir: Val, gen: Val) -> napi::Result<bool>
 }
 
 #[napi(js_name = "clearStop")]
-pub fn clear_stop(env: Env, dir: Val) -> napi::Result<()> {
-  export(&env, |js| Dir::from(js, dir).and_then(|d| Ok(stop::clear(d.fs())?)))
+pub fn clear_stop<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<()> {
+  export(env, |js| Dir::from(js, dir).and_then(|d| Ok(stop::clear(d.fs())?)))
 }
 
 #[napi(js_name = "readStop")]
-pub fn read_stop(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn read_stop<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let lines = stop::read(d.fs())?;
     let arr = js.array(lines.len())?;

@@ -6,8 +6,8 @@ use napi_derive::napi;
 use super::{export, Val};
 
 #[napi(js_name = "utcDate")]
-pub fn utc_date(env: Env, now: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn utc_date<'e>(env: &'e Env, now: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let iso = js.iso_of(now)?;
     js.str(iso.get(..10).unwrap_or(&iso))
   })

@@ -10,15 +10,15 @@ use crate::{paths, records, turns};
 /// `turnPath`: the id is checked as `String(id)`, and the file name is the
 /// template `${id}.json` (ToString again, as the reference evaluates it;
 /// for a string both are the string itself).
-struct TurnPath {
-  dir: Dir,
+struct TurnPath<'e> {
+  dir: Dir<'e>,
   file: String,
   /// The id, when it is a string (so `String(id)` is the id itself).
   text: Option<String>,
 }
 
-impl TurnPath {
-  fn of(js: Js, dir: Val, id: Val) -> JsResult<TurnPath> {
+impl<'e> TurnPath<'e> {
+  fn of(js: Js<'e>, dir: Val<'e>, id: Val<'e>) -> JsResult<TurnPath<'e>> {
     let checked = js.utf8(js.js_string(id)?)?;
     if !paths::is_turn_id(&checked) {
       return Err(JournalError::failed("invalid turn id (letters, digits, ., _ or -, at most 128)").into());
@@ -42,22 +42,22 @@ impl TurnPath {
     paths::under(self.dir.fs(), &["turns", &self.file])
   }
 
-  fn js(&self, js: Js) -> JsResult<Val> {
+  fn js(&self, js: Js<'e>) -> JsResult<Val<'e>> {
     self.dir.join(js, &["turns", &self.file])
   }
 }
 
 /// `String(id)` as text.
-fn id_text(js: Js, id: Val) -> JsResult<String> {
+fn id_text<'e>(js: Js<'e>, id: Val<'e>) -> JsResult<String> {
   js.utf8(js.js_string(id)?)
 }
 
 #[napi(js_name = "writeTurn")]
-pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn write_turn<'e>(env: &'e Env, dir: Val<'e>, id: Val<'e>, record: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let path = TurnPath::of(js, dir, id)?;
     // The id is converted again only on the refusals, as in the reference.
-    let exists = |js: Js| -> JsResult<Val> { Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()) };
+    let exists = |js: Js<'e>| -> JsResult<Val<'e>> { Err(turns::exists_refusal(&js.utf8(js.to_string(id)?)?).into()) };
     let draft = match turns::create(&path.fs()) {
       Ok(draft) => draft,
       Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return exists(js),
@@ -93,8 +93,8 @@ pub fn write_turn(env: Env, dir: Val, id: Val, record: Val) -> napi::Result<Val>
 }
 
 #[napi(js_name = "readTurn")]
-pub fn read_turn(env: Env, dir: Val, id: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn read_turn<'e>(env: &'e Env, dir: Val<'e>, id: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let path = TurnPath::of(js, dir, id)?;
     // `String(id)` once more, as the reference passes it on.
     let label = match &path.text {
@@ -135,8 +135,8 @@ impl Texts for Records {
 }
 
 #[napi(js_name = "listTurns")]
-pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
-  export(&env, |js| {
+pub fn list_turns<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     // A batch is parsed before the next is read, and its text is garbage
     // once parsed (#10); a record that refuses the list still refuses it
@@ -159,8 +159,8 @@ pub fn list_turns(env: Env, dir: Val) -> napi::Result<Val> {
 }
 
 #[napi(js_name = "countTurnsOn")]
-pub fn count_turns_on(env: Env, dir: Val, date: Val) -> napi::Result<u32> {
-  export(&env, |js| {
+pub fn count_turns_on<'e>(env: &'e Env, dir: Val<'e>, date: Val<'e>) -> napi::Result<u32> {
+  export(env, |js| {
     let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
     let started = turns::list(d.fs(), |_, _, doc| records::started_day(doc))?;

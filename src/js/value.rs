@@ -3,15 +3,24 @@
 //! napi-rs converts nothing: every conversion (ToString, a getter, a
 //! type check) happens in the reference's order, in the export's body.
 
+use std::marker::PhantomData;
+
 use napi::bindgen_prelude::{FromNapiValue, ToNapiValue, TypeName, ValidateNapiValue, ValueType};
 use napi::sys;
 
-/// A handle of the current call's scope: valid until the export returns
-/// (or its `Js::escaping` scope closes), so never kept past it.
+/// A handle of the current call's scope. `'env` is the call's: a value
+/// cannot be kept past the export that received or made it (`Js<'env>`
+/// makes only `Val<'env>`), as N-API frees the scope when it returns.
 #[derive(Clone, Copy)]
-pub struct Val(pub(crate) sys::napi_value);
+pub struct Val<'env>(pub(crate) sys::napi_value, PhantomData<&'env ()>);
 
-impl TypeName for Val {
+impl Val<'_> {
+  pub(crate) fn new(v: sys::napi_value) -> Self {
+    Val(v, PhantomData)
+  }
+}
+
+impl TypeName for Val<'_> {
   fn type_name() -> &'static str {
     "unknown"
   }
@@ -20,17 +29,17 @@ impl TypeName for Val {
   }
 }
 
-impl ValidateNapiValue for Val {}
+impl ValidateNapiValue for Val<'_> {}
 
-impl FromNapiValue for Val {
+impl FromNapiValue for Val<'_> {
   // SAFETY: nothing is dereferenced; the handle napi-rs passes is the
   // call's own argument.
   unsafe fn from_napi_value(_env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
-    Ok(Val(v))
+    Ok(Val::new(v))
   }
 }
 
-impl ToNapiValue for Val {
+impl ToNapiValue for Val<'_> {
   // SAFETY: nothing is dereferenced; the handle was made in this call.
   unsafe fn to_napi_value(_env: sys::napi_env, v: Self) -> napi::Result<sys::napi_value> {
     Ok(v.0)
