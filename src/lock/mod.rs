@@ -18,83 +18,22 @@ use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 use crate::error::{quiet_fs, quiet_io, JournalError, Result};
-use crate::identity::{valid_boot, valid_start};
-use crate::json::{Doc, Scalar};
-use crate::lines::{decode_utf8, exists};
+use crate::lines::exists;
 use crate::paths::{journal_label, under};
 use crate::stop;
-use crate::text::js_number;
 
+mod owner;
 mod remove;
+
+pub use owner::{lock_path, owner_path, read_pid, Owner};
+use owner::{parse_owner, pid_text, read_owner};
 use remove::{Judged, Record, Stamp};
 
 pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
 
-pub fn lock_path(dir: &str) -> String {
-  under(dir, &["run.lock"])
-}
-
-pub fn owner_path(dir: &str) -> String {
-  under(dir, &["run.lock", "owner.json"])
-}
-
-/// The published owner record, as `readPid` reads it.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Owner {
-  /// A record file that cannot be read, parsed, or has no usable pid: an
-  /// owner whose identity cannot be established, which fails closed.
-  Invalid,
-  /// `start` and `boot` are `None` where the record's value is not of the
-  /// identity syntax (an older or corrupt record).
-  Valid {
-    pid: f64,
-    start: Option<String>,
-    boot: Option<String>,
-  },
-}
-
-/// `readPid`: `None` when there is no record file (the STOP-gated
-/// publication interval).
-pub fn read_pid(dir: &str) -> Option<Owner> {
-  read_owner(dir).0
-}
-
-/// `readPid`, with the file the record was read from. The record is read by
-/// path, as the reference reads it (one descriptor), and a removal proves
-/// afterwards, by `fstatat` on the directory it holds, that this file is the
-/// one in it (#10).
-fn read_owner(dir: &str) -> (Option<Owner>, Record) {
-  let path = owner_path(dir);
-  // files::open refuses a record that is not a regular file (a FIFO would
-  // block): it exists, so it is an unreadable record (#10).
-  let file = match crate::files::open(&path, crate::files::Access::Read, 0) {
-    Ok(file) => file,
-    Err(e) if crate::files::missing(&e, &path) => return (None, Record::Absent),
-    Err(_) => return (Some(Owner::Invalid), Record::Unread),
-  };
-  match crate::files::to_end(&file) {
-    Ok(bytes) => (Some(parse_owner(&decode_utf8(bytes))), remove::stamped(&file)),
-    Err(_) => (Some(Owner::Invalid), Record::Unread),
-  }
-}
-
 /// The lock as it stands now, with its record: what a removal acts on.
 fn judge(dir: &str) -> (Option<Owner>, Judged) {
   remove::judge(dir, || read_owner(dir))
-}
-
-fn parse_owner(text: &str) -> Owner {
-  let Some(doc) = Doc::parse(text) else { return Owner::Invalid };
-  let pid = match doc.get("pid") {
-    Some(Scalar::Num(n)) if n.is_finite() && n.fract() == 0.0 && *n > 0.0 => *n,
-    _ => return Owner::Invalid,
-  };
-  let text_of = |key: &str, valid: fn(&str) -> bool| doc.get_str(key).and_then(|u| String::from_utf16(&u).ok()).filter(|s| valid(s));
-  Owner::Valid {
-    pid,
-    start: text_of("start", valid_start),
-    boot: text_of("boot", valid_boot),
-  }
 }
 
 /// A directory opened without following a final link.
@@ -239,13 +178,6 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
 
 pub fn state_of<S: Seams>(rec: Option<&Owner>, seams: &mut S) -> Result<OwnerState, S::Error> {
   owner_state(&mut Parsed { rec, seams })
-}
-
-fn pid_text(rec: &Option<Owner>) -> String {
-  match rec {
-    Some(Owner::Valid { pid, .. }) => js_number(*pid),
-    _ => "undefined".into(),
-  }
 }
 
 /// Why an existing lock refuses a new claim. Always a brake.
@@ -744,28 +676,5 @@ mod tests {
       recover(d.path(), &mut fixed("5"), line),
       Err(JournalError::Discord { exit_code: 3, .. })
     ));
-  }
-
-  #[test]
-  fn owner_records_parse_as_read_pid_reads_them() {
-    assert_eq!(parse_owner("[]"), Owner::Invalid);
-    assert_eq!(parse_owner(r#"{"pid":1.5}"#), Owner::Invalid);
-    assert_eq!(parse_owner(r#"{"pid":"1"}"#), Owner::Invalid);
-    assert_eq!(
-      parse_owner(r#"{"pid":7,"start":"01","boot":"X"}"#),
-      Owner::Valid {
-        pid: 7.0,
-        start: None,
-        boot: None
-      }
-    );
-    assert_eq!(
-      parse_owner(r#"{"pid":1,"pid":2}"#),
-      Owner::Valid {
-        pid: 2.0,
-        start: None,
-        boot: None
-      }
-    );
   }
 }
