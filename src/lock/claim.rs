@@ -12,7 +12,7 @@ use crate::paths::{journal_label, under};
 use crate::stop;
 
 use super::lock_refusal;
-use super::owner::{lock_path, parse_owner, Owner};
+use super::owner::{lock_path, parse_owner};
 use super::remove::{self, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
 
@@ -100,10 +100,8 @@ pub fn claim<S: Seams>(
   // claim releases the directory it made (`clearPid`), not whatever the
   // path names by now; the record in it is the one this claim wrote.
   if stop::requested(dir) {
-    if let (Owner::Valid { pid: owner, .. }, Some(pid)) = (parse_owner(&text), pid) {
-      if owner == pid {
-        remove::remove(dir, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(dir, &e))?;
-      }
+    if parse_owner(&text).names(pid) {
+      remove::remove(dir, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(dir, &e))?;
     }
     return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", journal_label(dir))).into());
   }
@@ -248,7 +246,7 @@ mod tests {
   use super::*;
   use crate::lines::exists;
   use crate::lock::fixtures::*;
-  use crate::lock::{clear_pid, owner_path, read_pid};
+  use crate::lock::{clear_pid, owner_path, read_pid, Owner};
   use crate::testutil::TempDir;
 
   #[test]

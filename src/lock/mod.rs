@@ -24,17 +24,12 @@ mod remove;
 mod state;
 
 pub use claim::claim;
+use owner::pid_text;
 pub use owner::{lock_path, owner_path, read_pid, Owner};
-use owner::{pid_text, read_owner};
-use remove::Judged;
+use remove::judge;
 pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams};
 
 pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
-
-/// The lock as it stands now, with its record: what a removal acts on.
-fn judge(dir: &str) -> (Option<Owner>, Judged) {
-  remove::judge(dir, || read_owner(dir))
-}
 
 fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
   quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
@@ -95,10 +90,8 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
 /// removed is the one whose record was read (#10).
 pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
   let (rec, judged) = judge(dir);
-  if let (Some(Owner::Valid { pid: owner, .. }), Some(pid)) = (rec, pid) {
-    if owner == pid {
-      remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
-    }
+  if rec.is_some_and(|rec| rec.names(pid)) {
+    remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
   }
   Ok(())
 }

@@ -34,6 +34,15 @@ pub enum Owner {
   },
 }
 
+impl Owner {
+  /// Whether this record is `pid`'s (`rec.pid === pid`, the test of
+  /// `clearPid` and of a claim releasing itself); `pid` is `None` when the
+  /// caller's pid is not a number.
+  pub(super) fn names(&self, pid: Option<f64>) -> bool {
+    matches!((self, pid), (Owner::Valid { pid: owner, .. }, Some(pid)) if *owner == pid)
+  }
+}
+
 /// `readPid`: `None` when there is no record file (the STOP-gated
 /// publication interval).
 pub fn read_pid(dir: &str) -> Option<Owner> {

@@ -27,6 +27,8 @@ use nix::fcntl::{open, AtFlags, OFlag};
 use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
+use super::owner::{lock_path, read_owner, Owner};
+
 /// Subdirectories deeper than this (only a hand makes any) are refused
 /// rather than recursed into without bound.
 const MAX_DEPTH: usize = 1024;
@@ -120,7 +122,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
     let held = match held {
       Some(fd) => fd,
       None => match open(
-        crate::paths::under(dir, &["run.lock"]).as_str(),
+        lock_path(dir).as_str(),
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
       ) {
@@ -182,7 +184,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
 /// unlink(2) act on the final name itself and never follow it, so the only
 /// path walked is the journal directory's own.
 fn unlink_by_path(dir: &str, lock: Stamp) -> nix::Result<()> {
-  let path = crate::paths::under(dir, &["run.lock"]);
+  let path = lock_path(dir);
   if Stamp::at(&path) != Some(lock) {
     return Ok(());
   }
@@ -258,10 +260,10 @@ fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
 }
 
 /// `run.lock` as it is now, and the owner record read from it by path (the
-/// reference's `readPid`, with the file it read).
-pub fn judge(dir: &str, read: impl FnOnce() -> (Option<super::Owner>, Record)) -> (Option<super::Owner>, Judged) {
-  let lock = Stamp::at(&crate::paths::under(dir, &["run.lock"]));
-  let (rec, record) = read();
+/// reference's `readPid`, with the file it read): what a removal acts on.
+pub fn judge(dir: &str) -> (Option<Owner>, Judged) {
+  let lock = Stamp::at(&lock_path(dir));
+  let (rec, record) = read_owner(dir);
   (rec, Judged { lock, record })
 }
 
