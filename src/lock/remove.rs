@@ -290,6 +290,13 @@ mod tests {
     }
   }
 
+  /// A journal directory below `d` (not made) and its run.lock path.
+  fn journal(d: &TempDir) -> (String, String) {
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    (dir, lock)
+  }
+
   /// An outside directory with a canary file and subtree.
   fn outside(d: &TempDir) -> String {
     let out = format!("{}/outside", d.path());
@@ -309,8 +316,7 @@ mod tests {
   #[test]
   fn nested_directories_are_removed() {
     let d = TempDir::new();
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(format!("{lock}/a/b/c")).expect("nested");
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("record");
     std::fs::write(format!("{lock}/a/b/c/f"), "x").expect("file");
@@ -323,8 +329,7 @@ mod tests {
   fn a_symlinked_subdirectory_is_unlinked_not_followed() {
     let d = TempDir::new();
     let out = outside(&d);
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
     symlink(&out, format!("{lock}/link")).expect("link");
     symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
@@ -337,8 +342,7 @@ mod tests {
   fn run_lock_swapped_for_a_link_after_the_judgement_is_left() {
     let d = TempDir::new();
     let out = outside(&d);
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
     let judged = judged_now(&dir);
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
@@ -354,8 +358,7 @@ mod tests {
   fn a_held_directory_moved_away_is_emptied_and_the_link_in_its_place_stays() {
     let d = TempDir::new();
     let out = outside(&d);
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
     std::fs::write(format!("{lock}/sub/canary"), "mine").expect("file");
     let judged = judged_now(&dir);
@@ -370,8 +373,7 @@ mod tests {
   #[test]
   fn another_record_or_another_directory_is_left() {
     let d = TempDir::new();
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(&lock).expect("lock");
     let absent = judged_now(&dir);
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("a record published since");
@@ -390,8 +392,7 @@ mod tests {
   fn a_record_that_is_a_loop_or_dangling_is_none() {
     for target in ["owner.json", "nowhere"] {
       let d = TempDir::new();
-      let dir = format!("{}/j", d.path());
-      let lock = format!("{dir}/run.lock");
+      let (dir, lock) = journal(&d);
       std::fs::create_dir_all(&lock).expect("lock");
       symlink(format!("{lock}/{target}"), format!("{lock}/owner.json")).expect("link");
       let judged = Judged {
@@ -407,9 +408,8 @@ mod tests {
   fn a_judged_link_is_unlinked_only() {
     let d = TempDir::new();
     let out = outside(&d);
-    let dir = format!("{}/j", d.path());
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(&dir).expect("journal");
-    let lock = format!("{dir}/run.lock");
     symlink(&out, &lock).expect("link");
     remove(&dir, &judged_now(&dir), None, 0).expect("unlinked");
     assert!(Stamp::at(&lock).is_none());
