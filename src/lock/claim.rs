@@ -43,7 +43,7 @@ pub fn claim<S: Seams>(
   }
   // The directory this claim created, held open at once: the record is
   // published into it by descriptor, never by path. Between the mkdir and
-  // the rename an unlock may remove this directory and another claimant
+  // the link an unlock may remove this directory and another claimant
   // create a new one at the same path; a publish by path would then
   // overwrite that claimant's record (and this claim's STOP gate would
   // remove its lock). Into a removed directory, the publish fails instead.
@@ -139,6 +139,8 @@ enum Unpublished {
 fn lost_claim() -> JournalError {
   JournalError::failed("run.lock was removed while this start claimed it (an unlock or recover ran meanwhile); start again")
 }
+
+/// The record's temporary name, in the claimed directory.
 const TMP: &str = "owner.json.tmp";
 
 /// Write-then-link of owner.json inside the claimed directory: the record

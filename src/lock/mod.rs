@@ -1,9 +1,11 @@
 //! The run lock. One directory, `<dir>/run.lock`, is the ownership
 //! primitive: mkdir is atomic, so two starts cannot both create it. The
-//! owner record `{pid, start, boot, at}` is published inside it by
-//! write-then-rename. Nothing reclaims a lock on its own: a lock without a
-//! record, or whose owner is dead or a reused pid, refuses `run` until an
-//! operator runs `unlock`.
+//! owner record `{pid, start, boot, at}` is written to a temporary file in
+//! it and linked as `owner.json`, which fails if a record is there: it
+//! appears whole, and only one claim can publish into one directory.
+//! Nothing reclaims a lock on its own: a lock without a record, or whose
+//! owner is dead or a reused pid, refuses `run` until an operator runs
+//! `unlock`.
 //!
 //! STOP is the quiescence gate that serializes `unlock` with every claim:
 //! `unlock` writes STOP before it inspects or touches the lock, and a claim
@@ -12,6 +14,10 @@
 //! removes a lock whose owner is verified dead or can no longer be held.
 //! Automatic reclaim and compare-then-restore were rejected in review
 //! (#1509): a rename proves nothing about which directory it moved.
+//!
+//! `owner` reads the record, `state` judges its owner (the ladder and the
+//! test seams), `claim` is `writePid`, `remove` removes a judged lock by
+//! descriptor; here are the operations that judge a lock and remove it.
 
 use crate::error::{quiet_io, JournalError, Result};
 use crate::lines::exists;
@@ -31,6 +37,7 @@ pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, Own
 
 pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
 
+/// A removal that failed, as the operation that attempted it refuses.
 fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
   quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
 }
