@@ -116,4 +116,48 @@ mod tests {
       }
     );
   }
+
+  const BOOT: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+
+  #[test]
+  fn a_start_and_boot_of_the_identity_syntax_are_kept() {
+    let text = format!(r#"{{"pid":42,"start":"123","boot":"{BOOT}","at":"2021-01-01T00:00:00.000Z"}}"#);
+    assert_eq!(
+      parse_owner(&text),
+      Owner::Valid {
+        pid: 42.0,
+        start: Some("123".into()),
+        boot: Some(BOOT.into())
+      }
+    );
+    // A number where a string is wanted is no identity, not an invalid record.
+    assert_eq!(
+      parse_owner(r#"{"pid":42,"start":123}"#),
+      Owner::Valid {
+        pid: 42.0,
+        start: None,
+        boot: None
+      }
+    );
+    for bad in ["", "{", "null", r#"{"pid":0}"#, r#"{"pid":-3}"#, r#"{"pid":null}"#, r#"{}"#] {
+      assert_eq!(parse_owner(bad), Owner::Invalid, "{bad}");
+    }
+  }
+
+  #[test]
+  fn a_record_names_only_its_own_numeric_pid() {
+    let rec = parse_owner(r#"{"pid":7}"#);
+    assert!(rec.names(Some(7.0)));
+    assert!(!rec.names(Some(8.0)));
+    assert!(!rec.names(None));
+    assert!(!Owner::Invalid.names(Some(7.0)));
+  }
+
+  #[test]
+  fn the_pid_prints_as_javascript_prints_it() {
+    assert_eq!(pid_text(&Some(parse_owner(r#"{"pid":1e21}"#))), "1e+21");
+    assert_eq!(pid_text(&Some(parse_owner(r#"{"pid":12}"#))), "12");
+    assert_eq!(pid_text(&Some(Owner::Invalid)), "undefined");
+    assert_eq!(pid_text(&None), "undefined");
+  }
 }

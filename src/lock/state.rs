@@ -162,3 +162,75 @@ pub fn refusal<S: Seams>(dir: &str, seams: &mut S) -> Result<JournalError, S::Er
     }
   }))
 }
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  /// An OwnerView answering fixed answers, recording the questions asked.
+  struct Script {
+    answers: [bool; 4],
+    identity: Option<bool>,
+    asked: Vec<&'static str>,
+  }
+
+  impl OwnerView for Script {
+    type Error = JournalError;
+    fn is_null(&mut self) -> Result<bool> {
+      self.asked.push("null");
+      Ok(self.answers[0])
+    }
+    fn invalid(&mut self) -> Result<bool> {
+      self.asked.push("invalid");
+      Ok(self.answers[1])
+    }
+    fn alive(&mut self) -> Result<bool> {
+      self.asked.push("alive");
+      Ok(self.answers[2])
+    }
+    fn lacks_identity(&mut self) -> Result<bool> {
+      self.asked.push("lacks");
+      Ok(self.answers[3])
+    }
+    fn identity_matches(&mut self) -> Result<Option<bool>> {
+      self.asked.push("identity");
+      Ok(self.identity)
+    }
+  }
+
+  fn run(answers: [bool; 4], identity: Option<bool>) -> (OwnerState, Vec<&'static str>) {
+    let mut v = Script {
+      answers,
+      identity,
+      asked: Vec::new(),
+    };
+    let state = owner_state(&mut v).expect("state");
+    (state, v.asked)
+  }
+
+  /// Each step is asked only when the ones before it passed, in the
+  /// reference's order: a JavaScript record's getters run in that order.
+  #[test]
+  fn the_ladder_asks_in_order_and_stops_at_the_first_answer() {
+    use OwnerState::*;
+    assert_eq!(run([true, true, true, true], None), (Absent, vec!["null"]));
+    assert_eq!(run([false, true, true, true], None), (Invalid, vec!["null", "invalid"]));
+    assert_eq!(run([false, false, false, true], None), (Dead, vec!["null", "invalid", "alive"]));
+    assert_eq!(
+      run([false, false, true, true], Some(true)),
+      (Unknown, vec!["null", "invalid", "alive", "lacks"])
+    );
+    let all = vec!["null", "invalid", "alive", "lacks", "identity"];
+    assert_eq!(run([false, false, true, false], None), (Unknown, all.clone()));
+    assert_eq!(run([false, false, true, false], Some(false)), (Mismatch, all.clone()));
+    assert_eq!(run([false, false, true, false], Some(true)), (Live, all));
+  }
+
+  #[test]
+  fn a_field_equals_only_the_same_string() {
+    assert!(Field::Str("12".encode_utf16().collect()).is("12"));
+    assert!(!Field::Str("12".encode_utf16().collect()).is("120"));
+    assert!(!Field::Null.is("null"));
+    assert!(!Field::Other.is(""));
+  }
+}
