@@ -255,7 +255,7 @@ mod tests {
   fn claim_publishes_and_refuses_a_second_claim() {
     let d = TempDir::new();
     let mut seams = fixed("5");
-    claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect("claim");
+    claim_as_me(d.path(), &mut seams).expect("claim");
     assert_eq!(
       std::fs::read_to_string(owner_path(d.path())).expect("record"),
       record(ME, "5") + "\n"
@@ -269,7 +269,7 @@ mod tests {
         boot: Some(BOOT.into())
       })
     );
-    let err = claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect_err("held");
+    let err = claim_as_me(d.path(), &mut seams).expect_err("held");
     assert_eq!(err, JournalError::brake("another connector is running for this binding (pid 1)"));
     assert_eq!(seams.calls, 1);
     clear_pid(d.path(), Some(2.0)).expect("not ours");
@@ -308,7 +308,7 @@ mod tests {
     let d = TempDir::new();
     std::fs::write(stop::stop_path(d.path()), "").expect("STOP");
     let mut seams = fixed("5");
-    let err = claim(d.path(), Some(ME), &mut seams, || Ok(record(ME, "5"))).expect_err("gated");
+    let err = claim_as_me(d.path(), &mut seams).expect_err("gated");
     assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
     assert!(!exists(&lock_path(d.path())));
   }

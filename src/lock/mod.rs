@@ -196,6 +196,11 @@ mod fixtures {
   pub fn record(pid: f64, start: &str) -> String {
     format!(r#"{{"pid":{pid},"start":"{start}","boot":"{BOOT}","at":"2021-01-01T00:00:00.000Z"}}"#)
   }
+
+  /// A claim by pid 1 with start "5".
+  pub fn claim_as_me(dir: &str, seams: &mut Fixed) -> Result<()> {
+    claim(dir, Some(ME), seams, || Ok(record(ME, "5")))
+  }
 }
 
 #[cfg(test)]
@@ -209,7 +214,7 @@ mod tests {
     let d = TempDir::new();
     let mut live = fixed("5");
     assert_eq!(unlock_after_stop(d.path(), &mut live), Ok(Unlocked::NoLock));
-    claim(d.path(), Some(ME), &mut live, || Ok(record(ME, "5"))).expect("claim");
+    claim_as_me(d.path(), &mut live).expect("claim");
     assert!(unlock_after_stop(d.path(), &mut live).is_err());
     assert_eq!(live.removes, 0);
     let mut other = fixed("6");

@@ -328,8 +328,7 @@ mod tests {
   #[test]
   fn a_symlinked_subdirectory_is_unlinked_not_followed() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let (dir, lock) = journal(&d);
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
     symlink(&out, format!("{lock}/link")).expect("link");
     symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
@@ -341,8 +340,7 @@ mod tests {
   #[test]
   fn run_lock_swapped_for_a_link_after_the_judgement_is_left() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let (dir, lock) = journal(&d);
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
     let judged = judged_now(&dir);
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
@@ -357,8 +355,7 @@ mod tests {
   #[test]
   fn a_held_directory_moved_away_is_emptied_and_the_link_in_its_place_stays() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let (dir, lock) = journal(&d);
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
     std::fs::write(format!("{lock}/sub/canary"), "mine").expect("file");
     let judged = judged_now(&dir);
@@ -407,8 +404,7 @@ mod tests {
   #[test]
   fn a_judged_link_is_unlinked_only() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let (dir, lock) = journal(&d);
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(&dir).expect("journal");
     symlink(&out, &lock).expect("link");
     remove(&dir, &judged_now(&dir), None, 0).expect("unlinked");

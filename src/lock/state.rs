@@ -174,23 +174,26 @@ mod tests {
     asked: Vec<&'static str>,
   }
 
+  impl Script {
+    fn ask(&mut self, question: &'static str, i: usize) -> bool {
+      self.asked.push(question);
+      self.answers[i]
+    }
+  }
+
   impl OwnerView for Script {
     type Error = JournalError;
     fn is_null(&mut self) -> Result<bool> {
-      self.asked.push("null");
-      Ok(self.answers[0])
+      Ok(self.ask("null", 0))
     }
     fn invalid(&mut self) -> Result<bool> {
-      self.asked.push("invalid");
-      Ok(self.answers[1])
+      Ok(self.ask("invalid", 1))
     }
     fn alive(&mut self) -> Result<bool> {
-      self.asked.push("alive");
-      Ok(self.answers[2])
+      Ok(self.ask("alive", 2))
     }
     fn lacks_identity(&mut self) -> Result<bool> {
-      self.asked.push("lacks");
-      Ok(self.answers[3])
+      Ok(self.ask("lacks", 3))
     }
     fn identity_matches(&mut self) -> Result<Option<bool>> {
       self.asked.push("identity");
