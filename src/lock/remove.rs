@@ -27,6 +27,8 @@ use nix::fcntl::{open, AtFlags, OFlag};
 use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
+use super::owner::{lock_path, read_owner, Owner};
+
 /// Subdirectories deeper than this (only a hand makes any) are refused
 /// rather than recursed into without bound.
 const MAX_DEPTH: usize = 1024;
@@ -120,7 +122,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
     let held = match held {
       Some(fd) => fd,
       None => match open(
-        crate::paths::under(dir, &["run.lock"]).as_str(),
+        lock_path(dir).as_str(),
         OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
         Mode::empty(),
       ) {
@@ -182,7 +184,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
 /// unlink(2) act on the final name itself and never follow it, so the only
 /// path walked is the journal directory's own.
 fn unlink_by_path(dir: &str, lock: Stamp) -> nix::Result<()> {
-  let path = crate::paths::under(dir, &["run.lock"]);
+  let path = lock_path(dir);
   if Stamp::at(&path) != Some(lock) {
     return Ok(());
   }
@@ -258,10 +260,10 @@ fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
 }
 
 /// `run.lock` as it is now, and the owner record read from it by path (the
-/// reference's `readPid`, with the file it read).
-pub fn judge(dir: &str, read: impl FnOnce() -> (Option<super::Owner>, Record)) -> (Option<super::Owner>, Judged) {
-  let lock = Stamp::at(&crate::paths::under(dir, &["run.lock"]));
-  let (rec, record) = read();
+/// reference's `readPid`, with the file it read): what a removal acts on.
+pub fn judge(dir: &str) -> (Option<Owner>, Judged) {
+  let lock = Stamp::at(&lock_path(dir));
+  let (rec, record) = read_owner(dir);
   (rec, Judged { lock, record })
 }
 
@@ -288,6 +290,13 @@ mod tests {
     }
   }
 
+  /// A journal directory below `d` (not made) and its run.lock path.
+  fn journal(d: &TempDir) -> (String, String) {
+    let dir = format!("{}/j", d.path());
+    let lock = format!("{dir}/run.lock");
+    (dir, lock)
+  }
+
   /// An outside directory with a canary file and subtree.
   fn outside(d: &TempDir) -> String {
     let out = format!("{}/outside", d.path());
@@ -307,8 +316,7 @@ mod tests {
   #[test]
   fn nested_directories_are_removed() {
     let d = TempDir::new();
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(format!("{lock}/a/b/c")).expect("nested");
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("record");
     std::fs::write(format!("{lock}/a/b/c/f"), "x").expect("file");
@@ -320,9 +328,7 @@ mod tests {
   #[test]
   fn a_symlinked_subdirectory_is_unlinked_not_followed() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
     symlink(&out, format!("{lock}/link")).expect("link");
     symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
@@ -334,9 +340,7 @@ mod tests {
   #[test]
   fn run_lock_swapped_for_a_link_after_the_judgement_is_left() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
     let judged = judged_now(&dir);
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
@@ -351,9 +355,7 @@ mod tests {
   #[test]
   fn a_held_directory_moved_away_is_emptied_and_the_link_in_its_place_stays() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(format!("{lock}/sub")).expect("lock");
     std::fs::write(format!("{lock}/sub/canary"), "mine").expect("file");
     let judged = judged_now(&dir);
@@ -368,8 +370,7 @@ mod tests {
   #[test]
   fn another_record_or_another_directory_is_left() {
     let d = TempDir::new();
-    let dir = format!("{}/j", d.path());
-    let lock = format!("{dir}/run.lock");
+    let (dir, lock) = journal(&d);
     std::fs::create_dir_all(&lock).expect("lock");
     let absent = judged_now(&dir);
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("a record published since");
@@ -388,8 +389,7 @@ mod tests {
   fn a_record_that_is_a_loop_or_dangling_is_none() {
     for target in ["owner.json", "nowhere"] {
       let d = TempDir::new();
-      let dir = format!("{}/j", d.path());
-      let lock = format!("{dir}/run.lock");
+      let (dir, lock) = journal(&d);
       std::fs::create_dir_all(&lock).expect("lock");
       symlink(format!("{lock}/{target}"), format!("{lock}/owner.json")).expect("link");
       let judged = Judged {
@@ -404,10 +404,8 @@ mod tests {
   #[test]
   fn a_judged_link_is_unlinked_only() {
     let d = TempDir::new();
-    let out = outside(&d);
-    let dir = format!("{}/j", d.path());
+    let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(&dir).expect("journal");
-    let lock = format!("{dir}/run.lock");
     symlink(&out, &lock).expect("link");
     remove(&dir, &judged_now(&dir), None, 0).expect("unlinked");
     assert!(Stamp::at(&lock).is_none());

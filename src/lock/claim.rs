@@ -1,0 +1,315 @@
+//! The claim (`writePid`): mkdir of run.lock, the record published into
+//! the directory this claim made and holds by descriptor, then the STOP
+//! gate. Every way a claim can lose its directory to an unlock or recover
+//! running at the same moment ends in a refusal, never in two owners.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+
+use crate::error::{quiet_fs, quiet_io, JournalError, Result};
+use crate::paths::{journal_label, under};
+use crate::stop;
+
+use super::lock_refusal;
+use super::owner::{lock_path, parse_owner};
+use super::remove::{self, Judged, Record, Stamp};
+use super::state::{refusal, Seams};
+
+/// A directory opened without following a final link.
+fn open_dir(path: &str) -> std::io::Result<File> {
+  OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+    .open(path)
+}
+
+/// `writePid` after the claimant's identity was read: creates the lock,
+/// publishes the record `owner_text()` makes (failing with the `code` of
+/// what it threw), then applies the STOP gate. `pid` is the claimant's pid
+/// when it is a number (what `clearPid` compares with `===`).
+pub fn claim<S: Seams>(
+  dir: &str,
+  pid: Option<f64>,
+  seams: &mut S,
+  owner_text: impl FnOnce() -> Result<String, Option<String>>,
+) -> Result<(), S::Error> {
+  let lock = lock_path(dir);
+  if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
+    if e.kind() != std::io::ErrorKind::AlreadyExists {
+      return Err(quiet_io(&e, &format!("run.lock in {}", journal_label(dir)), "create").into());
+    }
+    return Err(refusal(dir, seams)?.into());
+  }
+  // The directory this claim created, held open at once: the record is
+  // published into it by descriptor, never by path. Between the mkdir and
+  // the link an unlock may remove this directory and another claimant
+  // create a new one at the same path; a publish by path would then
+  // overwrite that claimant's record (and this claim's STOP gate would
+  // remove its lock). Into a removed directory, the publish fails instead.
+  let mine = open_dir(&lock);
+  let label = format!("run.lock/owner.json in {}", journal_label(dir));
+  let text = owner_text().map_err(|code| quiet_fs(code.as_deref(), &label, "write"))?;
+  let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
+    Some(stamp) => Ok((held, stamp)),
+    None => Err(std::io::Error::from(nix::errno::Errno::EBADF)),
+  });
+  let mut made = match mine {
+    Ok((held, stamp)) => Made {
+      path: lock,
+      stamp,
+      held: Some(held),
+    },
+    Err(e) => {
+      // No descriptor for it (only a thread taking the last one between the
+      // identity's reads and this open gets here): the directory goes while
+      // it is still run.lock and holds no record (#10).
+      if let Some(stamp) = Stamp::at(&lock) {
+        let judged = Judged {
+          lock: Some(stamp),
+          record: Record::Absent,
+        };
+        let _ = remove::remove(dir, &judged, None, 0);
+      }
+      return Err(quiet_io(&e, &label, "write").into());
+    }
+  };
+  let record = match publish(dir, &mut made, &text) {
+    Ok(record) => record,
+    Err(Unpublished::Lost) => return Err(lost_claim().into()),
+    Err(Unpublished::Fault(e, linked)) => {
+      // A fault (a full disk, an I/O error) leaves no half-made claim: the
+      // directory this claim made is removed again while it is still
+      // run.lock and holds no record but this claim's, so the next start is
+      // not refused "without an owner record". Beyond the reference, which
+      // leaves it for `unlock`; the refusal is the same.
+      let judged = Judged {
+        lock: Some(made.stamp),
+        record: linked.map_or(Record::Absent, Record::File),
+      };
+      let _ = remove::remove(dir, &judged, made.held.take().map(Into::into), 0);
+      return Err(quiet_io(&e, &label, "write").into());
+    }
+  };
+  let judged = Judged {
+    lock: Some(made.stamp),
+    record: Record::File(record),
+  };
+  // The gate: STOP written before this point (by `stop` or `unlock`) means
+  // this claim must not stand, however it interleaved with an unlock. The
+  // claim releases the directory it made (`clearPid`), not whatever the
+  // path names by now; the record in it is the one this claim wrote.
+  if stop::requested(dir) {
+    if parse_owner(&text).names(pid) {
+      remove::remove(dir, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(dir, &e))?;
+    }
+    return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", journal_label(dir))).into());
+  }
+  // Beyond the reference: the claim stands only if its directory still is
+  // run.lock and still holds its record. `recover` removes an ownerless lock
+  // and then removes its own STOP; a claim that published into that lock
+  // after recover judged it, and reached this gate after the STOP was gone,
+  // would otherwise stand without a lock, and a second claimant with it.
+  let standing = Stamp::at(&made.path) == Some(made.stamp) && made.held.as_ref().is_some_and(|h| remove::holds(h, judged.record));
+  if !standing {
+    return Err(lost_claim().into());
+  }
+  Ok(())
+}
+
+/// The directory a claim made: its path, what it is, and the descriptor it
+/// is held by (none for the moment a single free descriptor is needed for
+/// the record).
+struct Made {
+  path: String,
+  stamp: Stamp,
+  held: Option<File>,
+}
+
+/// Why a record was not published.
+enum Unpublished {
+  /// Another claim holds this directory too, or it is no longer run.lock.
+  Lost,
+  /// A fault, and the record this claim linked before it (if it did).
+  Fault(std::io::Error, Option<Stamp>),
+}
+
+/// A claim that lost its directory to an unlock or recover running at the
+/// same moment (only a race reaches this; the reference would stand).
+fn lost_claim() -> JournalError {
+  JournalError::failed("run.lock was removed while this start claimed it (an unlock or recover ran meanwhile); start again")
+}
+
+/// The record's temporary name, in the claimed directory.
+const TMP: &str = "owner.json.tmp";
+
+/// Write-then-link of owner.json inside the claimed directory: the record
+/// appears whole, as a rename makes it, but only if no record is there yet,
+/// so two claims that ended up holding one directory (one's mkdir, then an
+/// unlock removing it and the other's mkdir, before the first opened it)
+/// cannot both publish. The temporary file is created exclusively too: two
+/// such claims sharing it would each write into the other's record. Returns
+/// the record's file.
+///
+/// With one descriptor free (the held directory takes it), the temporary
+/// file is created by path, as the reference creates it, and the directory
+/// opened again; the record is linked only if that directory is the one
+/// this claim made and the temporary file in it is the one just written
+/// (#10). A temporary file that went elsewhere (run.lock swapped meanwhile)
+/// is left there: no path to it is one this claim may trust.
+fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished> {
+  use nix::errno::Errno;
+  use nix::fcntl::{openat, OFlag};
+  use nix::sys::stat::Mode;
+  let fault = |e: std::io::Error| Unpublished::Fault(e, None);
+  let Some(held) = &made.held else {
+    return Err(fault(Errno::EBADF.into()));
+  };
+  let created = openat(
+    held,
+    TMP,
+    OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC,
+    Mode::from_bits_truncate(0o600),
+  );
+  let record = match created {
+    Ok(fd) => match write_record(File::from(fd), text) {
+      Ok(record) => record,
+      Err(e) => {
+        // The temporary file is this claim's (created exclusively).
+        let _ = nix::unistd::unlinkat(held, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+        return Err(fault(e));
+      }
+    },
+    Err(Errno::EEXIST) => return Err(Unpublished::Lost),
+    Err(Errno::EMFILE | Errno::ENFILE) => {
+      made.held = None;
+      let path = under(dir, &["run.lock", TMP]);
+      let file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+        .open(path);
+      let file = match file {
+        Ok(file) => file,
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Err(Unpublished::Lost),
+        Err(e) => return Err(fault(e)),
+      };
+      let record = write_record(file, text).map_err(fault)?;
+      let again = open_dir(&made.path).map_err(|_| Unpublished::Lost)?;
+      let there = nix::sys::stat::fstatat(&again, TMP, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| Stamp::of(&st));
+      if Stamp::of_fd(&again) != Some(made.stamp) {
+        // Another claim's directory by now: the temporary file this claim
+        // put in it, if it is there, is unlinked through its descriptor so
+        // that claim can still publish.
+        if there == Ok(record) {
+          let _ = nix::unistd::unlinkat(&again, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+        }
+        return Err(Unpublished::Lost);
+      }
+      made.held = Some(again);
+      if there != Ok(record) {
+        return Err(Unpublished::Lost);
+      }
+      record
+    }
+    Err(e) => return Err(fault(e.into())),
+  };
+  let Some(held) = &made.held else {
+    return Err(fault(Errno::EBADF.into()));
+  };
+  let linked = nix::unistd::linkat(held, TMP, held, "owner.json", nix::fcntl::AtFlags::empty());
+  // The temporary file is this claim's: it goes whether or not the record
+  // was linked.
+  let removed = nix::unistd::unlinkat(held, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
+  match linked {
+    Ok(()) => {}
+    Err(Errno::EEXIST) => return Err(Unpublished::Lost),
+    Err(e) => return Err(fault(e.into())),
+  }
+  removed.map_err(|e| Unpublished::Fault(e.into(), Some(record)))?;
+  // No fsync of the directory after the link (#14): a power loss that drops
+  // the link leaves a lock without a record, which `recover` clears; see
+  // docs/durability.md.
+  Ok(record)
+}
+
+/// Writes the record and fsyncs it before it is linked, so after a power
+/// loss owner.json is whole or absent, never empty or torn (beyond the
+/// reference, changing no result). Returns the file; it is closed here.
+fn write_record(mut file: File, text: &str) -> std::io::Result<Stamp> {
+  file.write_all(format!("{text}\n").as_bytes())?;
+  file.sync_all()?;
+  Stamp::of_fd(&file).ok_or_else(|| std::io::Error::from(nix::errno::Errno::EBADF))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::lines::exists;
+  use crate::lock::fixtures::*;
+  use crate::lock::{clear_pid, owner_path, read_pid, Owner};
+  use crate::testutil::TempDir;
+
+  #[test]
+  fn claim_publishes_and_refuses_a_second_claim() {
+    let d = TempDir::new();
+    let mut seams = fixed("5");
+    claim_as_me(d.path(), &mut seams).expect("claim");
+    assert_eq!(
+      std::fs::read_to_string(owner_path(d.path())).expect("record"),
+      record(ME, "5") + "\n"
+    );
+    assert!(!exists(&under(&lock_path(d.path()), &["owner.json.tmp"])));
+    assert_eq!(
+      read_pid(d.path()),
+      Some(Owner::Valid {
+        pid: ME,
+        start: Some("5".into()),
+        boot: Some(BOOT.into())
+      })
+    );
+    let err = claim_as_me(d.path(), &mut seams).expect_err("held");
+    assert_eq!(err, JournalError::brake("another connector is running for this binding (pid 1)"));
+    assert_eq!(seams.calls, 1);
+    clear_pid(d.path(), Some(2.0)).expect("not ours");
+    assert!(exists(&lock_path(d.path())));
+    clear_pid(d.path(), Some(ME)).expect("ours");
+    assert!(!exists(&lock_path(d.path())));
+  }
+
+  /// Two claims can end up holding one directory (a mkdir, an unlock
+  /// removing it, another mkdir, then the first one's open). Whichever
+  /// publishes second is refused as lost and removes nothing, whether the
+  /// first is still writing its temporary file or has linked its record.
+  #[test]
+  fn a_claim_sharing_its_directory_with_another_is_lost_and_removes_nothing() {
+    for (other, name) in [("half a record", "owner.json.tmp"), ("{\"pid\":2}", "owner.json")] {
+      let d = TempDir::new();
+      let lock = lock_path(d.path());
+      let err = claim(d.path(), Some(ME), &mut fixed("5"), || {
+        std::fs::write(under(&lock, &[name]), other).map_err(|_| None)?;
+        Ok(record(ME, "5"))
+      })
+      .expect_err("lost");
+      assert_eq!(err, lost_claim());
+      assert_eq!(std::fs::read_to_string(under(&lock, &[name])).expect("the other's file"), other);
+      let mut left: Vec<_> = std::fs::read_dir(&lock)
+        .expect("lock")
+        .map(|e| e.expect("entry").file_name())
+        .collect();
+      left.sort();
+      assert_eq!(left, [name], "only the other claim's file");
+    }
+  }
+
+  #[test]
+  fn the_stop_gate_releases_the_claim() {
+    let d = TempDir::new();
+    std::fs::write(stop::stop_path(d.path()), "").expect("STOP");
+    let mut seams = fixed("5");
+    let err = claim_as_me(d.path(), &mut seams).expect_err("gated");
+    assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
+    assert!(!exists(&lock_path(d.path())));
+  }
+}

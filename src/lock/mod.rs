@@ -1,0 +1,248 @@
+//! The run lock. One directory, `<dir>/run.lock`, is the ownership
+//! primitive: mkdir is atomic, so two starts cannot both create it. The
+//! owner record `{pid, start, boot, at}` is written to a temporary file in
+//! it and linked as `owner.json`, which fails if a record is there: it
+//! appears whole, and only one claim can publish into one directory.
+//! Nothing reclaims a lock on its own: a lock without a record, or whose
+//! owner is dead or a reused pid, refuses `run` until an operator runs
+//! `unlock`.
+//!
+//! STOP is the quiescence gate that serializes `unlock` with every claim:
+//! `unlock` writes STOP before it inspects or touches the lock, and a claim
+//! re-checks STOP after publishing its record and releases itself if STOP
+//! is there. So no claim made during an unlock can stand, and `unlock` only
+//! removes a lock whose owner is verified dead or can no longer be held.
+//! Automatic reclaim and compare-then-restore were rejected in review
+//! (#1509): a rename proves nothing about which directory it moved.
+//!
+//! `owner` reads the record, `state` judges its owner (the ladder and the
+//! test seams), `claim` is `writePid`, `remove` removes a judged lock by
+//! descriptor; here are the operations that judge a lock and remove it.
+
+use crate::error::{quiet_io, JournalError, Result};
+use crate::lines::exists;
+use crate::paths::journal_label;
+use crate::stop;
+
+mod claim;
+mod owner;
+mod remove;
+mod state;
+
+pub use claim::claim;
+use owner::pid_text;
+pub use owner::{lock_path, owner_path, read_pid, Owner};
+use remove::judge;
+pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams};
+
+pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
+
+/// A removal that failed, as the operation that attempted it refuses.
+fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
+  quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
+}
+
+/// What `unlock` did when it did not refuse.
+#[derive(Debug, PartialEq)]
+pub enum Unlocked {
+  /// There was no lock (`false`).
+  NoLock,
+  /// The lock was removed; the record it held (`null` for none).
+  Cleared(Option<Owner>),
+}
+
+/// `unlock` after STOP was written: refuses a live, unverifiable or
+/// unreadable owner; otherwise runs `beforeRemove` and removes the lock
+/// that was judged (whatever the path names by then is not removed: #10).
+pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked, S::Error> {
+  if !exists(&lock_path(dir)) {
+    return Ok(Unlocked::NoLock);
+  }
+  let (rec, judged) = judge(dir);
+  let pid = pid_text(&rec);
+  match state_of(rec.as_ref(), seams)? {
+    OwnerState::Live => {
+      return Err(
+        JournalError::failed(format!(
+          "refusing to unlock: the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"
+        ))
+        .into(),
+      )
+    }
+    OwnerState::Unknown => {
+      return Err(
+        JournalError::failed(format!(
+          "refusing to unlock: pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"
+        ))
+        .into(),
+      )
+    }
+    OwnerState::Invalid => {
+      return Err(
+        JournalError::failed(format!(
+          "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in {} by hand",
+          journal_label(dir)
+        ))
+        .into(),
+      )
+    }
+    _ => {}
+  }
+  seams.before_remove()?;
+  remove::remove(dir, &judged, None, 10).map_err(|e| lock_refusal(dir, &e))?;
+  Ok(Unlocked::Cleared(rec))
+}
+
+/// `clearPid`: removes the lock when its record names `pid`; the lock
+/// removed is the one whose record was read (#10).
+pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
+  let (rec, judged) = judge(dir);
+  if rec.is_some_and(|rec| rec.names(pid)) {
+    remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
+  }
+  Ok(())
+}
+
+/// `stopTarget`: the verified live owner to signal, or `None`. Never a pid
+/// whose identity cannot be proven.
+pub fn stop_target<S: Seams>(rec: Option<Owner>, seams: &mut S) -> Result<Option<f64>, S::Error> {
+  Ok(match (state_of(rec.as_ref(), seams)?, rec) {
+    (OwnerState::Live, Some(Owner::Valid { pid, .. })) => Some(pid),
+    _ => None,
+  })
+}
+
+/// What `recover` found.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Recovered {
+  Clean,
+  Cleared,
+}
+
+/// `recover`, the supervised pre-start: lets a run that crashed start again
+/// without a hand, while every operator brake holds. `stop_line(reason)`
+/// makes a STOP line for `unlock`'s STOP. See the README for each refusal.
+pub fn recover<S: Seams>(
+  dir: &str,
+  seams: &mut S,
+  stop_line: impl FnOnce(&str) -> Result<String, Option<String>>,
+) -> Result<Recovered, S::Error> {
+  let label = journal_label(dir);
+  if stop::requested(dir) {
+    if !stop::is_ours(&stop::read(dir)?) {
+      return Err(JournalError::brake(format!("STOP is present in {label}; the brake is on. Remove it to run")).into());
+    }
+    stop::clear(dir)?;
+  }
+  if !exists(&lock_path(dir)) {
+    return Ok(Recovered::Clean);
+  }
+  let state = state_of(read_pid(dir).as_ref(), seams)?;
+  if matches!(state, OwnerState::Live | OwnerState::Unknown | OwnerState::Invalid) {
+    return Err(refusal(dir, seams)?.into());
+  }
+  stop::with_lock(dir, || stop::append(dir, || stop_line(stop::RECOVER_REASON)))?;
+  unlock_after_stop(dir, seams)?;
+  if !stop::is_ours(&stop::read(dir)?) {
+    return Err(
+      JournalError::brake(format!(
+        "STOP was written by an operator while recovering {label}; the brake stays. Remove it to run"
+      ))
+      .into(),
+    );
+  }
+  stop::clear(dir)?;
+  Ok(Recovered::Cleared)
+}
+
+/// Seams and records the claim, unlock and recover tests share.
+#[cfg(test)]
+mod fixtures {
+  use super::*;
+
+  /// Seams answering a fixed identity, counting their calls.
+  pub struct Fixed {
+    start: &'static str,
+    pub calls: usize,
+    pub removes: usize,
+  }
+
+  impl Seams for Fixed {
+    type Error = JournalError;
+    fn identity(&mut self, _pid: f64) -> Result<Identity> {
+      self.calls += 1;
+      Ok(Identity {
+        start: Field::Str(self.start.encode_utf16().collect()),
+        boot: Field::Str(BOOT.encode_utf16().collect()),
+      })
+    }
+    fn before_remove(&mut self) -> Result<()> {
+      self.removes += 1;
+      Ok(())
+    }
+  }
+
+  pub fn fixed(start: &'static str) -> Fixed {
+    Fixed {
+      start,
+      calls: 0,
+      removes: 0,
+    }
+  }
+
+  pub const BOOT: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+  pub const ME: f64 = 1.0; // pid 1 is alive (and, as root, signalable)
+
+  pub fn record(pid: f64, start: &str) -> String {
+    format!(r#"{{"pid":{pid},"start":"{start}","boot":"{BOOT}","at":"2021-01-01T00:00:00.000Z"}}"#)
+  }
+
+  /// A claim by pid 1 with start "5".
+  pub fn claim_as_me(dir: &str, seams: &mut Fixed) -> Result<()> {
+    claim(dir, Some(ME), seams, || Ok(record(ME, "5")))
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::fixtures::*;
+  use super::*;
+  use crate::testutil::TempDir;
+
+  #[test]
+  fn unlock_judges_and_clears() {
+    let d = TempDir::new();
+    let mut live = fixed("5");
+    assert_eq!(unlock_after_stop(d.path(), &mut live), Ok(Unlocked::NoLock));
+    claim_as_me(d.path(), &mut live).expect("claim");
+    assert!(unlock_after_stop(d.path(), &mut live).is_err());
+    assert_eq!(live.removes, 0);
+    let mut other = fixed("6");
+    let cleared = unlock_after_stop(d.path(), &mut other).expect("mismatch clears");
+    assert_eq!(
+      cleared,
+      Unlocked::Cleared(Some(Owner::Valid {
+        pid: ME,
+        start: Some("5".into()),
+        boot: Some(BOOT.into())
+      }))
+    );
+    assert_eq!(other.removes, 1);
+    assert!(!exists(&lock_path(d.path())));
+  }
+
+  #[test]
+  fn recover_clears_a_stale_lock_and_its_own_stop() {
+    let d = TempDir::new();
+    let line = |reason: &str| Ok(format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#));
+    assert_eq!(recover(d.path(), &mut fixed("5"), line), Ok(Recovered::Clean));
+    std::fs::create_dir(lock_path(d.path())).expect("ownerless lock");
+    assert_eq!(recover(d.path(), &mut fixed("5"), line), Ok(Recovered::Cleared));
+    assert!(!stop::requested(d.path()) && !exists(&lock_path(d.path())));
+    stop::with_lock(d.path(), || stop::append(d.path(), || line("operator"))).expect("STOP");
+    assert!(matches!(
+      recover(d.path(), &mut fixed("5"), line),
+      Err(JournalError::Discord { exit_code: 3, .. })
+    ));
+  }
+}

@@ -1,0 +1,239 @@
+//! The ownership ladder: the reference's `ownerState`, asked of a parsed
+//! record or (through `OwnerView`) of a JavaScript one, and the refusal an
+//! existing lock gives a new claim. Only a verified live owner is ever
+//! signaled; an owner whose identity cannot be proven refuses everything.
+
+use crate::error::{JournalError, Result};
+use crate::paths::journal_label;
+
+use super::owner::{pid_text, read_pid, Owner};
+use super::UNLOCK_HINT;
+
+/// What `identity(pid)` reported for one field, as far as `===` with a
+/// record's start or boot (a string) can tell.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Field {
+  Null,
+  Str(Vec<u16>),
+  /// Anything else, undefined included: never null, never equal.
+  Other,
+}
+
+impl Field {
+  fn is(&self, want: &str) -> bool {
+    matches!(self, Field::Str(u) if u.iter().copied().eq(want.encode_utf16()))
+  }
+}
+
+#[derive(Clone, Debug, PartialEq)]
+pub struct Identity {
+  pub start: Field,
+  pub boot: Field,
+}
+
+/// The owner states. Only `Live` is ever signaled; `Unknown` and `Invalid`
+/// refuse everything (never signaled, removed or claimed over); `Dead`
+/// lets unlock clear the lock.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum OwnerState {
+  Absent,
+  Invalid,
+  Dead,
+  Unknown,
+  Mismatch,
+  Live,
+}
+
+impl OwnerState {
+  pub fn as_str(self) -> &'static str {
+    match self {
+      OwnerState::Absent => "absent",
+      OwnerState::Invalid => "invalid",
+      OwnerState::Dead => "dead",
+      OwnerState::Unknown => "unknown",
+      OwnerState::Mismatch => "mismatch",
+      OwnerState::Live => "live",
+    }
+  }
+}
+
+/// The reference's ownerState ladder over any record: each step asks the
+/// record one question, in the reference's order, so a JavaScript record
+/// (whose getters and seams run in that order) and a parsed one share it.
+pub trait OwnerView {
+  type Error;
+  fn is_null(&mut self) -> Result<bool, Self::Error>;
+  fn invalid(&mut self) -> Result<bool, Self::Error>;
+  fn alive(&mut self) -> Result<bool, Self::Error>;
+  /// `rec.start === null || rec.boot === null`.
+  fn lacks_identity(&mut self) -> Result<bool, Self::Error>;
+  /// Asks the identity seam; `None` when it reports a null start or boot,
+  /// else whether both match the record.
+  fn identity_matches(&mut self) -> Result<Option<bool>, Self::Error>;
+}
+
+pub fn owner_state<V: OwnerView>(v: &mut V) -> Result<OwnerState, V::Error> {
+  Ok(if v.is_null()? {
+    OwnerState::Absent
+  } else if v.invalid()? {
+    OwnerState::Invalid
+  } else if !v.alive()? {
+    OwnerState::Dead
+  } else if v.lacks_identity()? {
+    OwnerState::Unknown
+  } else {
+    match v.identity_matches()? {
+      None => OwnerState::Unknown,
+      Some(true) => OwnerState::Live,
+      Some(false) => OwnerState::Mismatch,
+    }
+  })
+}
+
+/// The test seams of the lock operations: `identity` and `beforeRemove`.
+pub trait Seams {
+  type Error: From<JournalError>;
+  fn identity(&mut self, pid: f64) -> Result<Identity, Self::Error>;
+  fn before_remove(&mut self) -> Result<(), Self::Error>;
+}
+
+/// A parsed record with the seams, as an OwnerView.
+struct Parsed<'a, S> {
+  rec: Option<&'a Owner>,
+  seams: &'a mut S,
+}
+
+impl<S: Seams> OwnerView for Parsed<'_, S> {
+  type Error = S::Error;
+  fn is_null(&mut self) -> Result<bool, S::Error> {
+    Ok(self.rec.is_none())
+  }
+  fn invalid(&mut self) -> Result<bool, S::Error> {
+    Ok(matches!(self.rec, Some(Owner::Invalid)))
+  }
+  fn alive(&mut self) -> Result<bool, S::Error> {
+    Ok(matches!(self.rec, Some(Owner::Valid { pid, .. }) if crate::identity::pid_alive(*pid)))
+  }
+  fn lacks_identity(&mut self) -> Result<bool, S::Error> {
+    Ok(!matches!(
+      self.rec,
+      Some(Owner::Valid {
+        start: Some(_),
+        boot: Some(_),
+        ..
+      })
+    ))
+  }
+  fn identity_matches(&mut self) -> Result<Option<bool>, S::Error> {
+    let Some(Owner::Valid {
+      pid,
+      start: Some(start),
+      boot: Some(boot),
+    }) = self.rec
+    else {
+      return Ok(None);
+    };
+    let now = self.seams.identity(*pid)?;
+    if now.start == Field::Null || now.boot == Field::Null {
+      return Ok(None);
+    }
+    Ok(Some(now.start.is(start) && now.boot.is(boot)))
+  }
+}
+
+pub fn state_of<S: Seams>(rec: Option<&Owner>, seams: &mut S) -> Result<OwnerState, S::Error> {
+  owner_state(&mut Parsed { rec, seams })
+}
+
+/// Why an existing lock refuses a new claim. Always a brake.
+pub fn refusal<S: Seams>(dir: &str, seams: &mut S) -> Result<JournalError, S::Error> {
+  let existing = read_pid(dir);
+  let pid = pid_text(&existing);
+  Ok(JournalError::brake(match state_of(existing.as_ref(), seams)? {
+    OwnerState::Absent => format!("run.lock exists without an owner record: a start is in progress or was interrupted; {UNLOCK_HINT}"),
+    OwnerState::Invalid => format!(
+      "run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in {} by hand",
+      journal_label(dir)
+    ),
+    OwnerState::Live => format!("another connector is running for this binding (pid {pid})"),
+    OwnerState::Unknown => format!("run.lock belongs to pid {pid}, which is alive but whose identity cannot be verified; refusing"),
+    OwnerState::Dead | OwnerState::Mismatch => {
+      format!("run.lock belongs to pid {pid}, which is gone or is a different process now; {UNLOCK_HINT}")
+    }
+  }))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  /// An OwnerView answering fixed answers, recording the questions asked.
+  struct Script {
+    answers: [bool; 4],
+    identity: Option<bool>,
+    asked: Vec<&'static str>,
+  }
+
+  impl Script {
+    fn ask(&mut self, question: &'static str, i: usize) -> bool {
+      self.asked.push(question);
+      self.answers[i]
+    }
+  }
+
+  impl OwnerView for Script {
+    type Error = JournalError;
+    fn is_null(&mut self) -> Result<bool> {
+      Ok(self.ask("null", 0))
+    }
+    fn invalid(&mut self) -> Result<bool> {
+      Ok(self.ask("invalid", 1))
+    }
+    fn alive(&mut self) -> Result<bool> {
+      Ok(self.ask("alive", 2))
+    }
+    fn lacks_identity(&mut self) -> Result<bool> {
+      Ok(self.ask("lacks", 3))
+    }
+    fn identity_matches(&mut self) -> Result<Option<bool>> {
+      self.asked.push("identity");
+      Ok(self.identity)
+    }
+  }
+
+  fn run(answers: [bool; 4], identity: Option<bool>) -> (OwnerState, Vec<&'static str>) {
+    let mut v = Script {
+      answers,
+      identity,
+      asked: Vec::new(),
+    };
+    let state = owner_state(&mut v).expect("state");
+    (state, v.asked)
+  }
+
+  /// Each step is asked only when the ones before it passed, in the
+  /// reference's order: a JavaScript record's getters run in that order.
+  #[test]
+  fn the_ladder_asks_in_order_and_stops_at_the_first_answer() {
+    use OwnerState::*;
+    assert_eq!(run([true, true, true, true], None), (Absent, vec!["null"]));
+    assert_eq!(run([false, true, true, true], None), (Invalid, vec!["null", "invalid"]));
+    assert_eq!(run([false, false, false, true], None), (Dead, vec!["null", "invalid", "alive"]));
+    assert_eq!(
+      run([false, false, true, true], Some(true)),
+      (Unknown, vec!["null", "invalid", "alive", "lacks"])
+    );
+    let all = vec!["null", "invalid", "alive", "lacks", "identity"];
+    assert_eq!(run([false, false, true, false], None), (Unknown, all.clone()));
+    assert_eq!(run([false, false, true, false], Some(false)), (Mismatch, all.clone()));
+    assert_eq!(run([false, false, true, false], Some(true)), (Live, all));
+  }
+
+  #[test]
+  fn a_field_equals_only_the_same_string() {
+    assert!(Field::Str("12".encode_utf16().collect()).is("12"));
+    assert!(!Field::Str("12".encode_utf16().collect()).is("120"));
+    assert!(!Field::Null.is("null"));
+    assert!(!Field::Other.is(""));
+  }
+}
