@@ -120,6 +120,13 @@ impl JournalError {
 #[derive(Debug, Clone, PartialEq)]
 pub struct ThrownCode(pub Option<String>);
 
+impl ThrownCode {
+  /// `quietFs(thrown, label, verb)`.
+  pub fn refusal(&self, label: &str, verb: &str) -> JournalError {
+    quiet_fs(self.0.as_deref(), label, verb)
+  }
+}
+
 impl fmt::Display for JournalError {
   fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
     match self {

@@ -8,7 +8,7 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
-use crate::error::{quiet_fs, quiet_io, JournalError, Result};
+use crate::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::json::{str_eq, units, Doc, Scalar};
 use crate::lines::{decode_utf8, exists};
 use crate::paths::{journal_label, under};
@@ -51,11 +51,11 @@ pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> R
 /// Appends one STOP line. The file is opened (and so created) before the
 /// line is made, as the reference does; `line` fails with the `code` of
 /// whatever it threw.
-pub fn append(dir: &str, line: impl FnOnce() -> Result<String, Option<String>>) -> Result<String> {
+pub fn append(dir: &str, line: impl FnOnce() -> Result<String, ThrownCode>) -> Result<String> {
   let path = stop_path(dir);
   let file =
     crate::files::open(&path, crate::files::Access::Append, nix::libc::O_NOFOLLOW).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
-  let mut text = line().map_err(|code| quiet_fs(code.as_deref(), &label(dir), "write"))?;
+  let mut text = line().map_err(|code| code.refusal(&label(dir), "write"))?;
   text.push('\n');
   write_synced(file, &text).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   Ok(path)
@@ -167,7 +167,7 @@ pub fn processing_reason(generation: &str) -> Vec<u16> {
 pub fn request_processing<E: From<JournalError>>(
   dir: &str,
   reason: impl FnOnce() -> std::result::Result<Vec<u16>, E>,
-  line: impl FnOnce(&[u16]) -> std::result::Result<String, Option<String>>,
+  line: impl FnOnce(&[u16]) -> std::result::Result<String, ThrownCode>,
 ) -> std::result::Result<String, E> {
   with_lock(dir, || {
     let rows = processing_rows(dir).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;

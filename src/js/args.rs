@@ -1,8 +1,10 @@
 //! Argument conversion: each kind of argument the exports take, converted
 //! in one place and in the reference's order.
 
+use napi::bindgen_prelude::{FromNapiValue, TypeName, ValidateNapiValue, ValueType};
 use napi::sys;
 
+use super::export::fail;
 use super::{Js, JsResult, Thrown, Val};
 use crate::error::JournalError;
 
@@ -27,6 +29,11 @@ impl<'e> Dir<'e> {
     Ok(Dir { v, fs: js.utf8(v)? })
   }
 
+  /// The argument as it was passed.
+  pub fn val(&self) -> Val<'e> {
+    self.v
+  }
+
   pub fn fs(&self) -> &str {
     &self.fs
   }
@@ -49,6 +56,31 @@ impl<'e> Dir<'e> {
     js.str16(&crate::paths::join(&parts))
   }
 }
+
+/// An export whose first step is `join(dir, ...)` takes `dir: Dir`: napi-rs
+/// converts it before the body runs, which is then the reference's order.
+/// One that reads another argument or an option first takes `dir: Val`
+/// and converts it where the reference joins it (`Dir::from`).
+impl<'e> FromNapiValue for Dir<'e> {
+  // SAFETY: `env` and `v` are the call's, handed over by napi-rs; nothing
+  // is dereferenced here.
+  unsafe fn from_napi_value(env: sys::napi_env, v: sys::napi_value) -> napi::Result<Self> {
+    let js = Js::of_call(env);
+    Dir::from(js, Val::new(v)).map_err(|e| fail(js, e))
+  }
+}
+
+impl TypeName for Dir<'_> {
+  fn type_name() -> &'static str {
+    "string"
+  }
+  // Unknown: the type is checked by `Dir::from`, in the reference's way.
+  fn value_type() -> ValueType {
+    ValueType::Unknown
+  }
+}
+
+impl ValidateNapiValue for Dir<'_> {}
 
 /// Node's ERR_INVALID_ARG_TYPE for a path argument that is not a string:
 /// thrown by `path.join` itself, so its message, and what building it reads

@@ -8,7 +8,8 @@
 //! }
 //! ```
 //!
-//! The body returns `JsResult`; `export` throws what it failed with.
+//! The body returns `JsResult`; `export` throws what it failed with. An
+//! argument napi-rs converts (`Dir`) fails through the same exit, `fail`.
 //! napi-rs's own conversion of an `Err` is not used: it reads `cause` and
 //! coerces a status into a generic Error, where the reference's caller
 //! sees a `DiscordError`, a Node error with its `code`, or the very
@@ -70,12 +71,18 @@ pub fn export<'e, T>(env: &'e Env, body: impl FnOnce(Js<'e>) -> JsResult<T>) -> 
 /// In an env that can no longer run JavaScript nothing is thrown: nothing
 /// could catch it, and the call only has to return for the termination to
 /// go on.
-fn done<'e, T>(js: Js<'e>, r: JsResult<T>) -> napi::Result<T> {
-  let raised = match r {
-    Ok(v) => return Ok(v),
-    Err(Thrown::Pending) => Ok(()),
-    Err(Thrown::Terminating) => Err(Thrown::Terminating),
-    Err(Thrown::Journal(e)) => {
+fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
+  r.map_err(|e| fail(js, e))
+}
+
+/// The exception for `e`, made pending, and the error that tells napi-rs
+/// one is (so it throws nothing of its own). Also the end of an argument's
+/// conversion (`Dir`), which napi-rs makes before the export's body runs.
+pub fn fail(js: Js, e: Thrown) -> napi::Error {
+  let raised = match e {
+    Thrown::Pending => Ok(()),
+    Thrown::Terminating => Err(Thrown::Terminating),
+    Thrown::Journal(e) => {
       // A journal error raised while an exception is pending replaced it,
       // as a `finally` that throws does (`.stop.lock` that cannot be
       // removed after the action threw): the later error is the one thrown.
@@ -86,14 +93,14 @@ fn done<'e, T>(js: Js<'e>, r: JsResult<T>) -> napi::Result<T> {
     }
     // Readers have already named their file (`Thrown::reading`); what is
     // left is still a refusal, never a bare N-API status (#10).
-    Err(Thrown::Napi(status)) => js.throw_error(JournalError::failed(format!(
+    Thrown::Napi(status) => js.throw_error(JournalError::failed(format!(
       "discord-journal: a JavaScript value could not be made (N-API status {status})"
     ))),
   };
   match raised {
-    Ok(()) | Err(Thrown::Pending) => Err(ended()),
-    Err(Thrown::Terminating) => Err(terminated(js)),
-    Err(_) => Err(napi::Error::from_reason("discord-journal: could not raise an error")),
+    Ok(()) | Err(Thrown::Pending) => ended(),
+    Err(Thrown::Terminating) => terminated(js),
+    Err(_) => napi::Error::from_reason("discord-journal: could not raise an error"),
   }
 }
 

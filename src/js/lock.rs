@@ -14,10 +14,8 @@ use crate::text::js_number;
 use crate::time;
 
 #[napi(js_name = "readPid")]
-pub fn read_pid<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| {
-    Dir::from(js, dir).and_then(|d| owner_object(js, lock::read_pid(d.fs()).as_ref()))
-  })
+pub fn read_pid<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| owner_object(js, lock::read_pid(dir.fs()).as_ref()))
 }
 
 #[napi(js_name = "ownerState")]
@@ -59,7 +57,7 @@ pub fn recover<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<&'
     let d = Dir::from(js, dir)?;
     let mut thrown = None;
     let recovered = lock::recover(d.fs(), &mut JsSeams::new(js, identity, before_remove), |reason| {
-      keep(&mut thrown, own_stop_line(js, reason)).map_err(|c| c.0)
+      keep(&mut thrown, own_stop_line(js, reason))
     });
     Ok(match after(thrown, recovered)? {
       Recovered::Clean => "clean",
@@ -69,10 +67,9 @@ pub fn recover<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<&'
 }
 
 #[napi(js_name = "stopTarget")]
-pub fn stop_target<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val<'e>> {
+pub fn stop_target<'e>(env: &'e Env, dir: Dir<'e>, opts: Val<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
-    let rec = lock::read_pid(d.fs());
+    let rec = lock::read_pid(dir.fs());
     let [identity] = options(js, opts, ["identity"])?;
     match lock::stop_target(rec, &mut JsSeams::new(js, identity, None))? {
       Some(pid) => js.number(pid),
@@ -82,11 +79,8 @@ pub fn stop_target<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Resul
 }
 
 #[napi(js_name = "clearPid")]
-pub fn clear_pid<'e>(env: &'e Env, dir: Val<'e>, pid: Val<'e>) -> napi::Result<()> {
-  export(env, |js| {
-    let d = Dir::from(js, dir)?;
-    Ok(lock::clear_pid(d.fs(), number_arg(js, pid)?)?)
-  })
+pub fn clear_pid<'e>(env: &'e Env, dir: Dir<'e>, pid: Val<'e>) -> napi::Result<()> {
+  export(env, |js| Ok(lock::clear_pid(dir.fs(), number_arg(js, pid)?)?))
 }
 
 /// The seams of one call, as the reference received them.
@@ -236,7 +230,7 @@ fn claim<'e>(js: Js<'e>, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) -> JsResult<
   let pid_number = number_arg(js, pid)?;
   let mut thrown = None;
   let claimed = lock::claim(d.fs(), pid_number, &mut JsSeams::new(js, identity, None), || {
-    keep(&mut thrown, owner_text(js, pid, start, boot, &now)).map_err(|c| c.0)
+    keep(&mut thrown, owner_text(js, pid, start, boot, &now))
   });
   after(thrown, claimed)
 }

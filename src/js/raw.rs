@@ -56,6 +56,12 @@ impl<'e> Js<'e> {
     }
   }
 
+  /// The env napi-rs hands an argument's conversion (`FromNapiValue`):
+  /// that of the call in progress.
+  pub(super) fn of_call(env: sys::napi_env) -> Js<'e> {
+    Js { env, call: PhantomData }
+  }
+
   fn check(self, status: sys::napi_status) -> Result<(), Thrown> {
     if status == sys::Status::napi_ok {
       return Ok(());

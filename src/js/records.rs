@@ -34,12 +34,11 @@ impl Texts for Pieces<'_> {
 }
 
 #[napi(js_name = "ensureJournal")]
-pub fn ensure_journal<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| {
-    let d = Dir::from(js, dir)?;
-    let turns = paths::under(d.fs(), &["turns"]);
+pub fn ensure_journal<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |_| {
+    let turns = paths::under(dir.fs(), &["turns"]);
     mkdir_p(&turns)?;
-    Ok(dir)
+    Ok(dir.val())
   })
 }
 
@@ -90,21 +89,19 @@ impl JournalFile {
 /// stringifies, to get that refusal. `line` is undefined when the record
 /// stringifies to nothing (`line.includes` then throws in the reference).
 #[napi(js_name = "appendLine")]
-pub fn append_line<'e>(env: &'e Env, dir: Val<'e>, file: JournalFile, line: Val<'e>) -> napi::Result<()> {
+pub fn append_line<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile, line: Val<'e>) -> napi::Result<()> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
     let Some(line) = js.string_of(line)? else {
       return Err(JournalError::read_of_undefined("includes").into());
     };
-    Ok(lines::append(d.fs(), file.name(), &line)?)
+    Ok(lines::append(dir.fs(), file.name(), &line)?)
   })
 }
 
 #[napi(js_name = "readInboxIds")]
-pub fn read_inbox_ids<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+pub fn read_inbox_ids<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
-    let ids = incremental::read::<Inbox, _, Thrown>(d.fs(), lines::INBOX, |file, inbox| {
+    let ids = incremental::read::<Inbox, _, Thrown>(dir.fs(), lines::INBOX, |file, inbox| {
       js.parse_array(Pieces {
         name: lines::INBOX,
         file,
@@ -166,8 +163,7 @@ impl Texts for Merged<'_> {
 /// for a Map, or `[record, ...]` of the unresolved ones. After the parse, a
 /// record whose intentAt is undefined is mended, and one whose intentAt is
 /// its `at` object is given that same object.
-fn outbox<'e>(js: Js<'e>, dir: Val<'e>, unresolved_only: bool) -> JsResult<Val<'e>> {
-  let d = Dir::from(js, dir)?;
+fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e>> {
   let parsed = incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
     let mend: Vec<u32> = (0..picked.len() as u32)
@@ -202,18 +198,17 @@ fn outbox<'e>(js: Js<'e>, dir: Val<'e>, unresolved_only: bool) -> JsResult<Val<'
 }
 
 #[napi(js_name = "readOutbox")]
-pub fn read_outbox<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| outbox(js, dir, false).and_then(|entries| js.map_of_pairs(entries)))
+pub fn read_outbox<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| outbox(js, &dir, false).and_then(|entries| js.map_of_pairs(entries)))
 }
 
 #[napi(js_name = "unresolvedOutbox")]
-pub fn unresolved_outbox<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| outbox(js, dir, true))
+pub fn unresolved_outbox<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| outbox(js, &dir, true))
 }
 
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
-fn read_all<'e>(js: Js<'e>, dir: Val<'e>, name: &'static str) -> JsResult<Val<'e>> {
-  let d = Dir::from(js, dir)?;
+fn read_all<'e>(js: Js<'e>, d: &Dir<'e>, name: &'static str) -> JsResult<Val<'e>> {
   let parsed = incremental::read::<AllLines, _, Thrown>(d.fs(), name, |file, all| {
     js.parse_array(Pieces {
       name,
@@ -228,30 +223,28 @@ fn read_all<'e>(js: Js<'e>, dir: Val<'e>, name: &'static str) -> JsResult<Val<'e
 }
 
 #[napi(js_name = "readDrops")]
-pub fn read_drops<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| read_all(js, dir, lines::DROPS))
+pub fn read_drops<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| read_all(js, &dir, lines::DROPS))
 }
 
 #[napi(js_name = "readReloads")]
-pub fn read_reloads<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| read_all(js, dir, lines::RELOADS))
+pub fn read_reloads<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| read_all(js, &dir, lines::RELOADS))
 }
 
 #[napi(js_name = "countAdmissionsOn")]
-pub fn count_admissions_on<'e>(env: &'e Env, dir: Val<'e>, date: Val<'e>) -> napi::Result<u32> {
+pub fn count_admissions_on<'e>(env: &'e Env, dir: Dir<'e>, date: Val<'e>) -> napi::Result<u32> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
-    let n = incremental::read::<Admissions, _, JournalError>(d.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
+    let n = incremental::read::<Admissions, _, JournalError>(dir.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
     Ok(n.unwrap_or(0) as u32)
   })
 }
 
 #[napi(js_name = "noticeOn")]
-pub fn notice_on<'e>(env: &'e Env, dir: Val<'e>, kind: Val<'e>, date: Val<'e>) -> napi::Result<bool> {
+pub fn notice_on<'e>(env: &'e Env, dir: Dir<'e>, kind: Val<'e>, date: Val<'e>) -> napi::Result<bool> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
-    Ok(incremental::read::<Notices, _, JournalError>(d.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
+    Ok(incremental::read::<Notices, _, JournalError>(dir.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })
 }

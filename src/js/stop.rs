@@ -45,28 +45,27 @@ pub fn append_stop<'e>(js: Js<'e>, dir: &Dir<'e>, reason: Val<'e>) -> JsResult<V
     // An exception the line cannot be reduced to a code for (a `code`
     // getter that throws) is the one the call throws.
     let mut thrown = None;
-    let appended = stop::append(dir.fs(), || keep(&mut thrown, stop_line(js, reason)).map_err(|c| c.0));
+    let appended = stop::append(dir.fs(), || keep(&mut thrown, stop_line(js, reason)));
     after(thrown, appended)
   })?;
   dir.join(js, &["STOP"])
 }
 
 #[napi(js_name = "stopRequested")]
-pub fn stop_requested<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<bool> {
-  export(env, |js| Dir::from(js, dir).map(|d| stop::requested(d.fs())))
+pub fn stop_requested<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<bool> {
+  export(env, |_| Ok(stop::requested(dir.fs())))
 }
 
 #[napi(js_name = "requestStop")]
-pub fn request_stop<'e>(env: &'e Env, dir: Val<'e>, reason: Val<'e>) -> napi::Result<Val<'e>> {
+pub fn request_stop<'e>(env: &'e Env, dir: Dir<'e>, reason: Val<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
     // The default applies to undefined only; null is a reason like any other.
     let reason = if js.is(reason, napi::sys::ValueType::napi_undefined)? {
       js.str("stop")?
     } else {
       reason
     };
-    append_stop(js, &d, reason)
+    append_stop(js, &dir, reason)
   })
 }
 
@@ -101,11 +100,7 @@ pub fn request_processing_stop<'e>(env: &'e Env, dir: Val<'e>, gen: Val<'e>) -> 
       Err(_) => stop_line(js, js.str16(units)?),
     };
     let mut thrown = None;
-    let requested = stop::request_processing(
-      d.fs(),
-      || reason(js, gen, &checked),
-      |units| keep(&mut thrown, line(units)).map_err(|c| c.0),
-    );
+    let requested = stop::request_processing(d.fs(), || reason(js, gen, &checked), |units| keep(&mut thrown, line(units)));
     after(thrown, requested)?;
     d.join(js, &["STOP"])
   })
@@ -121,15 +116,14 @@ pub fn clear_processing_stop<'e>(env: &'e Env, dir: Val<'e>, gen: Val<'e>) -> na
 }
 
 #[napi(js_name = "clearStop")]
-pub fn clear_stop<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<()> {
-  export(env, |js| Dir::from(js, dir).and_then(|d| Ok(stop::clear(d.fs())?)))
+pub fn clear_stop<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<()> {
+  export(env, |_| Ok(stop::clear(dir.fs())?))
 }
 
 #[napi(js_name = "readStop")]
-pub fn read_stop<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+pub fn read_stop<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
-    let lines = stop::read(d.fs())?;
+    let lines = stop::read(dir.fs())?;
     let arr = js.array(lines.len())?;
     for (i, line) in lines.iter().enumerate() {
       let v = match &line.text {

@@ -135,9 +135,8 @@ impl Texts for Records {
 }
 
 #[napi(js_name = "listTurns")]
-pub fn list_turns<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
+pub fn list_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
     // A batch is parsed before the next is read, and its text is garbage
     // once parsed (#10); a record that refuses the list still refuses it
     // whole. 128 records keep a batch's text under V8's large-object size,
@@ -146,7 +145,7 @@ pub fn list_turns<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
     // against the reference's 44 for 20,000 records).
     let mut parts = Vec::new();
     turns::list_batches(
-      d.fs(),
+      dir.fs(),
       128,
       |id, text, _| (id.to_string(), text.to_string()),
       |batch| {
@@ -159,11 +158,10 @@ pub fn list_turns<'e>(env: &'e Env, dir: Val<'e>) -> napi::Result<Val<'e>> {
 }
 
 #[napi(js_name = "countTurnsOn")]
-pub fn count_turns_on<'e>(env: &'e Env, dir: Val<'e>, date: Val<'e>) -> napi::Result<u32> {
+pub fn count_turns_on<'e>(env: &'e Env, dir: Dir<'e>, date: Val<'e>) -> napi::Result<u32> {
   export(env, |js| {
-    let d = Dir::from(js, dir)?;
     let date = date_arg(js, date)?;
-    let started = turns::list(d.fs(), |_, _, doc| records::started_day(doc))?;
+    let started = turns::list(dir.fs(), |_, _, doc| records::started_day(doc))?;
     Ok(records::count_started_on(&started, date.as_deref())? as u32)
   })
 }

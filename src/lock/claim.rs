@@ -7,7 +7,7 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
-use crate::error::{quiet_fs, quiet_io, JournalError, Result};
+use crate::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::paths::{journal_label, under};
 use crate::stop;
 
@@ -32,7 +32,7 @@ pub fn claim<S: Seams>(
   dir: &str,
   pid: Option<f64>,
   seams: &mut S,
-  owner_text: impl FnOnce() -> Result<String, Option<String>>,
+  owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
   let lock = lock_path(dir);
   if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
@@ -49,7 +49,7 @@ pub fn claim<S: Seams>(
   // remove its lock). Into a removed directory, the publish fails instead.
   let mine = open_dir(&lock);
   let label = format!("run.lock/owner.json in {}", journal_label(dir));
-  let text = owner_text().map_err(|code| quiet_fs(code.as_deref(), &label, "write"))?;
+  let text = owner_text().map_err(|code| code.refusal(&label, "write"))?;
   let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
     Some(stamp) => Ok((held, stamp)),
     None => Err(std::io::Error::from(nix::errno::Errno::EBADF)),
@@ -288,7 +288,7 @@ mod tests {
       let d = TempDir::new();
       let lock = lock_path(d.path());
       let err = claim(d.path(), Some(ME), &mut fixed("5"), || {
-        std::fs::write(under(&lock, &[name]), other).map_err(|_| None)?;
+        std::fs::write(under(&lock, &[name]), other).map_err(|_| ThrownCode(None))?;
         Ok(record(ME, "5"))
       })
       .expect_err("lost");

@@ -19,7 +19,7 @@
 //! test seams), `claim` is `writePid`, `remove` removes a judged lock by
 //! descriptor; here are the operations that judge a lock and remove it.
 
-use crate::error::{quiet_io, JournalError, Result};
+use crate::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::lines::exists;
 use crate::paths::journal_label;
 use crate::stop;
@@ -125,7 +125,7 @@ pub enum Recovered {
 pub fn recover<S: Seams>(
   dir: &str,
   seams: &mut S,
-  stop_line: impl FnOnce(&str) -> Result<String, Option<String>>,
+  stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
   let label = journal_label(dir);
   if stop::requested(dir) {
