@@ -126,8 +126,13 @@ impl<'e> Js<'e> {
   /// string only when one element is, and it is refused by that element's
   /// file.
   pub fn parse_array(self, texts: impl Texts) -> JsResult<Val<'e>> {
+    self.parse_parts(texts, 64 << 20)
+  }
+
+  /// `parse_array` in parts of at most `part` bytes (unless one element is
+  /// larger).
+  pub fn parse_parts(self, texts: impl Texts, part: usize) -> JsResult<Val<'e>> {
     const CHUNK: usize = 4096;
-    const PART: usize = 64 << 20;
     /// Room kept for the next part; a larger part's text is freed.
     const KEEP: usize = 1 << 20;
     let n = texts.len();
@@ -143,7 +148,7 @@ impl<'e> Js<'e> {
       let mut size = 2;
       while end < n && end - i < CHUNK {
         let more = t.size(end) + 1;
-        if end > i && size + more > PART {
+        if end > i && size + more > part {
           break;
         }
         size += more;
