@@ -1,5 +1,6 @@
-//! The N-API calls the boundary makes, each wrapped once, and with the
-//! `FromNapiValue`/`ToNapiValue` impls of `Val` the crate's only `unsafe`.
+//! The N-API calls the boundary makes, each wrapped once: with napi-rs's
+//! conversion traits for `Val` (value.rs) and `Dir` (args.rs), which
+//! dereference nothing, the crate's only `unsafe`.
 //! Every function here passes the env of the call in progress and values
 //! that belong to that call's handle scope.
 //!
@@ -430,6 +431,7 @@ pub fn raise_flag(flag: *mut u8) {
 
 /// The finalizer of a realm set by `set_instance`: the env is going, so
 /// the references are deleted and the realm dropped.
+// SAFETY: called by N-API only, with the `data` `set_instance` registered.
 unsafe extern "C" fn drop_realm(env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
   // SAFETY: `data` is the Box<Realm> `set_instance` handed to N-API, which
   // calls this once, at the env's teardown, on the env's thread.
