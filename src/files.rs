@@ -19,6 +19,7 @@ use std::os::unix::fs::OpenOptionsExt;
 
 use nix::fcntl::OFlag;
 use nix::libc;
+use nix::sys::stat::FileStat;
 
 /// Room for a typical record in one read.
 const FIRST: usize = 4096;
@@ -74,11 +75,13 @@ const GUARD: libc::c_int = libc::O_NONBLOCK | libc::O_NOCTTY;
 /// caller that asks for O_NONBLOCK itself (the reference's processing-stop
 /// read does) gets its EWOULDBLOCK, as the reference does.
 pub fn open(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
-  open_sized(path, access, extra).map(|(file, _)| file)
+  open_stat(path, access, extra).map(|(file, _)| file)
 }
 
-/// `open`, with the size fstat gave.
-fn open_sized(path: &str, access: Access, extra: libc::c_int) -> Result<(File, u64)> {
+/// `open`, with what fstat said of the file opened. Its device, inode and
+/// type cannot change while the descriptor is open, so a caller that needs
+/// them (the owner record's stamp, #10) asks no second fstat.
+pub fn open_stat(path: &str, access: Access, extra: libc::c_int) -> Result<(File, FileStat)> {
   let attempt = |guard: libc::c_int| {
     let mut o = OpenOptions::new();
     match access {
@@ -93,11 +96,11 @@ fn open_sized(path: &str, access: Access, extra: libc::c_int) -> Result<(File, u
 /// Opens the journal file `name` in the directory `dir` (held open) for
 /// reading, as `open` does.
 pub fn open_at(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<File> {
-  open_at_sized(dir, name, extra).map(|(file, _)| file)
+  open_at_stat(dir, name, extra).map(|(file, _)| file)
 }
 
-/// `open_at`, with the size fstat gave.
-fn open_at_sized(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<(File, u64)> {
+/// `open_at`, with what fstat said of the file opened.
+fn open_at_stat(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<(File, FileStat)> {
   let attempt = |guard: libc::c_int| {
     let flags = OFlag::from_bits_truncate(libc::O_RDONLY | libc::O_CLOEXEC | extra | guard);
     nix::fcntl::openat(dir, name, flags, nix::sys::stat::Mode::empty())
@@ -109,7 +112,7 @@ fn open_at_sized(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<(Fil
 
 /// The open's outcome, judged by the descriptor's own type (fstat), so no
 /// swap of the name after the open can change what is read.
-fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<File>) -> Result<(File, u64)> {
+fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<File>) -> Result<(File, FileStat)> {
   let file = match opened {
     Ok(file) => file,
     // ENXIO at open is always a file of another kind: a FIFO without a
@@ -123,7 +126,7 @@ fn checked(opened: Result<File>, wait: bool, blocking: impl FnOnce() -> Result<F
   };
   let st = nix::sys::stat::fstat(&file)?;
   match st.st_mode & libc::S_IFMT {
-    libc::S_IFREG => Ok((file, u64::try_from(st.st_size).unwrap_or(0))),
+    libc::S_IFREG => Ok((file, st)),
     libc::S_IFDIR => Err(Error::from_raw_os_error(libc::EISDIR)),
     _ => Err(not_regular()),
   }
@@ -156,14 +159,19 @@ fn sized(file: &File, size: u64) -> Result<Vec<u8>> {
 
 /// The whole journal file at `path` (a regular file: see `open`).
 pub fn read(path: &str) -> Result<Vec<u8>> {
-  let (file, size) = open_sized(path, Access::Read, 0)?;
-  sized(&file, size)
+  let (file, st) = open_stat(path, Access::Read, 0)?;
+  sized(&file, size_of(&st))
 }
 
 /// The whole journal file `name` in the directory `dir` (held open).
 pub fn read_at(dir: &File, name: &str) -> Result<Vec<u8>> {
-  let (file, size) = open_at_sized(dir, name, 0)?;
-  sized(&file, size)
+  let (file, st) = open_at_stat(dir, name, 0)?;
+  sized(&file, size_of(&st))
+}
+
+/// The size fstat reported (0, "unknown", for a negative one).
+pub fn size_of(st: &FileStat) -> u64 {
+  u64::try_from(st.st_size).unwrap_or(0)
 }
 
 /// Whether a failed open of `path` means "no file", as the reference's

@@ -79,6 +79,19 @@ pub fn clear(dir: &str) -> Result<()> {
   Ok(())
 }
 
+/// `clearStop` right after a `read` that found STOP (one line, so its open
+/// succeeded): that open answered the `existsSync` clearStop asks (the
+/// readers take a successful open as its yes, see files::missing), so only
+/// the unlink is made. A STOP removed between the read and the unlink is
+/// the interleaving where it went before the existsSync: not there, nothing
+/// to do.
+pub fn clear_read(dir: &str) -> Result<()> {
+  match std::fs::remove_file(stop_path(dir)) {
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+    done => done.map_err(|e| quiet_io(&e, &label(dir), "remove")),
+  }
+}
+
 /// One STOP line as `readStop` returns it: the parsed value when it is an
 /// object with a string reason, else `{reason: null}` (not written by this
 /// code, so never treated as ours).

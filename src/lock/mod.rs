@@ -32,7 +32,7 @@ mod state;
 pub use claim::claim;
 use owner::pid_text;
 pub use owner::{lock_path, owner_path, read_pid, Owner};
-use remove::judge;
+use remove::{judge, judge_at};
 pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams};
 
 pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
@@ -55,10 +55,22 @@ pub enum Unlocked {
 /// unreadable owner; otherwise runs `beforeRemove` and removes the lock
 /// that was judged (whatever the path names by then is not removed: #10).
 pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked, S::Error> {
-  if !exists(&lock_path(dir)) {
+  let path = lock_path(dir);
+  // The judgement's lstat also answers the reference's `existsSync(lock)`
+  // where it can: no name is no lock, and a name that is not a link exists
+  // (the readers take a successful open as existsSync's yes alike, see
+  // files::missing). Only a link (existsSync follows it: a dangling one is
+  // no lock) or a failure other than ENOENT asks access(2) as well.
+  let at = std::fs::symlink_metadata(&path);
+  let present = match &at {
+    Ok(meta) => !meta.file_type().is_symlink() || exists(&path),
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+    Err(_) => exists(&path),
+  };
+  if !present {
     return Ok(Unlocked::NoLock);
   }
-  let (rec, judged) = judge(dir);
+  let (rec, judged) = judge_at(dir, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
   let pid = pid_text(&rec);
   match state_of(rec.as_ref(), seams)? {
     OwnerState::Live => {
@@ -132,7 +144,7 @@ pub fn recover<S: Seams>(
     if !stop::is_ours(&stop::read(dir)?) {
       return Err(JournalError::brake(format!("STOP is present in {label}; the brake is on. Remove it to run")).into());
     }
-    stop::clear(dir)?;
+    stop::clear_read(dir)?;
   }
   if !exists(&lock_path(dir)) {
     return Ok(Recovered::Clean);
@@ -151,7 +163,7 @@ pub fn recover<S: Seams>(
       .into(),
     );
   }
-  stop::clear(dir)?;
+  stop::clear_read(dir)?;
   Ok(Recovered::Cleared)
 }
 
@@ -229,6 +241,23 @@ mod tests {
     );
     assert_eq!(other.removes, 1);
     assert!(!exists(&lock_path(d.path())));
+  }
+
+  /// existsSync follows a link: a dangling run.lock is no lock and stays; a
+  /// link to a directory is a lock, and only the link goes.
+  #[test]
+  fn unlock_asks_existence_as_exists_sync_does() {
+    let d = TempDir::new();
+    let lock = lock_path(d.path());
+    std::os::unix::fs::symlink(format!("{}/nowhere", d.path()), &lock).expect("dangling");
+    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::NoLock));
+    assert!(std::fs::symlink_metadata(&lock).is_ok());
+    std::fs::remove_file(&lock).expect("unlink");
+    let target = format!("{}/target", d.path());
+    std::fs::create_dir(&target).expect("target");
+    std::os::unix::fs::symlink(&target, &lock).expect("link");
+    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
+    assert!(std::fs::symlink_metadata(&lock).is_err() && exists(&target));
   }
 
   #[test]

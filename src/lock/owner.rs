@@ -9,7 +9,7 @@ use crate::lines::decode_utf8;
 use crate::paths::under;
 use crate::text::js_number;
 
-use super::remove::{self, Record};
+use super::remove::{Record, Stamp};
 
 pub fn lock_path(dir: &str) -> String {
   under(dir, &["run.lock"])
@@ -56,14 +56,16 @@ pub fn read_pid(dir: &str) -> Option<Owner> {
 pub(super) fn read_owner(dir: &str) -> (Option<Owner>, Record) {
   let path = owner_path(dir);
   // files::open refuses a record that is not a regular file (a FIFO would
-  // block): it exists, so it is an unreadable record (#10).
-  let file = match crate::files::open(&path, crate::files::Access::Read, 0) {
-    Ok(file) => file,
+  // block): it exists, so it is an unreadable record (#10). Its fstat is
+  // also the record's stamp: device and inode cannot change while the
+  // descriptor is open, so the file stamped is the file read.
+  let (file, st) = match crate::files::open_stat(&path, crate::files::Access::Read, 0) {
+    Ok(opened) => opened,
     Err(e) if crate::files::missing(&e, &path) => return (None, Record::Absent),
     Err(_) => return (Some(Owner::Invalid), Record::Unread),
   };
   match crate::files::to_end(&file) {
-    Ok(bytes) => (Some(parse_owner(&decode_utf8(bytes))), remove::stamped(&file)),
+    Ok(bytes) => (Some(parse_owner(&decode_utf8(bytes))), Record::File(Stamp::of(&st))),
     Err(_) => (Some(Owner::Invalid), Record::Unread),
   }
 }
