@@ -31,6 +31,7 @@ mod state;
 
 pub use claim::claim;
 use owner::pid_text;
+use owner::read_owner;
 pub use owner::{lock_path, owner_path, read_pid, Owner};
 use remove::{judge, judge_at};
 pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams};
@@ -146,10 +147,14 @@ pub fn recover<S: Seams>(
     }
     stop::clear_read(dir)?;
   }
-  if !exists(&lock_path(dir)) {
+  // A record opened through run.lock answers the reference's
+  // `existsSync(lock)` before its readPid (the readers take a successful
+  // open as existsSync's yes, see files::missing); anything else asks it.
+  let (rec, record) = read_owner(dir);
+  if !matches!(record, remove::Record::File(_)) && !exists(&lock_path(dir)) {
     return Ok(Recovered::Clean);
   }
-  let state = state_of(read_pid(dir).as_ref(), seams)?;
+  let state = state_of(rec.as_ref(), seams)?;
   if matches!(state, OwnerState::Live | OwnerState::Unknown | OwnerState::Invalid) {
     return Err(refusal(dir, seams)?.into());
   }
