@@ -23,7 +23,26 @@ const native = require("./binding.js");
 // Raised by the binding when a call finds that JavaScript can no longer run
 // (a terminated Worker); see `returned`.
 const ENDED = new Uint8Array(1);
-native.__setup(DiscordError, path.join, ENDED);
+
+// Two steps of the native readers and writers that are JavaScript's own,
+// taken with the built-ins of load time, as the binding takes every
+// built-in (a later monkey-patch of JSON or Map does not reach them).
+// `{...record, id}` has no N-API equivalent: defining the properties one
+// by one would run Object.prototype's __proto__ setter and order getters'
+// results differently; the spread and its stringify are one call per turn
+// record. readOutbox's Map is filled from [key, value, key, value, ...],
+// with no array per entry (#10), through `set` looked up on each call as
+// journal.mjs's `byNonce.set` is.
+const stringify = JSON.stringify;
+function stringifyTurn(record, id) {
+  return stringify({ ...record, id }, null, 2);
+}
+function mapOfPairs(Map, flat) {
+  const m = new Map();
+  for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]);
+  return m;
+}
+native.__setup(DiscordError, path.join, ENDED, stringifyTurn, mapOfPairs);
 
 // Every native export is called through a function of its own, whose
 // `length` is journal.mjs's (a parameter with a default does not count)

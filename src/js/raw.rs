@@ -406,13 +406,6 @@ impl<'e> Js<'e> {
     // (`set_instance`), alive until the env's teardown.
     unsafe { data.cast::<Realm>().as_ref() }
   }
-
-  pub fn run_script(self, source: &str) -> Result<Val<'e>, Thrown> {
-    let src = self.str(source)?;
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_run_script(src.0, &mut v))?;
-    Ok(Val::new(v))
-  }
 }
 
 enum ErrorKind {

@@ -88,32 +88,26 @@ pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
 /// Registers the `DiscordError` class that every refusal is an instance of.
 /// index.js calls it once at load; it is not part of the package's API.
 #[napi(js_name = "__setup")]
-pub fn setup<'e>(env: &'e Env, discord_error: Val<'e>, join: Val<'e>, ended: Val<'e>) -> napi::Result<()> {
+pub fn setup<'e>(
+  env: &'e Env,
+  discord_error: Val<'e>,
+  join: Val<'e>,
+  ended: Val<'e>,
+  stringify_turn: Val<'e>,
+  map_of_pairs: Val<'e>,
+) -> napi::Result<()> {
   export(env, |js| {
-    let realm = realm_of(js, discord_error, join, ended)?;
+    let realm = realm_of(js, [discord_error, join, ended, stringify_turn, map_of_pairs])?;
     js.set_instance(realm)
   })
 }
 
-fn realm_of<'e>(js: Js<'e>, discord_error: Val<'e>, join: Val<'e>, ended: Val<'e>) -> JsResult<Realm> {
+/// The realm of index.js's values (see there for `stringifyTurn` and
+/// `mapOfPairs`) and the built-ins of this moment.
+fn realm_of<'e>(js: Js<'e>, [discord_error, join, ended, stringify_turn, map_of_pairs]: [Val<'e>; 5]) -> JsResult<Realm> {
   let global = js.global()?;
   let json = js.get(global, "JSON")?;
-  // `{...record, id}` has no N-API equivalent: napi_set_property would run
-  // Object.prototype's __proto__ setter and define getters' results out of
-  // order. The spread stays JavaScript's own, and so does the
-  // JSON.stringify of it (taken now, as every built-in is): one call into
-  // JavaScript per record, not two.
   let stringify = js.get(json, "stringify")?;
-  let make = js.run_script(
-    "(function (stringify) { return function stringifyTurn(record, id) { return stringify({ ...record, id }, null, 2); }; })",
-  )?;
-  let stringify_turn = js.call(make, js.undefined()?, &[stringify])?;
-  // readOutbox's Map from [key, value, key, value, ...]: no array per
-  // entry (#10: a million of them are 64 MB). `set` is looked up on
-  // each call, as the reference's `byNonce.set` is.
-  let map_of_pairs = js.run_script(
-    "(function mapOfPairs(Map, flat) { const m = new Map(); for (let i = 0; i < flat.length; i += 2) m.set(flat[i], flat[i + 1]); return m; })",
-  )?;
   Ok(Realm {
     join: js.keep(join)?,
     discord_error: js.keep(discord_error)?,
