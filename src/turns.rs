@@ -60,6 +60,9 @@ pub fn create(path: &str) -> std::io::Result<Draft> {
     Err(e) => return Err(e),
   }
   let dir = parent(path);
+  if NAMED.load(Ordering::Relaxed) {
+    return named(path, dir);
+  }
   let unnamed = OpenOptions::new().write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir);
   match unnamed {
     Ok(file) => Ok(Draft {
@@ -80,6 +83,11 @@ static TEMP: AtomicU64 = AtomicU64::new(0);
 
 /// Whether linkat(AT_EMPTY_PATH) is still worth trying in this process.
 static EMPTY_PATH: AtomicBool = AtomicBool::new(true);
+
+/// Set once an unnamed inode could be linked neither directly nor through
+/// /proc: every later record goes under a temporary name from the start,
+/// instead of trying both links again each time.
+static NAMED: AtomicBool = AtomicBool::new(false);
 
 /// The draft under a temporary name in `dir`: a leading dot (never a
 /// TURN_ID) and no `.json` suffix, so `list` (which reads `*.json`) never
@@ -158,7 +166,10 @@ impl Draft {
     );
     match linked {
       Ok(()) => Ok(()),
-      Err(nix::errno::Errno::ENOENT) if !crate::lines::exists("/proc/self/fd") => named(&self.path, parent(&self.path))?.finish(text),
+      Err(nix::errno::Errno::ENOENT) if !crate::lines::exists("/proc/self/fd") => {
+        NAMED.store(true, Ordering::Relaxed);
+        named(&self.path, parent(&self.path))?.finish(text)
+      }
       Err(e) => Err(e.into()),
     }
   }
