@@ -6,6 +6,7 @@
 // written out one by one).
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
 
 // The process exit status a CLI should use for this refusal: 1 operation
@@ -182,6 +183,10 @@ exports.RECOVER_REASON = native.RECOVER_REASON;
 exports.UNLOCK_HINT = native.UNLOCK_HINT;
 exports.journalLabel = journalLabel;
 exports.ensureJournal = function ensureJournal(dir) {
+  // A path with a NUL byte is refused by Node before any system call, in
+  // words of its own (the `Received` part is util.inspect's): Node's
+  // mkdirSync makes that refusal here, and nothing else.
+  if (typeof dir === "string" && dir.includes("\0")) fs.mkdirSync(path.join(dir, "turns"), { recursive: true, mode: 0o700 });
   return returned(native.ensureJournal(dir));
 };
 exports.appendInbox = appendInbox;

@@ -121,6 +121,41 @@ describe("readPid and ownerState", () => {
     );
   });
 
+  test("null options and a seam's null identity are refused in V8's own words", () => {
+    // What this V8 says of the reference's own patterns: options whose first
+    // property has a default, and `const { start, boot } = identity(pid)`.
+    const v8 = (f) => {
+      try {
+        f();
+      } catch (e) {
+        return e.message;
+      }
+    };
+    const withDefault = (name) => v8(() => new Function("d", `{ ${name} = 1 } = {}`, "")(0, null));
+    const dir = journal();
+    for (const [name, call] of [
+      ["identity", () => M.ownerState(null, null)],
+      ["identity", () => M.ownerAlive(null, null)],
+      ["identity", () => M.stopTarget(dir, null)],
+      ["now", () => M.writePid(dir, 5, null)],
+      ["beforeRemove", () => M.unlock(dir, null)],
+      ["identity", () => M.recover(dir, null)],
+    ]) {
+      assert.throws(call, (e) => e.constructor === TypeError && e.message === withDefault(name), name);
+    }
+    for (const value of [null, undefined]) {
+      const identity = () => value;
+      const want = v8(() => {
+        const { start } = identity(5);
+        return start;
+      });
+      assert.throws(
+        () => M.writePid(dir, 5, { identity }),
+        (e) => e.constructor === TypeError && e.message === want,
+      );
+    }
+  });
+
   test("pid reuse: a live pid whose start time differs is a mismatch, never live", () => {
     const dir = journal();
     const me = M.identityOf(process.pid);

@@ -76,6 +76,20 @@ describe("ensureJournal", () => {
     assert.equal(mode(join(dir, "turns")), underUmask(0o700));
   });
 
+  test("a NUL byte in dir is Node's own refusal, worded by Node", () => {
+    const dir = journal({ bare: true }) + "\0x";
+    let want;
+    try {
+      mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
+    } catch (e) {
+      want = e;
+    }
+    assert.throws(
+      () => M.ensureJournal(dir),
+      (e) => e.constructor === TypeError && e.code === "ERR_INVALID_ARG_VALUE" && e.message === want.message,
+    );
+  });
+
   test("a file in the way is Node's own error, with its code", () => {
     const dir = journal({ bare: true });
     mkdirSync(join(dir, ".."), { recursive: true });

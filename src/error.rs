@@ -65,18 +65,10 @@ impl JournalError {
     Self::type_error(format!("{name} is not a function"))
   }
 
-  /// V8's TypeError for `{ key } = null` where the pattern's source is
-  /// a parameter's default (`= {}`): the value is described, not named.
-  pub fn destructure_null(key: &str) -> Self {
-    Self::type_error(format!("Cannot destructure property '{key}' of 'object null' as it is null."))
-  }
-
   /// V8's TypeError for `const { key } = source` where `source` evaluated
-  /// to null or undefined.
-  pub fn destructure_nullish(key: &str, source: &str) -> Self {
-    Self::type_error(format!(
-      "Cannot destructure property '{key}' of '{source}' as it is null or undefined."
-    ))
+  /// to null or undefined (`what`).
+  pub fn destructure(key: &str, source: &str, what: &str) -> Self {
+    Self::type_error(format!("Cannot destructure property '{key}' of '{source}' as it is {what}."))
   }
 
   /// Node's ERR_INVALID_ARG_VALUE for a path with a NUL byte, refused

@@ -104,7 +104,10 @@ pub fn options<'e, const N: usize>(js: Js<'e>, opts: Val<'e>, names: [&str; N]) 
   let mut out = [None; N];
   match js.type_of(opts)? {
     sys::ValueType::napi_undefined => return Ok(out),
-    sys::ValueType::napi_null => return Err(JournalError::destructure_null(names[0]).into()),
+    // Every options pattern of the reference gives its first property a
+    // default (`{ identity = identityOf } = {}`), and for that shape V8
+    // words null as a property read, not as a destructuring.
+    sys::ValueType::napi_null => return Err(JournalError::read_of_null(names[0]).into()),
     _ => {}
   }
   for (slot, name) in out.iter_mut().zip(names) {

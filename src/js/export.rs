@@ -3,8 +3,8 @@
 //!
 //! ```ignore
 //! #[napi(js_name = "readDrops")]
-//! pub fn read_drops(env: Env, dir: Val) -> napi::Result<Val> {
-//!   export(env, |js| read_all(js, dir, lines::DROPS))
+//! pub fn read_drops<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+//!   export(env, |js| read_all(js, &dir, lines::DROPS))
 //! }
 //! ```
 //!
@@ -75,8 +75,8 @@ fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
   r.map_err(|e| fail(js, e))
 }
 
-/// The exception for `e`, made pending, and the error that tells napi-rs
-/// one is (so it throws nothing of its own). Also the end of an argument's
+/// The exception for `e`, made pending, and the error that ends the call
+/// with it (see `ended`). Also the end of an argument's
 /// conversion (`Dir`), which napi-rs makes before the export's body runs.
 pub fn fail(js: Js, e: Thrown) -> napi::Error {
   let raised = match e {
@@ -132,7 +132,10 @@ impl<'e> Js<'e> {
   }
 }
 
-/// The end of a call whose exception (if any) is already pending.
+/// The end of a call whose exception (if any) is already pending: napi-rs
+/// sees an exception pending and throws nothing of its own. In an env that
+/// is terminating nothing is pending; napi-rs then tries to throw an empty
+/// Error, which N-API refuses there, so nothing reaches JavaScript either.
 fn ended() -> napi::Error {
   napi::Error::new(napi::Status::PendingException, "")
 }

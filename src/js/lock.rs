@@ -216,8 +216,10 @@ fn claim<'e>(js: Js<'e>, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) -> JsResult<
   };
   let [identity] = options(js, opts, ["identity"])?;
   let id = call_identity(js, identity, pid)?;
-  if js.is_nullish(id)? {
-    return Err(JournalError::destructure_nullish("start", "identity(...)").into());
+  match js.type_of(id)? {
+    sys::ValueType::napi_null => return Err(JournalError::destructure("start", "identity(...)", "null").into()),
+    sys::ValueType::napi_undefined => return Err(JournalError::destructure("start", "identity(...)", "undefined").into()),
+    _ => {}
   }
   let (start, boot) = (js.get(id, "start")?, js.get(id, "boot")?);
   let null = sys::ValueType::napi_null;
