@@ -64,19 +64,13 @@ pub fn out_of_memory(label: &str) -> Thrown {
 /// value, or the exception now pending.
 pub fn export<'e, T>(env: &'e Env, body: impl FnOnce(Js<'e>) -> JsResult<T>) -> napi::Result<T> {
   let js = Js::new(env);
-  let result = body(js);
-  done(js, result)
-}
-
-/// In an env that can no longer run JavaScript nothing is thrown: nothing
-/// could catch it, and the call only has to return for the termination to
-/// go on.
-fn done<T>(js: Js, r: JsResult<T>) -> napi::Result<T> {
-  r.map_err(|e| fail(js, e))
+  body(js).map_err(|e| fail(js, e))
 }
 
 /// The exception for `e`, made pending, and the error that ends the call
-/// with it (see `ended`). Also the end of an argument's
+/// with it (see `ended`). In an env that can no longer run JavaScript
+/// nothing is thrown: nothing could catch it, and the call only has to
+/// return for the termination to go on. Also the end of an argument's
 /// conversion (`Dir`), which napi-rs makes before the export's body runs.
 pub fn fail(js: Js, e: Thrown) -> napi::Error {
   let raised = match e {

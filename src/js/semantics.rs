@@ -126,12 +126,17 @@ impl<'e> Js<'e> {
   /// string only when one element is, and it is refused by that element's
   /// file.
   pub fn parse_array(self, texts: impl Texts) -> JsResult<Val<'e>> {
-    self.parse_parts(texts, 64 << 20)
+    // Every reader's texts are of one file, named alike.
+    let label = texts.label(0);
+    let mut parts = Vec::new();
+    self.parse_parts(texts, 64 << 20, &mut parts)?;
+    self.concat(&parts).map_err(|e| e.reading(&label))
   }
 
-  /// `parse_array` in parts of at most `part` bytes (unless one element is
-  /// larger).
-  pub fn parse_parts(self, texts: impl Texts, part: usize) -> JsResult<Val<'e>> {
+  /// The arrays `parse_array` joins, each of at most `part` bytes of text
+  /// (unless one element is larger), appended to `parts`: a caller that
+  /// parses in batches joins them all once.
+  pub fn parse_parts(self, texts: impl Texts, part: usize, parts: &mut Vec<Val<'e>>) -> JsResult<()> {
     const CHUNK: usize = 4096;
     /// Room kept for the next part; a larger part's text is freed.
     const KEEP: usize = 1 << 20;
@@ -140,7 +145,7 @@ impl<'e> Js<'e> {
     let parse = self.kept(self.realm()?.parse).map_err(|e| e.reading(&label))?;
     let undefined = self.undefined()?;
     let mut texts = Some(texts);
-    let mut parts = Vec::with_capacity(n / CHUNK + 1);
+    parts.reserve(n / CHUNK + 1);
     let mut buf = Vec::new();
     let mut i = 0;
     while let Some(t) = texts.as_mut() {
@@ -179,8 +184,7 @@ impl<'e> Js<'e> {
       parts.push(part);
       i = end;
     }
-    drop(buf);
-    self.concat(&parts).map_err(|e| e.reading(&label))
+    Ok(())
   }
 
   /// The arrays `parts` joined into one (`[]` for none).

@@ -152,10 +152,7 @@ pub fn list_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
       dir.fs(),
       1024,
       |id, text, _| (id.to_string(), text.to_string()),
-      |batch| {
-        parts.push(js.parse_parts(Records(batch), YOUNG)?);
-        Ok::<(), Thrown>(())
-      },
+      |batch| js.parse_parts(Records(batch), YOUNG, &mut parts),
     )?;
     js.concat(&parts)
   })
