@@ -1057,24 +1057,27 @@ add(
   (d) => mkdirSync(join(d, "STOP")),
   (M, d, log) => M.unlock(d, { reason: jsonReason(log) }),
 );
+/** A generation that converts to GEN once, then removes `.stop.lock` (so
+ * its removal fails) and throws. */
+function removesStopLockOnSecondCall(d) {
+  let n = 0;
+  return {
+    toString() {
+      if (n++) {
+        rmSync(join(d, ".stop.lock"), { recursive: true });
+        throw new RangeError("second");
+      }
+      return GEN;
+    },
+  };
+}
 add(
   "stop lock removal failing replaces the action's exception",
   (d) => {
     writeFileSync(join(d, "STOP"), "", { mode: 0o600 });
     chmodSync(join(d, "STOP"), 0o600);
   },
-  (M, d) => {
-    let n = 0;
-    return M.requestProcessingStop(d, {
-      toString() {
-        if (n++) {
-          rmSync(join(d, ".stop.lock"), { recursive: true });
-          throw new RangeError("second");
-        }
-        return GEN;
-      },
-    });
-  },
+  (M, d) => M.requestProcessingStop(d, removesStopLockOnSecondCall(d)),
 );
 add(
   "clearProcessingStop lock removal failing replaces the exception",
@@ -1082,18 +1085,7 @@ add(
     writeFileSync(join(d, "STOP"), `{"at":"2021-01-01T00:00:00.000Z","reason":"processing:${GEN}"}\n`, { mode: 0o600 });
     chmodSync(join(d, "STOP"), 0o600);
   },
-  (M, d) => {
-    let n = 0;
-    return M.clearProcessingStop(d, {
-      toString() {
-        if (n++) {
-          rmSync(join(d, ".stop.lock"), { recursive: true });
-          throw new RangeError("second");
-        }
-        return GEN;
-      },
-    });
-  },
+  (M, d) => M.clearProcessingStop(d, removesStopLockOnSecondCall(d)),
 );
 add(
   "owner.json a symlink loop: recover clears",
