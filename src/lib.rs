@@ -10,6 +10,7 @@ pub mod incremental;
 pub mod json;
 pub mod lines;
 pub mod lock;
+pub mod part;
 pub mod paths;
 pub mod proof;
 pub mod records;

@@ -13,6 +13,7 @@ use std::collections::{HashMap, HashSet};
 use crate::error::{JournalError, Result};
 use crate::incremental::{Fold, Line, Piece};
 use crate::json::{str_eq, units, Doc, Scalar, Top};
+use crate::part::{Part, Shared};
 
 /// An argument as `===` sees it when compared with a parsed JSON value.
 #[derive(Clone, Debug, PartialEq)]
@@ -256,12 +257,12 @@ impl Outbox {
   }
 
   /// A delivery's lines' members, in order.
-  fn members_of<'a>(&'a self, d: &Delivery, file: &'a [u8]) -> impl Iterator<Item = &'a [u8]> + 'a {
+  fn members_of<'a>(&'a self, d: &Delivery) -> impl Iterator<Item = &'a Piece> + 'a {
     let mut next = d.first;
     std::iter::from_fn(move || {
       let (piece, after) = self.members.get(next)?;
       next = *after;
-      Some(piece.bytes(file))
+      Some(piece)
     })
   }
 
@@ -271,8 +272,8 @@ impl Outbox {
     const INTENT_AT: usize = ",\"intentAt\":".len();
     let intent_at = d.intent_at.as_ref().map_or(4, |p| p.bytes(file).len());
     let (mut size, mut n) = (2, 0);
-    for m in self.members_of(d, file) {
-      size += m.len() + INTENT_AT + intent_at;
+    for m in self.members_of(d) {
+      size += m.bytes(file).len() + INTENT_AT + intent_at;
       n += 1;
     }
     size + n.max(1) - 1
@@ -285,17 +286,18 @@ impl Outbox {
   /// value, which is what the spreads do. When the first line has no `at`,
   /// intentAt is undefined, which JSON cannot say: the text carries `null`
   /// there and this returns true, for the caller to set it to undefined.
-  pub fn merged(&self, d: &Delivery, file: &[u8], out: &mut Vec<u8>) -> bool {
-    let intent_at = d.intent_at.as_ref().map_or(&b"null"[..], |p| p.bytes(file));
+  pub fn merged(&self, d: &Delivery, file: &Shared, out: &mut Part) -> bool {
     out.push(b'{');
-    for m in self.members_of(d, file) {
-      out.extend_from_slice(m);
-      out.extend_from_slice(b",\"intentAt\":");
-      out.extend_from_slice(intent_at);
-      out.push(b',');
-    }
-    if out.last() == Some(&b',') {
-      out.pop();
+    for (k, m) in self.members_of(d).enumerate() {
+      if k > 0 {
+        out.push(b',');
+      }
+      out.piece(m, file);
+      out.extend(b",\"intentAt\":");
+      match &d.intent_at {
+        Some(at) => out.piece(at, file),
+        None => out.extend(b"null"),
+      }
     }
     out.push(b'}');
     d.intent_at.is_none()
@@ -353,8 +355,8 @@ mod tests {
   use crate::json::Doc;
 
   /// Feeds each text as a line whose bytes are `file[offset..]`.
-  fn outbox(lines: &[&str]) -> (Vec<u8>, Outbox) {
-    let file = lines.join("\n").into_bytes();
+  fn outbox(lines: &[&str]) -> (Shared, Outbox) {
+    let file = std::sync::Arc::new(lines.join("\n").into_bytes());
     let mut fold = Outbox::default();
     let mut at = 0;
     for (n, text) in lines.iter().enumerate() {
@@ -377,9 +379,10 @@ mod tests {
     let texts: Vec<(String, bool, usize)> = d
       .iter()
       .map(|g| {
-        let mut out = Vec::new();
+        let mut out = Part::new(Vec::new(), 0).expect("room");
         let undefined = fold.merged(g, &file, &mut out);
-        (String::from_utf8(out).expect("utf-8"), undefined, fold.merged_size(g, &file))
+        let text = out.finish().expect("room").text;
+        (String::from_utf8(text).expect("utf-8"), undefined, fold.merged_size(g, &file))
       })
       .collect();
     assert_eq!(
@@ -645,11 +648,13 @@ mod tests {
       "\u{feff}{\"nonce\":\"n7\", \"status\":\"intent\" }\n",
     );
     let got = read_as::<Outbox, _>(OUTBOX, text.as_bytes(), |file, o| {
+      let file = std::sync::Arc::new(file);
       let d = o.deliveries()?;
       let mut merged = Vec::new();
       for g in d {
-        let mut out = Vec::new();
+        let mut out = Part::new(Vec::new(), 0).expect("room");
         let undefined = o.merged(g, &file, &mut out);
+        let out = out.finish().expect("room").text;
         assert_eq!(undefined, g.intent_at_undefined());
         assert_eq!(out.len(), o.merged_size(g, &file));
         merged.push(String::from_utf8(out).expect("utf-8"));
@@ -687,8 +692,10 @@ mod tests {
     text.extend_from_slice(b"\xff\"}\n");
     let merged = read_as::<Outbox, _>(OUTBOX, &text, |file, o| {
       let g = &o.deliveries()?[0];
-      let mut out = Vec::new();
+      let file = std::sync::Arc::new(file);
+      let mut out = Part::new(Vec::new(), 0).expect("room");
       o.merged(g, &file, &mut out);
+      let out = out.finish().expect("room").text;
       assert_eq!(out.len(), o.merged_size(g, &file));
       Ok(String::from_utf8(out).expect("utf-8"))
     });

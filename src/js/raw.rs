@@ -24,13 +24,17 @@
 //!   allocation or registry lookup (napi-rs's instance-data getter checks
 //!   a process-wide registry on each call).
 
+use std::ffi::c_void;
 use std::marker::PhantomData;
+use std::ops::Range;
 use std::ptr;
+use std::sync::Arc;
 
 use napi::sys;
 
 use super::realm::Realm;
 use super::{Thrown, Val};
+use crate::part::Shared;
 
 /// The env of the current call. Copy: it is only a handle.
 #[derive(Clone, Copy)]
@@ -178,6 +182,59 @@ impl<'e> Js<'e> {
   pub fn latin1(self, bytes: &[u8]) -> Result<Val<'e>, Thrown> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_latin1(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
+    Ok(Val::new(v))
+  }
+
+  /// A string of `file[range]`, ASCII, that shares the bytes instead of
+  /// copying them (#10, `part`): it holds one reference to `file` until V8
+  /// collects it. Node-API 10, in every Node this package supports (from
+  /// 20.4, where it is still called experimental, and 18.18).
+  ///
+  /// V8 does not count an external string's bytes towards the heap, so a
+  /// loop of reads would never collect: its length is reported as external
+  /// memory (as a Buffer's is) while it lives.
+  pub fn shared_latin1(self, file: &Shared, range: Range<usize>) -> Result<Val<'e>, Thrown> {
+    /// The string's reference to its bytes, and the memory it reported.
+    type Held = (Shared, i64);
+    unsafe extern "C" fn release(env: sys::node_api_basic_env, _data: *mut c_void, hint: *mut c_void) {
+      // SAFETY: `hint` is the `Box::into_raw` that `shared_latin1` gave
+      // this string alone, and N-API calls the finalizer once.
+      let (_file, size) = *unsafe { Box::from_raw(hint.cast::<Held>()) };
+      if !env.is_null() {
+        let mut now = 0;
+        // SAFETY: an env that N-API hands a finalizer, still alive (it
+        // passes null once its env is gone); a basic call, allowed there.
+        unsafe { sys::napi_adjust_external_memory(env.cast(), -size, &mut now) };
+      }
+    }
+    let bytes = file.get(range).ok_or(Thrown::Napi(sys::Status::napi_invalid_arg))?;
+    let size = bytes.len() as i64;
+    // Reported first: a copy calls the finalizer, which takes it back, at once.
+    let mut now = 0;
+    napi_call!(self, napi_adjust_external_memory(size, &mut now))?;
+    let hint = Box::into_raw(Box::new((Arc::clone(file), size))).cast::<c_void>();
+    let (mut v, mut copied) = (ptr::null_mut(), false);
+    // SAFETY: `bytes` stay where they are and unchanged while the string
+    // lives: the reference behind `hint` keeps its buffer, which no one
+    // writes to once shared. The out-pointers are locals.
+    let status = unsafe {
+      sys::node_api_create_external_string_latin1(
+        self.env,
+        bytes.as_ptr().cast(),
+        size as isize,
+        Some(release),
+        hint,
+        &mut v,
+        &mut copied,
+      )
+    };
+    if status != sys::Status::napi_ok {
+      // SAFETY: a string that was not made never calls its finalizer, so
+      // the box is still ours to drop.
+      drop(unsafe { Box::from_raw(hint.cast::<Held>()) });
+      napi_call!(self, napi_adjust_external_memory(-size, &mut now))?;
+      return self.check(status).map(|()| Val::new(v));
+    }
     Ok(Val::new(v))
   }
 

@@ -1,6 +1,8 @@
 //! Exports for the record files: inbox, outbox, drops, admissions, reloads,
 //! notices, and ensureJournal.
 
+use std::sync::Arc;
+
 use napi::Env;
 use napi_derive::napi;
 
@@ -8,13 +10,14 @@ use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::error::{fs_code, JournalError};
 use crate::incremental::{self, Piece};
 use crate::lines;
+use crate::part::{Part, Shared};
 use crate::paths;
 use crate::records::{Admissions, AllLines, Delivery, Inbox, Notices, Outbox};
 
 /// Texts that are pieces of the file's bytes, which they own.
 struct Pieces<'a> {
   name: &'static str,
-  file: Vec<u8>,
+  file: Shared,
   pieces: &'a [Piece],
 }
 
@@ -28,8 +31,8 @@ impl Texts for Pieces<'_> {
   fn size(&self, i: usize) -> usize {
     self.pieces[i].bytes(&self.file).len()
   }
-  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(self.pieces[i].bytes(&self.file));
+  fn write(&mut self, i: usize, out: &mut Part) {
+    out.piece(&self.pieces[i], &self.file);
   }
 }
 
@@ -104,7 +107,7 @@ pub fn read_inbox_ids<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
     let ids = incremental::read::<Inbox, _, Thrown>(dir.fs(), lines::INBOX, |file, inbox| {
       js.parse_array(Pieces {
         name: lines::INBOX,
-        file,
+        file: Arc::new(file),
         pieces: inbox.ids()?,
       })
     })?;
@@ -119,7 +122,7 @@ pub fn read_inbox_ids<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 /// The merged records of the outbox's deliveries, each after its nonce
 /// for a Map's entries (`nonce, record, nonce, record, ...`), or alone.
 struct Merged<'a> {
-  file: Vec<u8>,
+  file: Shared,
   outbox: &'a Outbox,
   picked: Vec<&'a Delivery>,
   entries: bool,
@@ -149,9 +152,9 @@ impl Texts for Merged<'_> {
       (d, false) => self.outbox.merged_size(d, &self.file),
     }
   }
-  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
+  fn write(&mut self, i: usize, out: &mut Part) {
     match self.of(i) {
-      (d, true) => out.extend_from_slice(d.nonce.bytes(&self.file)),
+      (d, true) => out.piece(&d.nonce, &self.file),
       (d, false) => {
         self.outbox.merged(d, &self.file, out);
       }
@@ -171,7 +174,7 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
       .collect();
     let shares: Vec<bool> = mend.iter().map(|&i| picked[i as usize].shares_at).collect();
     let merged = Merged {
-      file,
+      file: Arc::new(file),
       outbox,
       picked,
       entries: !unresolved_only,
@@ -212,7 +215,7 @@ fn read_all<'e>(js: Js<'e>, d: &Dir<'e>, name: &'static str) -> JsResult<Val<'e>
   let parsed = incremental::read::<AllLines, _, Thrown>(d.fs(), name, |file, all| {
     js.parse_array(Pieces {
       name,
-      file,
+      file: Arc::new(file),
       pieces: &all.lines,
     })
   })?;

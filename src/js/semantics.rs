@@ -7,11 +7,8 @@ use napi::sys;
 
 use super::{out_of_memory, Js, JsResult, Thrown, Val};
 use crate::error::{JournalError, ThrownCode};
+use crate::part::{Finished, Huge, Part, Step, MAX_STRING};
 use crate::records::Cmp;
-
-/// V8's `String::kMaxLength` on 64-bit platforms: 2**29 - 24 code units
-/// (Node's `buffer.constants.MAX_STRING_LENGTH`).
-pub const MAX_STRING: usize = (1 << 29) - 24;
 
 /// The JSON texts `parse_array` parses as one array's elements.
 pub trait Texts {
@@ -20,8 +17,9 @@ pub trait Texts {
   fn label(&self, i: usize) -> String;
   /// The length in bytes of the `i`-th text.
   fn size(&self, i: usize) -> usize;
-  /// Appends the `i`-th text (of `size(i)` bytes).
-  fn write(&mut self, i: usize, out: &mut Vec<u8>);
+  /// Appends the `i`-th text (of `size(i)` bytes, less the strings the
+  /// part leaves out).
+  fn write(&mut self, i: usize, out: &mut Part);
 }
 
 impl<'e> Js<'e> {
@@ -121,10 +119,12 @@ impl<'e> Js<'e> {
   /// `texts` (which may own the file's bytes) is dropped once the last
   /// part's text is made and before it becomes a V8 string, and a large
   /// part's text is freed before it is parsed. A part's room is reserved
-  /// exactly and fallibly, so running out of memory refuses the read
-  /// instead of aborting the process. A part is longer than V8's longest
-  /// string only when one element is, and it is refused by that element's
-  /// file.
+  /// fallibly, so running out of memory refuses the read instead of
+  /// aborting the process. A huge string is not copied at all: the part
+  /// leaves it out and the parsed value gets a string that shares the
+  /// file's bytes (`part`), so a file of one huge line is held once. A part
+  /// is longer than V8's longest string only when one element is, and it is
+  /// refused by that element's file.
   pub fn parse_array(self, texts: impl Texts) -> JsResult<Val<'e>> {
     // Every reader's texts are of one file, named alike.
     let label = texts.label(0);
@@ -146,7 +146,7 @@ impl<'e> Js<'e> {
     let undefined = self.undefined()?;
     let mut texts = Some(texts);
     parts.reserve(n / CHUNK + 1);
-    let mut buf = Vec::new();
+    let mut spare = Vec::new();
     let mut i = 0;
     while let Some(t) = texts.as_mut() {
       let mut end = i;
@@ -160,31 +160,58 @@ impl<'e> Js<'e> {
         end += 1;
       }
       label = t.label(i);
-      buf.clear();
-      buf.try_reserve_exact(size).map_err(|_| out_of_memory(&label))?;
-      buf.push(b'[');
+      let mut out = Part::new(std::mem::take(&mut spare), size).ok_or_else(|| out_of_memory(&label))?;
+      out.push(b'[');
       for k in i..end {
         if k > i {
-          buf.push(b',');
+          out.push(b',');
         }
-        t.write(k, &mut buf);
+        t.write(k, &mut out);
       }
-      buf.push(b']');
+      out.push(b']');
       if end >= n {
         texts = None;
       }
+      let Finished { text: mut buf, huge } = out.finish().ok_or_else(|| out_of_memory(&label))?;
       let part = self.escaping(|| {
         let text = self.file_text(&buf, &label)?;
         // The bytes are freed before the parse, which needs room of its own.
         if buf.capacity() > KEEP {
           buf = Vec::new();
         }
-        self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))
+        let parsed = self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))?;
+        for h in &huge {
+          self.put_huge(parsed, h).map_err(|e| e.reading(&label))?;
+        }
+        Ok(parsed)
       })?;
+      spare = buf;
       parts.push(part);
       i = end;
     }
     Ok(())
+  }
+
+  /// Puts a left-out string where its path leads in a parsed part, in
+  /// place of the `""` parsed there. Every step is an own data property or
+  /// element that JSON.parse made, so the reads and the write run no
+  /// JavaScript and keep the property where it is.
+  fn put_huge(self, parsed: Val<'e>, h: &Huge) -> JsResult<()> {
+    let Some((last, steps)) = h.path.split_last() else {
+      return Ok(());
+    };
+    let mut at = parsed;
+    for step in steps {
+      at = match step {
+        Step::Index(i) => self.get_index(at, *i)?,
+        Step::Key(k) => self.get(at, k)?,
+      };
+    }
+    let s = self.shared_latin1(&h.file, h.range.clone())?;
+    match last {
+      Step::Index(i) => self.set_index(at, *i, s),
+      Step::Key(k) => self.set(at, k, s),
+    }
   }
 
   /// The arrays `parts` joined into one (`[]` for none).

@@ -5,6 +5,7 @@ use napi_derive::napi;
 
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::error::JournalError;
+use crate::part::Part;
 use crate::{paths, records, turns};
 
 /// `turnPath`: the id is checked as `String(id)`, and the file name is the
@@ -129,8 +130,8 @@ impl Texts for Records {
   fn size(&self, i: usize) -> usize {
     self.0[i].1.len()
   }
-  fn write(&mut self, i: usize, out: &mut Vec<u8>) {
-    out.extend_from_slice(std::mem::take(&mut self.0[i].1).as_bytes());
+  fn write(&mut self, i: usize, out: &mut Part) {
+    out.owned(std::mem::take(&mut self.0[i].1).into_bytes());
   }
 }
 

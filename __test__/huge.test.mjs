@@ -1,0 +1,96 @@
+// Records with huge strings (16 MiB and more, where the addon shares a
+// string's bytes with the file instead of copying them, #10): every reader
+// gives what JSON.parse gives, key order and duplicate keys included.
+// Written from the contract, run on the addon and (JOURNAL_MODULE) on the
+// reference.
+import assert from "node:assert/strict";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { M, journal } from "./helpers.mjs";
+
+const HUGE = 16 << 20;
+const x = "x".repeat(HUGE);
+const y = "y".repeat(HUGE + 1);
+const q = (s) => `"${s}"`;
+
+/** The keys of every object in `v`, in order, depth first. */
+function keysOf(v, out = []) {
+  if (v !== null && typeof v === "object") {
+    out.push(Object.keys(v));
+    for (const k of Object.keys(v)) keysOf(v[k], out);
+  }
+  return out;
+}
+
+/** Asserts two values are alike, key order included. */
+function same(got, want) {
+  assert.deepStrictEqual(got, want);
+  assert.deepStrictEqual(keysOf(got), keysOf(want));
+}
+
+describe("huge strings", () => {
+  // Each case is a drops file; its lines are read back as JSON.parse reads
+  // each.
+  const cases = {
+    "a member's value": [`{"at":"t","body":${q(x)},"after":1}`],
+    "nested in arrays and objects": [`[0,{"k":[${q(x)},{"j":${q(y)}}]}]`, `{"a":{"b":{"c":${q(x)}}}}`],
+    "a whole line, among small lines": ['{"n":1}', q(x), '{"n":2}', `  ${q(y)}  `],
+    "replaced by a later member of its name": [`{"body":${q(x)},"n":1,"body":"small"}`],
+    "replacing an earlier member of its name": [`{"body":"small","n":1,"body":${q(x)}}`],
+    "below a key that a later member replaces": [`{"o":{"body":${q(x)}},"o":2}`, `{"o":[${q(x)}],"o":{"p":${q(y)}}}`],
+    "before an escaped key of the same name": [`{"body":${q(x)},"\\u0062ody":3}`],
+    "below an escaped key": [`{"\\u006f":{"body":${q(x)}}}`],
+    "a key": [`{${q(x)}:1,"n":2}`],
+    "with an escape": [`{"body":"\\n${x}"}`, `{"body":"${x}\\u00e9"}`],
+    "not ASCII": [`{"body":"${x}é"}`, `{"body":"é${y}"}`],
+    "many in one line": [`{"a":${q(x)},"b":${q(y)},"c":[${q(x)},${q(y)}]}`],
+    "__proto__ and index keys": [`{"__proto__":${q(x)},"7":${q(y)}}`],
+  };
+  for (const [name, lines] of Object.entries(cases)) {
+    test(`readDrops: ${name}`, () => {
+      const dir = journal();
+      writeFileSync(join(dir, "drops.jsonl"), lines.join("\n") + "\n");
+      same(
+        M.readDrops(dir),
+        lines.map((l) => JSON.parse(l)),
+      );
+    });
+  }
+
+  test("readReloads and readInboxIds", () => {
+    const dir = journal();
+    writeFileSync(join(dir, "reloads.jsonl"), `{"outcome":"ok","note":${q(x)}}\n`);
+    same(M.readReloads(dir), [{ outcome: "ok", note: x }]);
+    writeFileSync(join(dir, "inbox.jsonl"), ['{"id":"a"}', `{"id":${q(x)}}`, `{"id":"b","x":${q(y)}}`, `{"id":${q(x)}}`].join("\n") + "\n");
+    assert.deepEqual([...M.readInboxIds(dir)], ["a", x, "b"]);
+  });
+
+  test("readOutbox and unresolvedOutbox: huge members and a huge at, merged as the spreads merge them", () => {
+    const dir = journal();
+    const lines = [
+      { nonce: "a", status: "intent", at: x, text: y },
+      { nonce: "b", status: "intent", at: "t", text: x },
+      { nonce: "a", status: "unknown", retry: 1 },
+      { nonce: "b", status: "confirmed", at: y, messageId: "m" },
+    ];
+    writeFileSync(join(dir, "outbox.jsonl"), lines.map((l) => JSON.stringify(l)).join("\n") + "\n");
+    const a = { nonce: "a", status: "unknown", at: x, text: y, intentAt: x, retry: 1 };
+    const b = { nonce: "b", status: "confirmed", at: y, text: x, intentAt: "t", messageId: "m" };
+    const out = M.readOutbox(dir);
+    assert.deepEqual([...out.keys()], ["a", "b"]);
+    same(out.get("a"), a);
+    same(out.get("b"), b);
+    same(M.unresolvedOutbox(dir), [a]);
+  });
+
+  test("listTurns: a huge turn record", () => {
+    const dir = journal();
+    M.writeTurn(dir, "t1", { startedAt: "2021-01-01T10:00:00.000Z", reply: x });
+    M.writeTurn(dir, "t2", { startedAt: "2021-01-01T11:00:00.000Z", reply: "small", more: [y] });
+    same(M.listTurns(dir), [
+      { startedAt: "2021-01-01T10:00:00.000Z", reply: x, id: "t1" },
+      { startedAt: "2021-01-01T11:00:00.000Z", reply: "small", more: [y], id: "t2" },
+    ]);
+  });
+});
