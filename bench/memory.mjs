@@ -123,6 +123,15 @@ const shapes = [
   },
   { name: `readOutbox, one ${opts["big-mb"]} MB line`, files: "big-outbox", read: (M, dir) => M.readOutbox(dir).size },
   {
+    name: `listTurns, one ${opts["big-mb"]} MB record`,
+    files: "big-turn",
+    make: (dir) => {
+      mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
+      writeHugeLine(join(dir, "turns", "t0.json"), { startedAt: iso(T0), id: "t0" }, BIG);
+    },
+    read: (M, dir) => M.listTurns(dir).length,
+  },
+  {
     name: `readOutbox, ${LINES.toLocaleString("en")} lines`,
     files: "many-outbox",
     make: (dir) => writeLines(join(dir, "outbox.jsonl"), LINES, outboxLine),

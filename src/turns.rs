@@ -214,13 +214,17 @@ pub fn text_failed(id: &str, code: Option<&str>) -> JournalError {
 }
 
 /// A record's text as parseJsonFileText sees it (one leading U+FEFF
-/// dropped), parsed; `f` takes what it needs from it (and the id).
-fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T) -> Result<T> {
-  let text = record_text(bytes, id)?;
-  match Doc::parse(&text) {
-    Some(doc) => Ok(f(id, &text, &doc)),
-    None => Err(not_json(id)),
-  }
+/// dropped), handed to `keep` with the id; `keep` parses it and says `None`
+/// when it does not parse.
+fn parse_with<T>(bytes: std::io::Result<Vec<u8>>, id: &str, keep: impl Fn(&str, String) -> Option<T>) -> Result<T> {
+  keep(id, record_text(bytes, id)?).ok_or_else(|| not_json(id))
+}
+
+/// A record's id and its text, which parses, for a listing that keeps the
+/// text (the text moves, so a huge record is never copied here).
+pub fn id_and_text(id: &str, text: String) -> Option<(String, String)> {
+  Doc::parse(&text)?;
+  Some((id.to_string(), text))
 }
 
 /// The text of a record, one leading U+FEFF dropped, not yet parsed.
@@ -250,7 +254,8 @@ pub fn not_json(id: &str) -> JournalError {
 /// journal holds thousands, and each read is a few system calls.
 pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
   let mut all = Vec::new();
-  list_batches(dir, usize::MAX, f, |batch| {
+  let keep = |id: &str, text: String| Doc::parse(&text).map(|doc| f(id, &text, &doc));
+  list_batches(dir, usize::MAX, keep, |batch| {
     all.extend(batch);
     Ok::<(), JournalError>(())
   })?;
@@ -259,12 +264,14 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) ->
 
 /// `list`, handing the records to `each` `batch` at a time, in order, so
 /// that a caller can be done with one batch before the next is read (#10:
-/// listTurns then never holds every record's text at once). A record that
-/// refuses the list refuses it before `each` sees its batch.
+/// listTurns then never holds every record's text at once). Each record's
+/// text is handed to `keep`, which parses it (`None`: it does not, which
+/// refuses the list) and may keep the text itself. A record that refuses
+/// the list refuses it before `each` sees its batch.
 pub fn list_batches<T: Send, E: From<JournalError>>(
   dir: &str,
   batch: usize,
-  f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync,
+  keep: impl Fn(&str, String) -> Option<T> + Sync,
   mut each: impl FnMut(Vec<T>) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
   let turns = under(dir, &["turns"]);
@@ -303,14 +310,14 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
   // ENOTDIR, not an open that waits for a writer (#10).
   let mut dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns).ok();
   for part in records.chunks(batch.max(1)) {
-    let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &f));
+    let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &keep));
     let results = match fast {
       Some(results) => results,
       None => {
         dirfd = None;
         part
           .iter()
-          .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &f))
+          .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &keep))
           .collect()
       }
     };
@@ -324,7 +331,7 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
 fn read_fast<T: Send>(
   dirfd: &std::fs::File,
   records: &[(String, String)],
-  f: &(impl Fn(&str, &str, &Doc<'_>) -> T + Sync),
+  keep: &(impl Fn(&str, String) -> Option<T> + Sync),
 ) -> Option<Vec<Result<T>>> {
   let short = |r: &std::io::Result<Vec<u8>>| matches!(r, Err(e) if matches!(e.raw_os_error(), Some(nix::libc::EMFILE | nix::libc::ENFILE)));
   let read = |part: &[(String, String)]| -> Option<Vec<Result<T>>> {
@@ -332,7 +339,7 @@ fn read_fast<T: Send>(
       .iter()
       .map(|(name, id)| {
         let bytes = crate::files::read_at(dirfd, name);
-        (!short(&bytes)).then(|| parse_with(bytes, id, f))
+        (!short(&bytes)).then(|| parse_with(bytes, id, keep))
       })
       .collect()
   };
@@ -625,7 +632,7 @@ mod tests {
     list_batches(
       d.path(),
       2,
-      |_, _, _| (),
+      |_, _| Some(()),
       |_| {
         calls += 1;
         Ok::<(), JournalError>(())
@@ -660,7 +667,7 @@ mod tests {
       list_batches(
         d.path(),
         size,
-        |id, _, _| id.to_string(),
+        |id, text| id_and_text(id, text).map(|(id, _)| id),
         |b| {
           seen.push(b);
           Ok::<(), JournalError>(())
@@ -677,7 +684,7 @@ mod tests {
     let stopped = list_batches(
       d.path(),
       1,
-      |_, _, _| (),
+      |_, _| Some(()),
       |_| {
         calls += 1;
         if calls == 2 {
@@ -694,7 +701,7 @@ mod tests {
     let refused = list_batches(
       d.path(),
       2,
-      |id, _, _| id.to_string(),
+      |id, text| id_and_text(id, text).map(|(id, _)| id),
       |b| {
         seen.push(b);
         Ok::<(), JournalError>(())

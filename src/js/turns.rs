@@ -149,12 +149,9 @@ pub fn list_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
     // peak 31 MiB against the reference's 44; 40 with a batch's text in one
     // parse). A batch is read on two threads, so it is not made smaller.
     let mut parts = Vec::new();
-    turns::list_batches(
-      dir.fs(),
-      1024,
-      |id, text, _| (id.to_string(), text.to_string()),
-      |batch| js.parse_parts(Records(batch), YOUNG, &mut parts),
-    )?;
+    turns::list_batches(dir.fs(), 1024, turns::id_and_text, |batch| {
+      js.parse_parts(Records(batch), YOUNG, &mut parts)
+    })?;
     js.concat(&parts)
   })
 }
