@@ -58,6 +58,37 @@ describe("huge strings", () => {
     });
   }
 
+  test("readDrops: huge lines with nothing to share (escapes, text other than ASCII), each alone in its part or not", () => {
+    // Parts are cut at 64 MiB: the first line is parsed alone, the second
+    // with the small third.
+    const big = 33 << 20;
+    const lines = [
+      JSON.stringify({ body: "déjà vu 日本\n".repeat(big / 16) }),
+      JSON.stringify({ body: 'a\tb"c'.repeat(big / 8), n: 1 }),
+      '{"n":2}',
+    ];
+    const dir = journal();
+    writeFileSync(join(dir, "drops.jsonl"), "\ufeff" + lines.join("\r\n") + "\n");
+    same(
+      M.readDrops(dir),
+      lines.map((l) => JSON.parse(l)),
+    );
+  });
+
+  test("listTurns: records past a part's size, alone in their parts", () => {
+    const dir = journal();
+    const records = [
+      { startedAt: "2021-01-01T10:00:00.000Z", reply: "ça va ? 日本\n".repeat(1 << 17) },
+      { startedAt: "2021-01-01T11:00:00.000Z", reply: "plain\ttext".repeat(1 << 18) },
+      { startedAt: "2021-01-01T12:00:00.000Z" },
+    ];
+    records.forEach((r, i) => M.writeTurn(dir, `t${i}`, r));
+    same(
+      M.listTurns(dir),
+      records.map((r, i) => ({ ...r, id: `t${i}` })),
+    );
+  });
+
   test("readReloads and readInboxIds", () => {
     const dir = journal();
     writeFileSync(join(dir, "reloads.jsonl"), `{"outcome":"ok","note":${q(x)}}\n`);

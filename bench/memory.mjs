@@ -75,14 +75,15 @@ function writeLines(path, n, make) {
   }
 }
 
-/** One line of about `size` bytes: a record whose `body` is the bulk. */
-function writeHugeLine(path, record, size) {
+/** One line of about `size` bytes: a record whose `body` is the bulk,
+ * of `unit` (as JSON writes it) repeated. */
+function writeHugeLine(path, record, size, unit = "x") {
   const head = JSON.stringify({ ...record, body: "" }).slice(0, -2);
   const fd = openSync(path, "w", 0o600);
   try {
     writeSync(fd, head);
-    const chunk = "x".repeat(1 << 20);
-    for (let left = size; left > 0; left -= chunk.length) writeSync(fd, left >= chunk.length ? chunk : chunk.slice(0, left));
+    const chunk = Buffer.from(unit.repeat(Math.ceil((1 << 20) / Buffer.byteLength(unit))));
+    for (let left = size; left > 0; left -= chunk.length) writeSync(fd, chunk, 0, Math.min(left, chunk.length));
     writeSync(fd, '"}\n');
   } finally {
     closeSync(fd);
@@ -122,6 +123,25 @@ const shapes = [
     read: (M, dir) => M.unresolvedOutbox(dir).length,
   },
   { name: `readOutbox, one ${opts["big-mb"]} MB line`, files: "big-outbox", read: (M, dir) => M.readOutbox(dir).size },
+  {
+    // Lines of text: its newlines are escapes, which a read cannot share.
+    name: `readDrops, one ${opts["big-mb"]} MB line of escaped text`,
+    files: "big-escaped",
+    make: (dir) => writeHugeLine(join(dir, "drops.jsonl"), { at: iso(T0), reason: "ceiling" }, BIG, "abcdefghijklmno\\n"),
+    read: (M, dir) => M.readDrops(dir).length,
+  },
+  {
+    name: `readDrops, one ${opts["big-mb"]} MB line of Latin-1 text`,
+    files: "big-latin1",
+    make: (dir) => writeHugeLine(join(dir, "drops.jsonl"), { at: iso(T0), reason: "ceiling" }, BIG, "é"),
+    read: (M, dir) => M.readDrops(dir).length,
+  },
+  {
+    name: `readDrops, one ${opts["big-mb"]} MB line of CJK text`,
+    files: "big-cjk",
+    make: (dir) => writeHugeLine(join(dir, "drops.jsonl"), { at: iso(T0), reason: "ceiling" }, BIG, "日"),
+    read: (M, dir) => M.readDrops(dir).length,
+  },
   {
     name: `listTurns, one ${opts["big-mb"]} MB record`,
     files: "big-turn",

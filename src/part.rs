@@ -123,26 +123,14 @@ impl Part {
     self.shared(&Arc::new(text), 0..len);
   }
 
-  /// Appends `file[range]`, leaving out its huge strings. The text starts
-  /// outside any string and never ends between a key and its colon (it is
-  /// a JSON text, a value, or members), so a string is a key exactly when
-  /// the next byte but whitespace is a colon.
+  /// Appends `file[range]`, leaving out its huge strings (see `huge`).
   pub fn shared(&mut self, file: &Shared, range: Range<usize>) {
     let text = file.get(range.clone()).unwrap_or_default();
     if text.len() < self.min {
       return self.extend(text);
     }
-    let (mut copied, mut i) = (0, 0);
-    while let Some(q) = memchr::memchr(b'"', &text[i..]) {
-      let open = i + q;
-      let Some((close, escaped)) = string_end(text, open + 1) else {
-        break;
-      };
-      i = close + 1;
-      let chars = &text[open + 1..close];
-      if escaped || chars.len() < self.min || chars.len() > MAX_STRING || !chars.is_ascii() || colon_next(&text[i..]) {
-        continue;
-      }
+    let mut copied = 0;
+    for (open, close) in huge(text, self.min) {
       self.extend(&text[copied..open]);
       self.holes.push(Hole {
         at: self.buf.len(),
@@ -150,7 +138,7 @@ impl Part {
         range: range.start + open + 1..range.start + close,
       });
       self.extend(b"\"\"");
-      copied = i;
+      copied = close + 1;
     }
     self.extend(&text[copied..]);
   }
@@ -189,6 +177,32 @@ impl Part {
       }),
     }
   }
+}
+
+/// The strings of `text` that a part leaves out (the offsets of their
+/// quotes): values of at least `min` bytes of plain ASCII. The text starts
+/// outside any string and never ends between a key and its colon (it is a
+/// JSON text, a value, or members), so a string is a key exactly when the
+/// next byte but whitespace is a colon.
+fn huge(text: &[u8], min: usize) -> impl Iterator<Item = (usize, usize)> + '_ {
+  let mut i = 0;
+  std::iter::from_fn(move || {
+    while let Some(q) = memchr::memchr(b'"', text.get(i..)?) {
+      let open = i + q;
+      let (close, escaped) = string_end(text, open + 1)?;
+      i = close + 1;
+      let chars = &text[open + 1..close];
+      if !escaped && chars.len() >= min && chars.len() <= MAX_STRING && chars.is_ascii() && !colon_next(&text[i..]) {
+        return Some((open, close));
+      }
+    }
+    None
+  })
+}
+
+/// Whether a part of `text` alone would leave a string out.
+pub fn shares(text: &[u8]) -> bool {
+  text.len() >= HUGE && huge(text, HUGE).next().is_some()
 }
 
 /// The end of the string whose characters start at `from`: the offset of

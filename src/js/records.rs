@@ -34,6 +34,9 @@ impl Texts for Pieces<'_> {
   fn write(&mut self, i: usize, out: &mut Part) {
     out.piece(&self.pieces[i], &self.file);
   }
+  fn whole(&self, i: usize) -> Option<&[u8]> {
+    Some(self.pieces[i].bytes(&self.file))
+  }
 }
 
 #[napi(js_name = "ensureJournal")]
@@ -158,6 +161,13 @@ impl Texts for Merged<'_> {
       (d, false) => {
         self.outbox.merged(d, &self.file, out);
       }
+    }
+  }
+  fn whole(&self, i: usize) -> Option<&[u8]> {
+    // A merged record is made of several lines' members.
+    match self.of(i) {
+      (d, true) => Some(d.nonce.bytes(&self.file)),
+      (_, false) => None,
     }
   }
 }

@@ -20,6 +20,8 @@ pub trait Texts {
   /// Appends the `i`-th text (of `size(i)` bytes, less the strings the
   /// part leaves out).
   fn write(&mut self, i: usize, out: &mut Part);
+  /// The `i`-th text, when it is one run of bytes held here.
+  fn whole(&self, i: usize) -> Option<&[u8]>;
 }
 
 impl<'e> Js<'e> {
@@ -160,6 +162,26 @@ impl<'e> Js<'e> {
         end += 1;
       }
       label = t.label(i);
+      // A huge element alone, with no string to share, becomes a V8 string
+      // straight from its bytes, which are then dropped before the parse:
+      // the file and a copy of it are never held with V8's string (a huge
+      // line of text other than ASCII held them all, 1.11 of journal.mjs).
+      if end == i + 1 && size > KEEP && t.whole(i).is_some_and(|b| !crate::part::shares(b)) {
+        let part = self.escaping(|| {
+          let whole = texts.as_ref().and_then(|t| t.whole(i)).unwrap_or_default();
+          let text = self.file_text(whole, &label)?;
+          if end >= n {
+            texts = None;
+          }
+          let parsed = self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))?;
+          let one = self.array(1)?;
+          self.set_index(one, 0, parsed)?;
+          Ok(one)
+        })?;
+        parts.push(part);
+        i = end;
+        continue;
+      }
       let mut out = Part::new(std::mem::take(&mut spare), size).ok_or_else(|| out_of_memory(&label))?;
       out.push(b'[');
       for k in i..end {

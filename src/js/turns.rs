@@ -133,6 +133,9 @@ impl Texts for Records {
   fn write(&mut self, i: usize, out: &mut Part) {
     out.owned(std::mem::take(&mut self.0[i].1).into_bytes());
   }
+  fn whole(&self, i: usize) -> Option<&[u8]> {
+    Some(self.0[i].1.as_bytes())
+  }
 }
 
 /// Under V8's largest object outside its large-object space (128 KiB).
