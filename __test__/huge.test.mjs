@@ -7,6 +7,8 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
+import v8 from "node:v8";
+import vm from "node:vm";
 import { M, journal } from "./helpers.mjs";
 
 const HUGE = 16 << 20;
@@ -113,6 +115,30 @@ describe("huge strings", () => {
     same(out.get("a"), a);
     same(out.get("b"), b);
     same(M.unresolvedOutbox(dir), [a]);
+  });
+
+  test("a huge string kept from a read keeps about its own size alive, not its file's", async () => {
+    // A 16 MiB value beside a 64 MB one (escaped, so copied, and garbage
+    // once the read is dropped), kept read after read: a string that shared
+    // the whole file's bytes would keep 80 MB a read.
+    const dir = journal();
+    writeFileSync(join(dir, "drops.jsonl"), `{"body":${q(x)}}\n{"pad":"\\n${"p".repeat(64 << 20)}"}\n`);
+    v8.setFlagsFromString("--expose-gc");
+    const gc = vm.runInNewContext("gc");
+    // V8 hands freed pages back on threads of its own: a moment after.
+    const rss = async () => {
+      gc();
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      gc();
+      return process.memoryUsage().rss / 2 ** 20;
+    };
+    const kept = [M.readDrops(dir)[0].body];
+    const before = await rss();
+    for (let k = 0; k < 4; k++) kept.push(M.readDrops(dir)[0].body);
+    const grown = (await rss()) - before;
+    console.log(`# figure RSS grown by 4 kept 16 MiB values of an 80 MiB file: ${grown.toFixed(0)} MiB`);
+    assert.equal(kept.at(-1), x);
+    assert.ok(grown < 4 * 40, `${grown.toFixed(0)} MiB`);
   });
 
   test("listTurns: a huge turn record", () => {

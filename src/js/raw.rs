@@ -198,7 +198,11 @@ impl<'e> Js<'e> {
     type Held = (Shared, i64);
     unsafe extern "C" fn release(env: sys::node_api_basic_env, _data: *mut c_void, hint: *mut c_void) {
       // SAFETY: `hint` is the `Box::into_raw` that `shared_latin1` gave
-      // this string alone, and N-API calls the finalizer once.
+      // this string alone, and N-API calls the finalizer once. It may run
+      // after the env that loaded the addon is gone (a Worker's strings are
+      // freed with its isolate, after Node has closed its addons): this
+      // code stays mapped only because napi-build links the addon
+      // `-z nodelete` on the one target it is built for.
       let (_file, size) = *unsafe { Box::from_raw(hint.cast::<Held>()) };
       if !env.is_null() {
         let mut now = 0;
