@@ -187,8 +187,8 @@ impl<'e> Js<'e> {
 
   /// A string of `file[range]`, ASCII, that shares the bytes instead of
   /// copying them (#10, `part`): it holds one reference to `file` until V8
-  /// collects it. Node-API 10, in every Node this package supports (from
-  /// 20.4, where it is still called experimental, and 18.18).
+  /// collects it. Node-API 10, in every Node this package supports (it came
+  /// in 20.4, still called experimental there; the package needs 20.17).
   ///
   /// V8 does not count an external string's bytes towards the heap, so a
   /// loop of reads would never collect: its length is reported as external
