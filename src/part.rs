@@ -3,10 +3,11 @@
 //! ASCII (no escape, so its bytes are its characters) is written as `""`
 //! and kept as a range of the bytes it was read from. Once the part is
 //! parsed, the boundary puts in its place a string that shares those bytes
-//! (or, for a string that is less than half of them, a copy of its own:
-//! `held`) instead of a copy of them. A file of one huge line is then held once, not
-//! twice: the reference holds it as a buffer and the string decoded from
-//! it, then as that string and the value parsed from it.
+//! instead of a copy of them (where the part's strings are less than half
+//! of their file, a copy of their own: `held`). A file of one huge line is
+//! then held once, not twice: the reference holds it as a buffer and the
+//! string decoded from it, then as that string and the value parsed from
+//! it.
 //!
 //! Exact by proof, never by trust: `Part::finish` finds where `JSON.parse`
 //! puts each left-out string by a scan of the whole part's text, as a path

@@ -236,9 +236,10 @@ impl<'e> Js<'e> {
       // SAFETY: a string that was not made never calls its finalizer, so
       // the box is still ours to drop.
       drop(unsafe { Box::from_raw(hint.cast::<Held>()) });
-      napi_call!(self, napi_adjust_external_memory(-size, &mut now))?;
-      return self.check(status).map(|()| Val::new(v));
+      // Taken back as the finalizer would; the refusal is the create's.
+      let _ = napi_call!(self, napi_adjust_external_memory(-size, &mut now));
     }
+    self.check(status)?;
     Ok(Val::new(v))
   }
 
