@@ -1,6 +1,7 @@
 //! Exports for the record files: inbox, outbox, drops, admissions, reloads,
 //! notices, and ensureJournal.
 
+use std::ops::Range;
 use std::sync::Arc;
 
 use napi::Env;
@@ -36,6 +37,17 @@ impl Texts for Pieces<'_> {
   }
   fn whole(&self, i: usize) -> Option<&[u8]> {
     Some(self.pieces[i].bytes(&self.file))
+  }
+  fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)> {
+    span(&self.file, &self.pieces[i])
+  }
+}
+
+/// A piece that is a range of the file's bytes, to share.
+fn span(file: &Shared, piece: &Piece) -> Option<(Shared, Range<usize>)> {
+  match piece {
+    Piece::Span(r) => Some((Arc::clone(file), r.clone())),
+    Piece::Owned(_) => None,
   }
 }
 
@@ -167,6 +179,12 @@ impl Texts for Merged<'_> {
     // A merged record is made of several lines' members.
     match self.of(i) {
       (d, true) => Some(d.nonce.bytes(&self.file)),
+      (_, false) => None,
+    }
+  }
+  fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)> {
+    match self.of(i) {
+      (d, true) => span(&self.file, &d.nonce),
       (_, false) => None,
     }
   }

@@ -7,7 +7,9 @@ use napi::sys;
 
 use super::{out_of_memory, Js, JsResult, Thrown, Val};
 use crate::error::{JournalError, ThrownCode};
-use crate::part::{Finished, Huge, Part, Step, MAX_STRING};
+use std::ops::Range;
+
+use crate::part::{Finished, Huge, Part, Shared, Step, MAX_STRING};
 use crate::records::Cmp;
 
 /// The JSON texts `parse_array` parses as one array's elements.
@@ -22,6 +24,9 @@ pub trait Texts {
   fn write(&mut self, i: usize, out: &mut Part);
   /// The `i`-th text, when it is one run of bytes held here.
   fn whole(&self, i: usize) -> Option<&[u8]>;
+  /// The `i`-th text as bytes a string may share (a range of them), for a
+  /// text that is a part alone and is not written after.
+  fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)>;
 }
 
 impl<'e> Js<'e> {
@@ -162,14 +167,20 @@ impl<'e> Js<'e> {
         end += 1;
       }
       label = t.label(i);
-      // A huge element alone, with no string to share, becomes a V8 string
-      // straight from its bytes, which are then dropped before the parse:
-      // the file and a copy of it are never held with V8's string (a huge
-      // line of text other than ASCII held them all, 1.11 of journal.mjs).
+      // A huge element alone, with no string to share, is parsed from one
+      // string of its bytes (a huge line of text other than ASCII held the
+      // file, a copy and V8's string, 1.11 of journal.mjs). ASCII is not
+      // even copied: the string is an external one over the bytes (an
+      // escaped line, 0.98 where a copy made it 1.00).
       if end == i + 1 && size > KEEP && t.whole(i).is_some_and(|b| !crate::part::shares(b)) {
         let part = self.escaping(|| {
-          let whole = texts.as_ref().and_then(|t| t.whole(i)).unwrap_or_default();
-          let text = self.file_text(whole, &label)?;
+          let text = match texts.as_mut().and_then(|t| t.share(i)) {
+            Some((file, range)) => self.shared_file_text(&file, range, &label)?,
+            None => {
+              let whole = texts.as_ref().and_then(|t| t.whole(i)).unwrap_or_default();
+              self.file_text(whole, &label)?
+            }
+          };
           if end >= n {
             texts = None;
           }
@@ -261,9 +272,24 @@ impl<'e> Js<'e> {
     made.map_err(|e| match e {
       // V8 refuses a string longer than this many UTF-16 units without an
       // exception; a UTF-8 text of more bytes may still fit.
-      Thrown::Napi(_) if bytes.len() > MAX_STRING => crate::error::quiet_fs(Some("ERR_STRING_TOO_LONG"), label, "read").into(),
+      Thrown::Napi(_) if bytes.len() > MAX_STRING => too_long(label),
       e => e.reading(label),
     })
+  }
+
+  /// `file_text` of `file[range]`, which shares the bytes when they are
+  /// ASCII (#10): a huge line's text is then held once, not once here and
+  /// once in V8, while JSON.parse reads it.
+  pub fn shared_file_text(self, file: &Shared, range: Range<usize>, label: &str) -> JsResult<Val<'e>> {
+    let bytes = file.get(range.clone()).unwrap_or_default();
+    if !bytes.is_ascii() {
+      return self.file_text(bytes, label);
+    }
+    // Refused before V8 is asked, which would not say why.
+    if bytes.len() > MAX_STRING {
+      return Err(too_long(label));
+    }
+    self.shared_latin1(file, range).map_err(|e| e.reading(label))
   }
 
   /// `new Date(v).toISOString()`. Numbers are converted here; anything else
@@ -345,4 +371,9 @@ impl<'e> Js<'e> {
       _ => Cmp::Other,
     })
   }
+}
+
+/// Node's refusal of a read too long for a string.
+fn too_long(label: &str) -> Thrown {
+  crate::error::quiet_fs(Some("ERR_STRING_TOO_LONG"), label, "read").into()
 }

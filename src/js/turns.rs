@@ -1,11 +1,14 @@
 //! Exports for the write-once turn records.
 
+use std::ops::Range;
+use std::sync::Arc;
+
 use napi::Env;
 use napi_derive::napi;
 
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::error::JournalError;
-use crate::part::Part;
+use crate::part::{Part, Shared};
 use crate::{paths, records, turns};
 
 /// `turnPath`: the id is checked as `String(id)`, and the file name is the
@@ -135,6 +138,11 @@ impl Texts for Records {
   }
   fn whole(&self, i: usize) -> Option<&[u8]> {
     Some(self.0[i].1.as_bytes())
+  }
+  fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)> {
+    let text = std::mem::take(&mut self.0[i].1).into_bytes();
+    let len = text.len();
+    Some((Arc::new(text), 0..len))
   }
 }
 
