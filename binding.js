@@ -3,15 +3,35 @@
 // instead, as napi-rs's own loaders read it. Otherwise each file this
 // platform may have is required by a literal path, so that a bundler can
 // follow it (esbuild's --loader:.node=copy); one that is absent inside a try
-// is no bundling error. glibc and musl are told apart by trying the glibc
-// build first: a musl system cannot load it and goes on to its own, so the
-// usual load costs no detection (process.report, which napi-rs's loader
-// asks, costs milliseconds and can wait on reverse DNS).
+// is no bundling error. glibc and musl are told apart by the presence of
+// musl's dynamic loader (one stat) and by which build loads, not by
+// process.report, which napi-rs's loader asks: it costs milliseconds and
+// can wait on reverse DNS.
 // scripts/ensure-binary.js builds a binary under these names from source
 // where none fits.
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
+
+// The first of a platform's builds (glibc's, then musl's) that loads, each
+// failure noted. musl's is tried first where musl's dynamic loader is, as on
+// Alpine: one stat, and only an order, since a build that does not load is
+// passed over (glibc refuses the musl build: "invalid ELF header" or not
+// found), so a glibc system with musl installed still loads its own. Tried
+// second there, the glibc build might load through gcompat's shims, which
+// this package is not tested on.
+function first(arch, builds, failed) {
+  const order = fs.existsSync(`/lib/ld-musl-${arch}.so.1`) ? [...builds].reverse() : builds;
+  for (const [file, load] of order) {
+    try {
+      return load();
+    } catch (e) {
+      failed(file, e);
+    }
+  }
+  return undefined;
+}
 
 function loadBinding() {
   const tried = [];
@@ -24,27 +44,25 @@ function loadBinding() {
       failed(override, e);
     }
   } else if (process.platform === "linux" && process.arch === "x64") {
-    try {
-      return require("./discord-journal.linux-x64-gnu.node");
-    } catch (e) {
-      failed("discord-journal.linux-x64-gnu.node", e);
-    }
-    try {
-      return require("./discord-journal.linux-x64-musl.node");
-    } catch (e) {
-      failed("discord-journal.linux-x64-musl.node", e);
-    }
+    const loaded = first(
+      "x86_64",
+      [
+        ["discord-journal.linux-x64-gnu.node", () => require("./discord-journal.linux-x64-gnu.node")],
+        ["discord-journal.linux-x64-musl.node", () => require("./discord-journal.linux-x64-musl.node")],
+      ],
+      failed,
+    );
+    if (loaded) return loaded;
   } else if (process.platform === "linux" && process.arch === "arm64") {
-    try {
-      return require("./discord-journal.linux-arm64-gnu.node");
-    } catch (e) {
-      failed("discord-journal.linux-arm64-gnu.node", e);
-    }
-    try {
-      return require("./discord-journal.linux-arm64-musl.node");
-    } catch (e) {
-      failed("discord-journal.linux-arm64-musl.node", e);
-    }
+    const loaded = first(
+      "aarch64",
+      [
+        ["discord-journal.linux-arm64-gnu.node", () => require("./discord-journal.linux-arm64-gnu.node")],
+        ["discord-journal.linux-arm64-musl.node", () => require("./discord-journal.linux-arm64-musl.node")],
+      ],
+      failed,
+    );
+    if (loaded) return loaded;
   } else if (process.platform === "linux") {
     for (const libc of ["gnu", "musl"]) {
       const file = `discord-journal.linux-${process.arch}-${libc}.node`;
@@ -58,7 +76,7 @@ function loadBinding() {
   const where = `${process.platform}-${process.arch}`;
   const what =
     process.platform === "linux"
-      ? "A binary is prebuilt for linux-x64 with glibc 2.17 or later; elsewhere on Linux, build one from source: " +
+      ? "Binaries are prebuilt for linux-x64 and linux-arm64, with glibc 2.17 or later or with musl; elsewhere on Linux, build one from source: " +
         "install Rust (https://rustup.rs, Cargo.toml's rust-version or later), then run `npx discord-journal-build` (in a checkout of the package, `npm install`)."
       : "It runs on Linux only (it reads /proc, as journal.mjs does).";
   const files = tried.length ? `\n  ${tried.join("\n  ")}` : " none (no binary is known for this platform)";

@@ -44,24 +44,7 @@ echo '{ "name": "app", "version": "0.0.0", "private": true }' > "$app/package.js
 norust=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || printf '%s:' "$d"; done)
 PATH="$norust" npm install --no-audit --no-fund --prefix "$app" "$tarball" >/dev/null
 
-cat > "$app/smoke.mjs" <<'JS'
-import assert from "node:assert/strict";
-import { createRequire } from "node:module";
-import { mkdtempSync, mkdirSync } from "node:fs";
-import { join } from "node:path";
-import * as J from "discord-journal";
-const dir = join(mkdtempSync("/opt/app/j-"), "discord", "alpha");
-J.ensureJournal(dir);
-J.appendInbox(dir, { id: "m1", at: new Date().toISOString() });
-assert.deepEqual([...J.readInboxIds(dir)], ["m1"]);
-J.writePid(dir, process.pid);
-assert.equal(J.ownerState(J.readPid(dir)), "live");
-J.clearPid(dir, process.pid);
-mkdirSync(join(dir, "drops.jsonl"));
-assert.throws(() => J.appendDrop(dir, {}), (e) => e instanceof J.DiscordError);
-assert.equal(createRequire(import.meta.url)("discord-journal").DiscordError, J.DiscordError);
-console.log(`smoke test passed on Node ${process.version}`);
-JS
+cp scripts/smoke.mjs "$app/smoke.mjs"
 mount --bind /proc "$root/proc"
 chroot "$root" /opt/node/bin/node /opt/app/smoke.mjs
 demo=$(chroot "$root" /opt/node/bin/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal)

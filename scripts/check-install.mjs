@@ -225,14 +225,17 @@ function consumerChecks(dir, env, { monorepo = true } = {}) {
   if (!/inbox\.jsonl/.test(demo)) throw new Error(`demo printed no status:\n${demo}`);
 }
 
+/** The binaries a packed package carries (scripts/build-dist.sh). */
+const BINARIES = ["x64-gnu", "arm64-gnu", "x64-musl", "arm64-musl"].map((p) => `discord-journal.linux-${p}.node`);
+
 let tarball;
 function pack() {
   if (tarball) return tarball;
-  if (!existsSync(join(root, "discord-journal.linux-x64-gnu.node"))) throw new Error("no binary to pack: run `npm run build:dist` first");
+  for (const f of BINARIES) if (!existsSync(join(root, f))) throw new Error(`no ${f} to pack: run \`npm run build:dist\` first`);
   const out = JSON.parse(run("npm", ["pack", "--json", "--pack-destination", work], { cwd: root, quiet: true }));
   const files = out[0].files.map((f) => f.path);
   for (const f of [
-    "discord-journal.linux-x64-gnu.node",
+    ...BINARIES,
     "index.js",
     "binding.js",
     "entry.js",

@@ -10,8 +10,8 @@
 // dependency. It is no install script on purpose: pnpm (strictDepBuilds)
 // fails an install whose dependency has an unapproved install script, and
 // npm 12 does not run one, so the prebuilt binary must load without any
-// script. Where none fits (another architecture, musl), run it by hand:
-// `npx discord-journal-build`.
+// script. Where none fits (an architecture other than x64 and arm64), run
+// it by hand: `npx discord-journal-build`.
 "use strict";
 
 const { spawnSync } = require("node:child_process");
@@ -70,7 +70,7 @@ function main() {
     say(
       `${lookedFor}\nno prebuilt binary fits, and no Rust toolchain was found to build one (\`${cargo}\` is not on PATH).\n` +
         `Install Rust ${msrv ?? ""} or later (https://rustup.rs), then run \`npx discord-journal-build\`; ` +
-        `the prebuilt binary covers linux-x64 with glibc 2.17 or later.`,
+        `prebuilt binaries cover linux-x64 and linux-arm64, with glibc 2.17 or later or with musl.`,
     );
     return 1;
   }

@@ -202,7 +202,7 @@ impl<'e> Js<'e> {
       // after the env that loaded the addon is gone (a Worker's strings are
       // freed with its isolate, after Node has closed its addons): this
       // code stays mapped only because napi-build links the addon
-      // `-z nodelete` on the one target it is built for.
+      // `-z nodelete` for glibc, and musl never unloads a library.
       let (_file, size) = *unsafe { Box::from_raw(hint.cast::<Held>()) };
       if !env.is_null() {
         let mut now = 0;

