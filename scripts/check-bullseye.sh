@@ -46,6 +46,8 @@ PATH="$norust" npm install --no-audit --no-fund --prefix "$app" "$tarball" >/dev
 
 cp scripts/smoke.mjs "$app/smoke.mjs"
 mount --bind /proc "$root/proc"
-chroot "$root" /opt/node/bin/node /opt/app/smoke.mjs
+smoke=$(chroot "$root" /opt/node/bin/node /opt/app/smoke.mjs)
+echo "$smoke"
+case $smoke in *discord-journal.linux-x64-gnu.node*) ;; *) echo "Debian 11 loaded another binary than linux-x64-gnu" >&2; exit 1 ;; esac
 demo=$(chroot "$root" /opt/node/bin/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal)
 printf '%s\n' "$demo" | sed -n 1,3p

@@ -159,7 +159,10 @@ for platform in "$@"; do
   echo '{ "name": "app", "version": "0.0.0", "private": true }' >"$app/package.json"
   PATH="$norust" npm install --no-audit --no-fund --loglevel=error --prefix "$app" "$tarball" >/dev/null
   cp scripts/smoke.mjs "$app/smoke.mjs"
-  chroot "$root" /opt/node/node /opt/app/smoke.mjs
+  # the binary that loaded must be this platform's own
+  smoke=$(chroot "$root" /opt/node/node /opt/app/smoke.mjs)
+  echo "$smoke"
+  case $smoke in *"discord-journal.$platform.node"*) ;; *) echo "$platform loaded another binary" >&2; exit 1 ;; esac
   chroot "$root" /opt/node/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal | sed -n 1,3p
 
   case $platform in
