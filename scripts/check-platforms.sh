@@ -111,9 +111,17 @@ binfmt() {
 
 work=$(mktemp -d)
 mounted=()
+# A root's /proc and /dev are this machine's, bound in: a mount still busy
+# (a child of the suite still running, an interrupted run) is detached
+# lazily, and rm stays on its own file system, so that removing a root can
+# never reach into this machine's /dev.
+unmount() {
+  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m"; done
+  mounted=()
+}
 cleanup() {
-  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || true; done
-  rm -rf "$work"
+  unmount || true
+  rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
@@ -205,8 +213,7 @@ for platform in "$@"; do
       printf 'suite on Node %s: %s\n' "$(chroot "$root" "$node" --version)" "$(grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' ')"
     done
   fi
-  for m in "${mounted[@]}"; do umount "$m"; done
-  mounted=()
-  rm -rf "$root"
+  unmount
+  rm -rf --one-file-system "$root"
 done
 cd "$src"
