@@ -4,9 +4,9 @@
 # Each gets a root of its own, with no glibc in a musl root, and a Node
 # built for it; arm64 runs under qemu-user through binfmt_misc. The tarball
 # is installed there with npm and no Rust on PATH, then scripts/smoke.mjs
-# and the demo run inside it with chroot, and where the root runs at the
-# on x64 musl and arm64 glibc the whole test suite runs there too, from a
-# copy of this checkout. Needs root.
+# and the demo run inside it with chroot, and on x64 musl and arm64 glibc
+# the whole test suite runs there too, from a copy of this checkout. Needs
+# root; it leaves qemu-aarch64 registered with binfmt_misc.
 #
 #   bash scripts/check-platforms.sh TARBALL [PLATFORM...]
 #
