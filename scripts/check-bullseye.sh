@@ -15,9 +15,10 @@ root=${BULLSEYE_ROOT:-/var/tmp/discord-journal-bullseye}
 
 if [ ! -x "$root/bin/sh" ] || [ ! -e "$root/.complete" ]; then
   command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
-  # the mirror apt already uses (a deb822 URIs: line or a sources.list line)
-  mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed 's/^URIs: *//' || true)
-  [ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' || true)
+  # the mirror apt already uses (the first deb822 URIs: line or sources.list
+  # line of a Debian archive; grep -m1 stops in each file, not across them)
+  mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n '1s/^URIs: *//p' || true)
+  [ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk 'NR == 1 {print $2}' || true)
   [ -n "$mirror" ] || { echo "no Debian mirror found in apt's sources" >&2; exit 1; }
   rm -rf "$root"
   debootstrap --variant=minbase bullseye "$root" "$mirror" >/dev/null

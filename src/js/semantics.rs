@@ -169,9 +169,9 @@ impl<'e> Js<'e> {
       label = t.label(i);
       // A huge element alone, with no string to share, is parsed from one
       // string of its bytes (a huge line of text other than ASCII held the
-      // file, a copy and V8's string, 1.11 of journal.mjs). ASCII is not
-      // even copied: the string is an external one over the bytes (an
-      // escaped line, 0.98 where a copy made it 1.00).
+      // file, a copy and V8's string, 1.11 of journal.mjs). ASCII that is
+      // most of its file is not even copied: the string is an external one
+      // over the bytes (an escaped line, 0.98 where a copy made it 1.00).
       if end == i + 1 && size > KEEP && t.whole(i).is_some_and(|b| !crate::part::shares(b)) {
         let part = self.escaping(|| {
           let text = match texts.as_mut().and_then(|t| t.share(i)) {
@@ -279,10 +279,14 @@ impl<'e> Js<'e> {
 
   /// `file_text` of `file[range]`, which shares the bytes when they are
   /// ASCII (#10): a huge line's text is then held once, not once here and
-  /// once in V8, while JSON.parse reads it.
+  /// once in V8, while JSON.parse reads it. Only for a range that is at
+  /// least half of `file`, as `part` shares a string: V8 makes an external
+  /// string old, so it keeps all of `file` until the next full collection,
+  /// after the read, while it reports only the range (a 3 MiB line would
+  /// keep a 150 MB file alive read after read). A smaller range is copied.
   pub fn shared_file_text(self, file: &Shared, range: Range<usize>, label: &str) -> JsResult<Val<'e>> {
     let bytes = file.get(range.clone()).unwrap_or_default();
-    if !bytes.is_ascii() {
+    if bytes.len().saturating_mul(2) < file.len() || !bytes.is_ascii() {
       return self.file_text(bytes, label);
     }
     // Refused before V8 is asked, which would not say why.
