@@ -13,16 +13,16 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
+const { libcOfNode } = require("./libc.js");
 
-// The first of a platform's builds (glibc's, then musl's) that loads, each
-// failure noted. musl's is tried first where musl's dynamic loader is, as on
-// Alpine: one stat, and only an order, since a build that does not load is
-// passed over (glibc refuses the musl build: "invalid ELF header" or not
-// found), so a glibc system with musl installed still loads its own. Tried
-// second there, the glibc build might load through gcompat's shims, which
-// this package is not tested on.
-function first(arch, builds, failed) {
-  const order = fs.existsSync(`/lib/ld-musl-${arch}.so.1`) ? [...builds].reverse() : builds;
+// The platform's build for the C library Node runs on, and only that one: a
+// glibc build might load on musl through gcompat's shims, and a musl build
+// into a glibc process where LD_LIBRARY_PATH leads to musl's libc.so, both
+// untested mixes. Where Node's C library is unknown, each build in turn,
+// musl's first where musl's dynamic loader is. Each failure is noted.
+function first(arch, [gnu, musl], failed) {
+  const libc = libcOfNode();
+  const order = libc === "gnu" ? [gnu] : libc === "musl" ? [musl] : fs.existsSync(`/lib/ld-musl-${arch}.so.1`) ? [musl, gnu] : [gnu, musl];
   for (const [file, load] of order) {
     try {
       return load();

@@ -13,11 +13,13 @@ import { addonOnly } from "./helpers.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 // The binary this process loaded (helpers.mjs loads the package), and the
-// names the loader tries here (its glibc build is always among them).
+// names the loader tries here: the build for the C library Node runs on.
 const loaded = readFileSync("/proc/self/maps", "utf8").match(/\S*discord-journal\.[\w-]+\.node/)?.[0];
-const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? loaded ?? join(root, `discord-journal.linux-${process.arch}-gnu.node`);
-const gnu = `discord-journal\\.linux-${process.arch}-gnu\\.node`;
-const musl = `discord-journal\\.linux-${process.arch}-musl\\.node`;
+const libc = loaded?.match(/-(gnu|musl)\.node$/)?.[1] ?? "gnu";
+const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? loaded ?? join(root, `discord-journal.linux-${process.arch}-${libc}.node`);
+const own = `discord-journal.linux-${process.arch}-${libc}.node`;
+const ownPattern = own.replaceAll(".", "\\.");
+const other = `discord-journal.linux-${process.arch}-${libc === "gnu" ? "musl" : "gnu"}.node`;
 const made = [];
 after(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
@@ -27,7 +29,7 @@ after(() => {
 function bare() {
   const dir = mkdtempSync(join(tmpdir(), "discord-journal-loader-"));
   made.push(dir);
-  for (const f of ["entry.js", "index.js", "binding.js", "package.json", "Cargo.toml"]) copyFileSync(join(root, f), join(dir, f));
+  for (const f of ["entry.js", "index.js", "binding.js", "libc.js", "package.json", "Cargo.toml"]) copyFileSync(join(root, f), join(dir, f));
   return dir;
 }
 
@@ -50,8 +52,9 @@ describe("loader", addonOnly, () => {
     const r = node(["-e", `require(${JSON.stringify(dir)})`]);
     assert.notEqual(r.status, 0);
     assert.match(r.stderr, new RegExp(`no native binding loads on ${process.platform}-${process.arch}`));
-    assert.match(r.stderr, new RegExp(`${gnu}: Cannot find module`));
-    assert.match(r.stderr, new RegExp(`${musl}: Cannot find module`));
+    assert.match(r.stderr, new RegExp(`${ownPattern}: Cannot find module`));
+    // the other C library's build is not tried (it could load through shims)
+    assert.ok(!r.stderr.includes(other), r.stderr);
     assert.match(r.stderr, /install Rust/);
     const wrong = node(["-e", `require(${JSON.stringify(dir)})`], { NAPI_RS_NATIVE_LIBRARY_PATH: join(dir, "missing.node") });
     assert.match(wrong.stderr, /Tried:\n {2}\S*missing\.node: Cannot find module/);
@@ -59,10 +62,10 @@ describe("loader", addonOnly, () => {
 
   test("a binary that cannot be loaded is reported with the dynamic loader's error", () => {
     const dir = bare();
-    copyFileSync(join(root, "index.js"), join(dir, `discord-journal.linux-${process.arch}-gnu.node`));
+    copyFileSync(join(root, "index.js"), join(dir, own));
     const r = node(["-e", `require(${JSON.stringify(dir)})`]);
     // glibc's words, then musl's
-    assert.match(r.stderr, new RegExp(`${gnu}: .*(invalid ELF header|too short|Exec format error)`));
+    assert.match(r.stderr, new RegExp(`${ownPattern}: .*(invalid ELF header|too short|Exec format error)`));
   });
 
   test("loading reads no process.report (it can wait on reverse DNS)", () => {
@@ -105,7 +108,7 @@ describe("discord-journal-build", addonOnly, () => {
     const r = node([join(scripts, "ensure-binary.js")], { PATH: path, CARGO: join(dir, "no-cargo") });
     assert.equal(r.status, 1);
     assert.match(r.stderr, new RegExp(`loads on ${process.platform}-${process.arch}-(gnu|musl)`));
-    assert.match(r.stderr, new RegExp(`${gnu}: Cannot find module`));
+    assert.match(r.stderr, new RegExp(`${ownPattern}: Cannot find module`));
     assert.match(r.stderr, /no Rust toolchain was found/);
     assert.match(r.stderr, /Install Rust 1\.\d+ or later/);
   });

@@ -238,6 +238,7 @@ function pack() {
     ...BINARIES,
     "index.js",
     "binding.js",
+    "libc.js",
     "entry.js",
     "index.d.ts",
     "scripts/ensure-binary.js",

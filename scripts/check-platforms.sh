@@ -53,25 +53,34 @@ mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sou
 mirror=${mirror%/}
 
 need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+need curl curl
 need gpgv gpgv
 need xz xz-utils
+python3 -m pip --version >/dev/null 2>&1 || { apt-get update -qq && apt-get install -y -qq python3-pip >/dev/null; }
 
 # index SUITE ARCH: the path of the suite's package index for ARCH, its
 # InRelease verified and the index checked against the hash signed there.
+# InRelease is fetched on every run (it is small), so a point release's new
+# index replaces a kept one whose packages the mirror no longer serves.
 # Each download lands in the cache only once verified, so an interrupted
 # or refused one is fetched again on the next run, never trusted.
 index() {
-  local suite=$1 arch=$2 out="$cache/Packages-$1-$2"
-  if [ ! -s "$out" ]; then
-    curl -fsS -o "$cache/InRelease-$suite" "$mirror/dists/$suite/InRelease"
-    gpgv --quiet --keyring "$KEYRING" "$cache/InRelease-$suite" 2>/dev/null ||
+  local suite=$1 arch=$2 out="$cache/Packages-$1-$2" release="$cache/InRelease-$1"
+  if [ ! -e "$work/fetched-InRelease-$suite" ]; then
+    curl -fsS -o "$release.part" "$mirror/dists/$suite/InRelease"
+    gpgv --quiet --keyring "$KEYRING" "$release.part" 2>/dev/null ||
       { echo "the $suite InRelease does not verify against $KEYRING" >&2; return 1; }
-    local want
-    want=$(awk -v f="main/binary-$arch/Packages.xz" '/^SHA256:/{s=1; next} /^[A-Za-z]/{s=0} s && $3==f {print $1}' "$cache/InRelease-$suite")
-    [ -n "$want" ] || { echo "no main/binary-$arch/Packages.xz in the $suite InRelease" >&2; return 1; }
-    curl -fsS -o "$out.xz" "$mirror/dists/$suite/main/binary-$arch/Packages.xz"
-    echo "$want  $out.xz" | sha256sum -c --quiet >&2
-    xz -dc "$out.xz" >"$out.part"
+    mv "$release.part" "$release"
+    touch "$work/fetched-InRelease-$suite"
+  fi
+  local want
+  want=$(awk -v f="main/binary-$arch/Packages.xz" '/^SHA256:/{s=1; next} /^[A-Za-z]/{s=0} s && $3==f {print $1}' "$release")
+  [ -n "$want" ] || { echo "no main/binary-$arch/Packages.xz in the $suite InRelease" >&2; return 1; }
+  if ! echo "$want  $out.xz" | sha256sum -c --status 2>/dev/null || [ ! -s "$out" ]; then
+    curl -fsS -o "$out.xz.part" "$mirror/dists/$suite/main/binary-$arch/Packages.xz"
+    echo "$want  $out.xz.part" | sha256sum -c --quiet >&2
+    xz -dc "$out.xz.part" >"$out.part"
+    mv "$out.xz.part" "$out.xz"
     mv "$out.part" "$out"
   fi
   echo "$out"
@@ -116,7 +125,6 @@ wheel() {
 # interpreter is opened when it is registered: flag F). Fails where the
 # kernel or the sandbox allows no binfmt_misc.
 binfmt() {
-  need qemu-aarch64-static qemu-user-static
   [ -e /proc/sys/fs/binfmt_misc/register ] || mount -t binfmt_misc binfmt_misc /proc/sys/fs/binfmt_misc 2>/dev/null || return 1
   if [ ! -e /proc/sys/fs/binfmt_misc/qemu-aarch64 ]; then
     cat /usr/lib/binfmt.d/qemu-aarch64.conf >/proc/sys/fs/binfmt_misc/register || return 1
@@ -145,6 +153,9 @@ for platform in "$@"; do
   printf '\n# %s\n' "$platform"
   # The one thing that is skipped, not failed: a machine that cannot run
   # arm64 programs at all. It says so loudly.
+  # qemu itself is installed or the run fails; only binfmt_misc may be
+  # missing.
+  [ "$platform" = linux-x64-musl ] || need qemu-aarch64-static qemu-user-static
   if [ "$platform" != linux-x64-musl ] && ! binfmt; then
     echo "SKIPPED $platform: this machine cannot register qemu-aarch64 with binfmt_misc"
     continue

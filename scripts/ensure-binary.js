@@ -18,6 +18,7 @@ const { spawnSync } = require("node:child_process");
 const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
+const { libcOfNode } = require("../libc.js");
 
 const root = path.join(__dirname, "..");
 const say = (line) => process.stderr.write(`discord-journal: ${line}\n`);
@@ -30,22 +31,11 @@ function loads() {
   return { ok: r.status === 0, why: (r.stderr || "").trim() };
 }
 
-// glibc or musl, for the file's name. Only here, at install: the loader
-// does without (see index.js). /usr/bin/ldd names musl on musl systems;
-// the report (its network part left out, where Node knows how) says which
-// libc this Node runs on.
+// glibc or musl, for the file's name: the C library this Node runs on, as
+// the loader tells it (glibc where it cannot tell, as the loader then tries
+// glibc's build first).
 function libc() {
-  try {
-    if (fs.readFileSync("/usr/bin/ldd", "utf8").includes("musl")) return "musl";
-  } catch {
-    // no ldd: ask the report
-  }
-  try {
-    process.report.excludeNetwork = true;
-    return process.report.getReport().header.glibcVersionRuntime ? "gnu" : "musl";
-  } catch {
-    return "gnu";
-  }
+  return libcOfNode() ?? "gnu";
 }
 
 function main() {
