@@ -29,7 +29,8 @@ after(() => {
 function bare() {
   const dir = mkdtempSync(join(tmpdir(), "discord-journal-loader-"));
   made.push(dir);
-  for (const f of ["entry.js", "index.js", "binding.js", "libc.js", "package.json", "Cargo.toml"]) copyFileSync(join(root, f), join(dir, f));
+  for (const f of ["entry.js", "index.js", "binding.js", "libc.js", "package.json", "Cargo.toml"])
+    copyFileSync(join(root, f), join(dir, f));
   return dir;
 }
 
