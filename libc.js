@@ -5,11 +5,12 @@
 const fs = require("node:fs");
 
 // The C library Node itself runs on, from its own binary: the dynamic loader
-// named in its PT_INTERP (musl's is ld-musl-<arch>.so.1). One read of the
-// binary's first page, exact where a file's presence (/lib/ld-musl-*, which
-// Debian's musl package installs beside glibc) or process.report (which
-// costs milliseconds and can wait on reverse DNS) would only guess.
-// undefined when the binary cannot be read or has no loader named there.
+// named in its PT_INTERP (musl's is ld-musl-<arch>.so.1). Two small reads
+// of the binary (its program headers, then that name), exact where a
+// file's presence (/lib/ld-musl-*, which Debian's musl package installs
+// beside glibc) or process.report (which costs milliseconds and can wait on
+// reverse DNS) would only guess. undefined when the binary cannot be read
+// or names no loader.
 function libcOfNode() {
   let fd;
   try {
@@ -24,8 +25,12 @@ function libcOfNode() {
       if (b.readUInt32LE(at) !== 3) continue; // PT_INTERP
       const offset = Number(b.readBigUInt64LE(at + 8));
       const length = Number(b.readBigUInt64LE(at + 32));
-      if (offset + length > n) return undefined;
-      return b.toString("latin1", offset, offset + length).includes("/ld-musl-") ? "musl" : "gnu";
+      if (length > 4096) return undefined;
+      // Usually in the first page; patchelf (as auditwheel runs it) moves
+      // it to the end of the file.
+      const name = Buffer.alloc(length);
+      if (fs.readSync(fd, name, 0, length, offset) !== length) return undefined;
+      return name.toString("latin1").includes("/ld-musl-") ? "musl" : "gnu";
     }
     return undefined;
   } catch {
