@@ -31,7 +31,11 @@ for file in "$@"; do
   machine=$(readelf -h "$file" | sed -n 's/^ *Machine: *//p')
   case $machine in *"$arch") ;; *) fail "is not a $arch binary: $machine" ;; esac
   # stripped: no symbol table but the dynamic one
-  if readelf -SW "$file" | grep -q ' \.symtab '; then fail "is not stripped"; fi
+  stripped=stripped
+  if readelf -SW "$file" | grep -q ' \.symtab '; then
+    fail "is not stripped"
+    stripped="not stripped"
+  fi
   # glibc 2.41 refuses to load a library that asks for an executable stack
   if readelf -lW "$file" | grep GNU_STACK | grep -q 'RWE'; then fail "asks for an executable stack"; fi
   # arm64 kernels with 16 KiB or 64 KiB pages map only segments aligned to them
@@ -57,6 +61,6 @@ for file in "$@"; do
       ;;
     *) what="" ;;
   esac
-  echo "$file: $arch, $what, $(stat -c %s "$file") bytes, stripped"
+  echo "$file: $arch, $what, $(stat -c %s "$file") bytes, $stripped"
 done
 exit $status
