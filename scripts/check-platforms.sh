@@ -45,14 +45,9 @@ KEYRING=/usr/share/keyrings/debian-archive-keyring.gpg
 cache=${PLATFORMS_CACHE:-/var/tmp/discord-journal-platforms}
 mkdir -p "$cache"
 
-# the mirror apt already uses (the first deb822 URIs: line or sources.list
-# line of a Debian archive; grep -m1 stops in each file, not across them)
-mirror=$(grep -h -m1 -oE '^URIs: *[^ ]+/debian/?$' /etc/apt/sources.list.d/*.sources 2>/dev/null | sed -n '1s/^URIs: *//p' || true)
-[ -n "$mirror" ] || mirror=$(grep -h -m1 -oE '^deb +[^ ]+/debian/? ' /etc/apt/sources.list 2>/dev/null | awk 'NR == 1 {print $2}' || true)
-[ -n "$mirror" ] || { echo "no Debian mirror found in apt's sources" >&2; exit 1; }
-mirror=${mirror%/}
-
-need() { command -v "$1" >/dev/null || { apt-get update -qq && apt-get install -y -qq "$2" >/dev/null; }; }
+# shellcheck source=scripts/host.sh
+. scripts/host.sh
+mirror=$(debian_mirror)
 need curl curl
 need gpgv gpgv
 need xz xz-utils
@@ -147,7 +142,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-norust=$(printf '%s' "$PATH" | tr ':' '\n' | while read -r d; do [ -x "$d/cargo" ] || [ -x "$d/rustc" ] || printf '%s:' "$d"; done)
+norust=$(without_rust)
 
 for platform in "$@"; do
   printf '\n# %s\n' "$platform"
