@@ -41,8 +41,8 @@ function libc() {
 function main() {
   const first = loads();
   if (first.ok) return 0;
-  const lib = process.platform === "linux" ? libc() : undefined;
-  const where = `${process.platform}-${process.arch}${lib ? `-${lib}` : ""}`;
+  const cLib = process.platform === "linux" ? libc() : undefined;
+  const where = `${process.platform}-${process.arch}${cLib ? `-${cLib}` : ""}`;
   // The loader's refusal lists each file it tried, indented, with its error.
   const tried = first.why.split("\n").filter((l) => l.startsWith("  "));
   const lookedFor = `looked for a prebuilt binary that loads on ${where}:${tried.length ? `\n${tried.join("\n")}` : ` ${first.why}`}`;
@@ -102,7 +102,7 @@ function main() {
       say("cargo build reported no libdiscord_journal.so");
       return 1;
     }
-    const dest = path.join(root, `discord-journal.linux-${process.arch}-${lib}.node`);
+    const dest = path.join(root, `discord-journal.linux-${process.arch}-${cLib}.node`);
     fs.copyFileSync(lib, dest);
     const after = loads();
     if (!after.ok) {
