@@ -12,6 +12,7 @@
 //! newline) are kept: a line still being written is parsed fresh each call.
 
 use std::any::Any;
+use std::borrow::Cow;
 use std::collections::HashMap;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
@@ -139,6 +140,24 @@ fn put<F: Fold>(key: Key, entry: Entry<F>) {
   cache.map.insert(key, (cache.tick, Box::new(entry)));
 }
 
+/// A line's text as every reader parses it: decoded as Node decodes it
+/// (each invalid sequence as U+FFFD), one leading U+FEFF dropped; and the
+/// bytes that U+FEFF took. The command's scan (`inspect`) judges lines
+/// through this too, so that it cannot disagree with the readers.
+pub fn line_text(chunk: &[u8]) -> (Cow<'_, str>, usize) {
+  match String::from_utf8_lossy(chunk) {
+    Cow::Borrowed(text) => match text.strip_prefix('\u{feff}') {
+      Some(rest) => (Cow::Borrowed(rest), 3),
+      None => (Cow::Borrowed(text), 0),
+    },
+    Cow::Owned(mut text) => {
+      let skip = if text.starts_with('\u{feff}') { 3 } else { 0 };
+      text.drain(..skip);
+      (Cow::Owned(text), skip)
+    }
+  }
+}
+
 /// Feeds the non-empty lines of the file's bytes `range` (which ends just
 /// after a newline, or at the end of the file) to `fold`, numbering from
 /// `first`; `data` holds the file from offset `origin` on. Returns the
@@ -148,13 +167,9 @@ fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, 
   for (n, chunk) in (first..).zip(data[range.start - origin..range.end - origin].split(|&b| b == b'\n')) {
     let end = start + chunk.len();
     if !chunk.is_empty() {
-      let text = String::from_utf8_lossy(chunk);
-      let borrowed = matches!(text, std::borrow::Cow::Borrowed(_));
-      let (text, skip) = match text.strip_prefix('\u{feff}') {
-        Some(rest) => (rest, 3),
-        None => (&*text, 0),
-      };
-      let Some(doc) = Doc::parse(text) else { return Some(n) };
+      let (text, skip) = line_text(chunk);
+      let borrowed = matches!(text, Cow::Borrowed(_));
+      let Some(doc) = Doc::parse(&text) else { return Some(n) };
       fold.line(&Line {
         n,
         doc,

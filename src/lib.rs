@@ -7,6 +7,7 @@ pub mod error;
 pub mod files;
 pub mod identity;
 pub mod incremental;
+pub mod inspect;
 pub mod json;
 pub mod lines;
 pub mod lock;

@@ -11,6 +11,7 @@
 //! | the run lock | `lock.rs` | `src/lock/` |
 //! | process identity | `identity.rs` | `src/identity.rs` |
 //! | `utcDate` | `time.rs` | `src/time.rs` |
+//! | the command's scans (internal) | `inspect.rs` | `src/inspect.rs` |
 //! | constants, `__setup` | `realm.rs` | |
 //!
 //! and the layer itself: `export.rs` (how an export is written, and its
@@ -24,6 +25,7 @@
 mod args;
 mod export;
 mod identity;
+mod inspect;
 mod lock;
 mod raw;
 mod realm;

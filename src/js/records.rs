@@ -87,7 +87,7 @@ pub enum JournalFile {
 }
 
 impl JournalFile {
-  fn name(&self) -> &'static str {
+  pub(super) fn name(&self) -> &'static str {
     match self {
       JournalFile::Inbox => lines::INBOX,
       JournalFile::Outbox => lines::OUTBOX,

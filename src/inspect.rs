@@ -1,0 +1,328 @@
+//! What the operator's command (`discord-journal check`, `status`) sees of
+//! a journal's files: every line of a record file and every turn record,
+//! judged by the readers' own rule (`incremental::line_text`, then
+//! `json::Doc::parse`), read through the readers' own opens (a file that is
+//! not a regular file is refused by name, never waited on or read without
+//! end). Where the readers stop at the first bad line, this goes on and
+//! names each, with what kind of damage it is:
+//!
+//! - `Cut`: the line ends inside a JSON text (`json::is_cut`), perhaps
+//!   followed by zero bytes: an append cut short by a kill or a power loss;
+//! - `Zeros`: zero bytes alone, or after a whole JSON text: blocks the file
+//!   system allocated but never wrote;
+//! - `Invalid`: anything else, which no more bytes could mend: corruption.
+//!
+//! A record file is read line by line through a buffer, so its size is
+//! bounded by nothing but its longest line.
+
+use std::io::{BufRead, BufReader};
+use std::os::unix::ffi::OsStrExt;
+
+use serde_json::{json, Value};
+
+use crate::error::{fs_code, quiet_fs, quiet_io, Result};
+use crate::incremental::line_text;
+use crate::json::{is_cut, Doc};
+use crate::lines::decode_utf8;
+use crate::paths::{journal_label, turn_label, under};
+
+/// What is wrong with a line or a record that the readers refuse.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Damage {
+  Cut,
+  Zeros,
+  Invalid,
+}
+
+impl Damage {
+  pub fn name(self) -> &'static str {
+    match self {
+      Damage::Cut => "cut",
+      Damage::Zeros => "zeros",
+      Damage::Invalid => "invalid",
+    }
+  }
+}
+
+/// The readers' verdict on one line's bytes (no newline): `None` when it
+/// parses, else what kind of damage it is.
+pub fn judge(chunk: &[u8]) -> Option<Damage> {
+  if Doc::parse(&line_text(chunk).0).is_some() {
+    return None;
+  }
+  let body = chunk.iter().rposition(|&b| b != 0).map_or(&chunk[..0], |end| &chunk[..=end]);
+  if body.is_empty() {
+    return Some(Damage::Zeros);
+  }
+  let text = line_text(body).0;
+  if body.len() < chunk.len() && Doc::parse(&text).is_some() {
+    return Some(Damage::Zeros);
+  }
+  Some(if is_cut(&text) { Damage::Cut } else { Damage::Invalid })
+}
+
+/// One line the readers refuse.
+#[derive(Clone, Debug, PartialEq)]
+pub struct BadLine {
+  /// 1-based, as the readers number lines (empty lines count).
+  pub n: usize,
+  /// The byte offset of its first byte, and its length (no newline).
+  pub offset: u64,
+  pub len: u64,
+  pub damage: Damage,
+  /// Its first bytes, for the operator to recognise it.
+  pub head: Vec<u8>,
+}
+
+/// Bad lines named at most; the rest are counted.
+pub const MAX_LISTED: usize = 1000;
+/// Bytes of a bad line shown.
+const HEAD: usize = 60;
+
+/// One record file, every line judged.
+#[derive(Debug, Default, PartialEq)]
+pub struct LineScan {
+  pub size: u64,
+  /// Lines that are not empty.
+  pub lines: usize,
+  /// The bad lines, at most `MAX_LISTED`, in order.
+  pub bad: Vec<BadLine>,
+  pub bad_count: usize,
+  /// Lines that are JSON `null` (a reader that reads a field of each line
+  /// refuses them), at most `MAX_LISTED`.
+  pub nulls: Vec<usize>,
+  /// Whether the last line has no newline after it (an append would glue
+  /// its record onto it).
+  pub unterminated: bool,
+}
+
+/// Scans `dir/name`; `None` when the file does not exist. A file that
+/// cannot be read is refused as the readers refuse it
+/// (`could not read inbox.jsonl (EFTYPE)`).
+pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
+  let path = under(dir, &[name]);
+  let file = match crate::files::open(&path, crate::files::Access::Read, 0) {
+    Ok(file) => file,
+    Err(e) if crate::files::missing(&e, &path) => return Ok(None),
+    Err(e) => return Err(quiet_io(&e, name, "read")),
+  };
+  let mut reader = BufReader::with_capacity(1 << 20, file);
+  let mut scan = LineScan::default();
+  let mut buf = Vec::new();
+  let mut n = 0;
+  loop {
+    buf.clear();
+    let got = reader.read_until(b'\n', &mut buf).map_err(|e| quiet_io(&e, name, "read"))?;
+    if got == 0 {
+      break;
+    }
+    n += 1;
+    let offset = scan.size;
+    scan.size += got as u64;
+    let line = match buf.last() {
+      Some(b'\n') => &buf[..buf.len() - 1],
+      _ => {
+        scan.unterminated = true;
+        &buf[..]
+      }
+    };
+    if line.is_empty() {
+      continue;
+    }
+    scan.lines += 1;
+    match judge(line) {
+      None => {
+        if scan.nulls.len() < MAX_LISTED && Doc::parse(&line_text(line).0).is_some_and(|d| d.is_null()) {
+          scan.nulls.push(n);
+        }
+      }
+      Some(damage) => {
+        scan.bad_count += 1;
+        if scan.bad.len() < MAX_LISTED {
+          scan.bad.push(BadLine {
+            n,
+            offset,
+            len: line.len() as u64,
+            damage,
+            head: line[..line.len().min(HEAD)].to_vec(),
+          });
+        }
+      }
+    }
+  }
+  Ok(Some(scan))
+}
+
+/// One turn record the readers refuse: what is wrong with it, or the
+/// refusal of its read.
+#[derive(Debug, PartialEq)]
+pub struct BadTurn {
+  /// The file name, as Node lists it.
+  pub file: String,
+  pub size: u64,
+  /// `None` when it could not be read (see `refusal`).
+  pub damage: Option<Damage>,
+  pub refusal: Option<String>,
+}
+
+/// Every `*.json` record under `dir/turns`.
+#[derive(Debug, Default, PartialEq)]
+pub struct TurnScan {
+  pub records: usize,
+  pub bad: Vec<BadTurn>,
+  pub bad_count: usize,
+}
+
+/// Scans the turn records in the order the readers list them, each read
+/// through the directory held open. No `turns/` is no record.
+pub fn scan_turns(dir: &str) -> Result<TurnScan> {
+  let turns = under(dir, &["turns"]);
+  let refuse = |e: &std::io::Error| {
+    quiet_fs(
+      fs_code(e).as_deref(),
+      &format!("the turns directory in {}", journal_label(dir)),
+      "read",
+    )
+  };
+  let listing = match std::fs::read_dir(&turns) {
+    Ok(listing) => listing,
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TurnScan::default()),
+    Err(e) => return Err(refuse(&e)),
+  };
+  let mut names: Vec<Vec<u8>> = Vec::new();
+  for entry in listing {
+    names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());
+  }
+  names.sort();
+  let held = std::fs::File::open(&turns).map_err(|e| refuse(&e))?;
+  let mut scan = TurnScan::default();
+  for name in names.into_iter().map(decode_utf8) {
+    let Some(id) = name.strip_suffix(".json") else { continue };
+    scan.records += 1;
+    let (damage, refusal, size) = match crate::files::read_at(&held, &name) {
+      Ok(bytes) => (judge_record(&bytes), None, bytes.len() as u64),
+      Err(e) => (None, Some(quiet_io(&e, &turn_label(id), "read").to_string()), 0),
+    };
+    if damage.is_none() && refusal.is_none() {
+      continue;
+    }
+    scan.bad_count += 1;
+    if scan.bad.len() < MAX_LISTED {
+      scan.bad.push(BadTurn {
+        file: name.clone(),
+        size,
+        damage,
+        refusal,
+      });
+    }
+  }
+  Ok(scan)
+}
+
+/// A turn record's verdict: its whole text is one JSON text (one leading
+/// U+FEFF dropped). An empty record is a cut (its write never came).
+fn judge_record(bytes: &[u8]) -> Option<Damage> {
+  if bytes.is_empty() {
+    return Some(Damage::Cut);
+  }
+  judge(bytes)
+}
+
+/// A bad line's or record's first bytes, as text.
+fn head(bytes: &[u8]) -> String {
+  String::from_utf8_lossy(bytes).into_owned()
+}
+
+impl LineScan {
+  pub fn to_json(&self) -> Value {
+    json!({
+      "size": self.size,
+      "lines": self.lines,
+      "unterminated": self.unterminated,
+      "bad": self.bad.iter().map(|b| json!({
+        "line": b.n,
+        "offset": b.offset,
+        "length": b.len,
+        "damage": b.damage.name(),
+        "head": head(&b.head),
+      })).collect::<Vec<_>>(),
+      "badCount": self.bad_count,
+      "nulls": self.nulls,
+    })
+  }
+}
+
+impl TurnScan {
+  pub fn to_json(&self) -> Value {
+    json!({
+      "records": self.records,
+      "bad": self.bad.iter().map(|b| json!({
+        "file": b.file,
+        "size": b.size,
+        "damage": b.damage.map(Damage::name),
+        "refusal": b.refusal,
+      })).collect::<Vec<_>>(),
+      "badCount": self.bad_count,
+    })
+  }
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::error::JournalError;
+
+  #[test]
+  fn damage_is_told_apart() {
+    assert_eq!(judge(br#"{"id":"m1"}"#), None);
+    assert_eq!(judge(b"\xef\xbb\xbf{}\r"), None);
+    assert_eq!(judge(br#"{"id":"m2","at":"2026-"#), Some(Damage::Cut));
+    assert_eq!(judge(b"{\"id\":\"m2\",\"at\":\"2026-\0\0\0\0"), Some(Damage::Cut));
+    assert_eq!(judge(b"\0\0\0\0"), Some(Damage::Zeros));
+    assert_eq!(judge(b"{\"id\":\"m2\"}\0\0"), Some(Damage::Zeros));
+    assert_eq!(judge(b"{bad"), Some(Damage::Invalid));
+    assert_eq!(judge(b"\0\0{\"id\":1}"), Some(Damage::Invalid));
+    assert_eq!(judge(b" "), Some(Damage::Invalid));
+    // Cut inside a character of more than one byte.
+    assert_eq!(judge("{\"a\":\"é".as_bytes().split_last().map(|(_, h)| h).unwrap_or_default()), Some(Damage::Cut));
+  }
+
+  #[test]
+  fn every_line_is_numbered_as_the_readers_number_it() {
+    let d = crate::testutil::TempDir::new();
+    std::fs::write(format!("{}/t.jsonl", d.path()), "{\"a\":1}\n\n{bad\nnull\n{\"a\":\n\0\0").expect("write");
+    let scan = scan_lines(d.path(), "t.jsonl").expect("read").expect("exists");
+    assert_eq!(scan.lines, 5);
+    assert_eq!(scan.size, 27);
+    assert!(scan.unterminated);
+    assert_eq!(scan.nulls, vec![4]);
+    let bad: Vec<_> = scan.bad.iter().map(|b| (b.n, b.offset, b.len, b.damage)).collect();
+    assert_eq!(bad, vec![(3, 9, 4, Damage::Invalid), (5, 19, 5, Damage::Cut), (6, 25, 2, Damage::Zeros)]);
+    assert_eq!(scan_lines(d.path(), "none.jsonl").expect("read"), None);
+  }
+
+  #[test]
+  fn a_file_of_another_kind_is_refused_by_name() {
+    let d = crate::testutil::TempDir::new();
+    nix::unistd::mkfifo(format!("{}/t.jsonl", d.path()).as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    assert_eq!(
+      scan_lines(d.path(), "t.jsonl"),
+      Err(JournalError::failed("could not read t.jsonl (EFTYPE)"))
+    );
+  }
+
+  #[test]
+  fn turn_records_are_judged_whole() {
+    let d = crate::testutil::TempDir::new();
+    let turns = format!("{}/turns", d.path());
+    std::fs::create_dir(&turns).expect("mkdir");
+    std::fs::write(format!("{turns}/a.json"), "{\n  \"id\": \"a\"\n}\n").expect("write");
+    std::fs::write(format!("{turns}/b.json"), "").expect("write");
+    std::fs::write(format!("{turns}/c.json"), "{\n  \"id\": \"c\",\n  \"st").expect("write");
+    std::fs::write(format!("{turns}/d.txt"), "").expect("write");
+    let scan = scan_turns(d.path()).expect("scan");
+    assert_eq!(scan.records, 3);
+    let bad: Vec<_> = scan.bad.iter().map(|b| (b.file.as_str(), b.damage)).collect();
+    assert_eq!(bad, vec![("b.json", Some(Damage::Cut)), ("c.json", Some(Damage::Cut))]);
+  }
+}
