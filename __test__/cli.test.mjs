@@ -90,14 +90,37 @@ describe("discord-journal command", addonOnly, () => {
     const dir = journal();
     M.appendOutbox(dir, { nonce: "a", status: "intent", at: "2021-01-01T00:00:00.000Z" });
     M.requestStop(dir, "operator");
-    mkdirSync(join(dir, "run.lock"));
-    writeFileSync(join(dir, "run.lock", "owner.json"), JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId() }));
+    mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+    writeFileSync(join(dir, "run.lock", "owner.json"), JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId() }), { mode: 0o600 });
     const r = cli("status", dir, "--json");
     assert.equal(r.status, 0, r.stderr);
     const s = JSON.parse(r.stdout);
-    const keys = ["journal", "label", "today", "files", "turns", "unresolvedDeliveries", "onToday", "lastReload", "stop", "lock"];
+    const keys = [
+      "verdict",
+      "journal",
+      "label",
+      "today",
+      "owner",
+      "files",
+      "turns",
+      "unresolvedDeliveries",
+      "onToday",
+      "lastReload",
+      "stop",
+      "lock",
+      "entries",
+    ];
     assert.deepEqual(Object.keys(s), keys);
-    assert.deepEqual(s.files["outbox.jsonl"], { lines: 1, bytes: readFileSync(join(dir, "outbox.jsonl")).length });
+    assert.deepEqual(Object.keys(s.verdict), ["canStart", "state", "why", "next", "problems"]);
+    assert.equal(s.verdict.state, "braked");
+    assert.equal(s.verdict.canStart, false);
+    assert.deepEqual(s.verdict.problems, []);
+    assert.deepEqual(s.files["outbox.jsonl"], {
+      lines: 1,
+      bytes: readFileSync(join(dir, "outbox.jsonl")).length,
+      badLines: 0,
+      unterminated: false,
+    });
     assert.deepEqual(Object.keys(s.unresolvedDeliveries.value[0]), ["nonce", "status", "intentAt", "ageSeconds"]);
     assert.deepEqual(
       s.unresolvedDeliveries.value.map((d) => d.nonce),
@@ -110,12 +133,15 @@ describe("discord-journal command", addonOnly, () => {
       s.stop.value.map((l) => l.reason),
       ["operator"],
     );
-    assert.deepEqual(Object.keys(s.lock), ["owner", "state", "next"]);
+    assert.deepEqual(Object.keys(s.lock), ["owner", "state"]);
     assert.equal(s.lock.state, "dead");
     // An operator's brake is on, so recover would refuse: unlock, then remove STOP.
-    assert.match(s.lock.next, /^the owner is gone: `discord-journal unlock .+`, then `rm .+STOP` when/);
+    assert.match(s.verdict.next, /^the owner is gone: `discord-journal unlock .+`, then `rm .+STOP` when/);
     M.clearStop(dir);
-    assert.match(JSON.parse(cli("status", dir, "--json").stdout).lock.next, /^the owner is gone: `discord-journal recover /);
+    const cleared = JSON.parse(cli("status", dir, "--json").stdout).verdict;
+    assert.equal(cleared.state, "crashed");
+    assert.equal(cleared.canStart, true);
+    assert.match(cleared.next, /^the owner is gone: `discord-journal recover /);
   });
 
   test("--data-root and --binding name the journal; a missing DIR's hint names the command typed", () => {
@@ -201,21 +227,25 @@ describe("discord-journal command", addonOnly, () => {
     const r = cli("check", dir);
     assert.equal(r.status, 1);
     const lines = r.stdout.trim().split("\n");
-    assert.deepEqual(lines, [
-      "inbox.jsonl:2: not valid JSON (byte offset 11)",
-      "inbox.jsonl:5: not valid JSON (byte offset 28)",
-      "turns/t1.json: not valid JSON",
+    assert.deepEqual(lines.slice(0, 4), [
+      'inbox.jsonl:2: not valid JSON, corrupt (byte offset 11, 4 bytes): "{bad"',
+      'inbox.jsonl:5: not valid JSON, cut short (byte offset 28, 3 bytes): "[1,"',
+      "turns/t1.json: not valid JSON, corrupt (5 bytes)",
       "3 problems",
     ]);
     const bytes = readFileSync(file);
     assert.equal(bytes.subarray(11, 15).toString(), "{bad");
     assert.equal(bytes.subarray(28, 31).toString(), "[1,");
     const status = cli("status", dir);
-    assert.equal(status.status, 0);
-    assert.match(status.stdout, /first bad line 2 at byte 11: readers refuse with "inbox\.jsonl:2: not valid JSON"/);
+    assert.equal(status.status, 1, "status found damage");
+    assert.match(status.stdout, /verdict: damaged, cannot start/);
+    assert.match(
+      status.stdout,
+      /inbox\.jsonl:2 is not JSON, and no more bytes could make it so \(corruption\) \(and 1 more bad line\); every read of inbox\.jsonl refuses \("inbox\.jsonl:2: not valid JSON"\)/,
+    );
     const one = journal();
     writeFileSync(join(one, "drops.jsonl"), "{\n");
-    assert.deepEqual(cli("check", one).stdout.trim().split("\n").at(-1), "1 problem");
+    assert.match(cli("check", one).stdout, /\n1 problem\n/);
     const clean = cli("check", journal());
     assert.equal(clean.status, 0);
     assert.equal(clean.stdout.trim(), "every record file and turn record reads");
@@ -283,8 +313,10 @@ describe("discord-journal command", addonOnly, () => {
     const coloured = onTty(env);
     assert.ok(coloured.includes(`${ESC}31m✗ on${ESC}39m`), coloured);
     assert.ok(coloured.includes(`${ESC}32m✓ free${ESC}39m`), coloured);
+    // NO_COLOR: words alone, as in a pipe.
     const plain = onTty({ ...env, NO_COLOR: "1" });
     assert.equal(plain.includes(ESC), false);
-    assert.match(plain, /✗ on/);
+    assert.match(plain, /\nSTOP {6}on {4}operator at /);
+    assert.doesNotMatch(plain, /[✓✗]/);
   });
 });

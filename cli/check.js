@@ -1,0 +1,122 @@
+// `discord-journal check`: every line and turn record that the readers
+// refuse, each with its place (line, byte offset, length), what kind of
+// damage it is and its first bytes; then every reader's refusal that no bad
+// line explains (a line that is JSON null, a file too large for a string),
+// in the reader's own words. The verdict on each line is the addon's scan,
+// the readers' own rule, and each reader is the addon's export itself, so
+// check cannot disagree with the connector.
+"use strict";
+
+const { J, scanLines, scanTurns } = require("./journal.js");
+const { RECORD_FILES } = require("./target.js");
+const { plural, sh } = require("./output.js");
+
+// An object is === to no parsed value, so each reader below reads every
+// line of its file and answers nothing that matters: only its refusal does.
+const NEVER = {};
+const READERS = {
+  "inbox.jsonl": [["readInboxIds", (d) => J.readInboxIds(d)]],
+  "outbox.jsonl": [
+    ["readOutbox", (d) => J.readOutbox(d)],
+    ["unresolvedOutbox", (d) => J.unresolvedOutbox(d)],
+  ],
+  "drops.jsonl": [["readDrops", (d) => J.readDrops(d)]],
+  "admissions.jsonl": [["countAdmissionsOn", (d) => J.countAdmissionsOn(d, NEVER)]],
+  "notices.jsonl": [["noticeOn", (d) => J.noticeOn(d, NEVER, NEVER)]],
+  "reloads.jsonl": [["readReloads", (d) => J.readReloads(d)]],
+  turns: [
+    ["listTurns", (d) => J.listTurns(d)],
+    ["countTurnsOn", (d) => J.countTurnsOn(d, NEVER)],
+  ],
+  STOP: [["readStop", (d) => J.readStop(d)]],
+};
+
+const SHORT = { cut: "cut short", zeros: "zero bytes", invalid: "corrupt" };
+
+/** The refusal `reader` makes of `dir`, or null. */
+function refusal(reader, dir) {
+  try {
+    reader(dir);
+    return null;
+  } catch (e) {
+    return String(e?.message ?? e);
+  }
+}
+
+/** Every problem in the journal at `dir`: `{ file, message, ...where }`. */
+function problems(dir) {
+  const found = [];
+  for (const name of RECORD_FILES) {
+    let scan;
+    try {
+      scan = scanLines(dir, name);
+    } catch (e) {
+      found.push({ file: name, message: `${name}: ${e.message}` });
+      continue;
+    }
+    if (scan === null) continue;
+    for (const b of scan.bad) {
+      const shown = JSON.stringify(b.head) + (Buffer.byteLength(b.head) < b.length ? "…" : "");
+      found.push({
+        file: name,
+        line: b.line,
+        offset: b.offset,
+        length: b.length,
+        damage: b.damage,
+        message: `${name}:${b.line}: not valid JSON, ${SHORT[b.damage]} (byte offset ${b.offset}, ${plural(b.length, "byte")}): ${shown}`,
+      });
+    }
+    if (scan.badCount > scan.bad.length) {
+      found.push({ file: name, message: `${name}: and ${scan.badCount - scan.bad.length} more bad lines` });
+    }
+    const explained = scan.bad.length > 0 ? `${name}:${scan.bad[0].line}: not valid JSON` : null;
+    for (const [reader, f] of READERS[name]) {
+      const r = refusal(f, dir);
+      if (r === null || r === explained) continue;
+      const nul = scan.nulls.length > 0 ? ` (line ${scan.nulls[0]} is JSON null)` : "";
+      found.push({ file: name, reader, message: `${name}: ${reader} refuses: ${r}${nul}`, ...(nul ? { line: scan.nulls[0] } : {}) });
+    }
+  }
+  let turns;
+  try {
+    turns = scanTurns(dir);
+  } catch (e) {
+    found.push({ file: "turns", message: `turns/: ${e.message}` });
+  }
+  if (turns !== undefined) {
+    for (const b of turns.bad) {
+      const what = b.refusal ?? `not valid JSON, ${b.size === 0 ? "empty" : SHORT[b.damage]} (${plural(b.size, "byte")})`;
+      found.push({ file: `turns/${b.file}`, damage: b.damage, message: `turns/${b.file}: ${what}` });
+    }
+    if (turns.badCount > turns.bad.length)
+      found.push({ file: "turns", message: `turns/: and ${turns.badCount - turns.bad.length} more bad records` });
+    const first = turns.bad[0];
+    for (const [reader, f] of READERS.turns) {
+      const r = refusal(f, dir);
+      // The first bad record is the one each reader names.
+      if (r === null || (first && (r === first.refusal || r.endsWith(": not valid JSON")))) continue;
+      found.push({ file: "turns", reader, message: `turns/: ${reader} refuses: ${r}` });
+    }
+  }
+  for (const [reader, f] of READERS.STOP) {
+    const r = refusal(f, dir);
+    if (r !== null) found.push({ file: "STOP", reader, message: `STOP: ${reader} refuses: ${r}` });
+  }
+  return found;
+}
+
+/** The command's outcome for the journal at `dir`. */
+function check(dir) {
+  const found = problems(dir);
+  const lines = found.map((p) => p.message);
+  if (found.length === 0) lines.push("every record file and turn record reads");
+  else {
+    lines.push(plural(found.length, "problem"));
+    if (found.some((p) => p.damage !== undefined)) lines.push("fix: set the bad lines and records aside by hand, keeping their bytes");
+    lines.push(`\`discord-journal status ${sh(dir)}\` gives the command for each problem`);
+  }
+  const exitCode = found.length ? 1 : 0;
+  return { exitCode, text: lines.join("\n"), json: { ok: exitCode === 0, exitCode, problems: found } };
+}
+
+module.exports = { check, problems };

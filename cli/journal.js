@@ -1,0 +1,35 @@
+// The addon as the command uses it: its exports (index.js), and the two
+// scans it keeps for the command (scanLines, scanTurns), which judge every
+// line by the readers' own rule. The command reads no journal file by
+// itself: what it reports is what the connector would see.
+"use strict";
+
+const J = require("../index.js");
+// index.js has loaded the binding and set it up; this is the same module.
+const native = require("../binding.js");
+
+const FILE_ENUM = {
+  "inbox.jsonl": native.JournalFile.Inbox,
+  "outbox.jsonl": native.JournalFile.Outbox,
+  "drops.jsonl": native.JournalFile.Drops,
+  "admissions.jsonl": native.JournalFile.Admissions,
+  "notices.jsonl": native.JournalFile.Notices,
+  "reloads.jsonl": native.JournalFile.Reloads,
+};
+
+/**
+ * Every line of a record file judged: `{ size, lines, unterminated, bad:
+ * [{ line, offset, length, damage, head }], badCount, nulls }`, or null
+ * when there is no file. Throws the readers' refusal of the file.
+ */
+function scanLines(dir, name) {
+  const text = native.scanLines(dir, FILE_ENUM[name]);
+  return text === null ? null : JSON.parse(text);
+}
+
+/** Every turn record judged: `{ records, bad: [{ file, size, damage, refusal }], badCount }`. */
+function scanTurns(dir) {
+  return JSON.parse(native.scanTurns(dir));
+}
+
+module.exports = { J, scanLines, scanTurns };

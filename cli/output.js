@@ -1,0 +1,93 @@
+// How the command speaks: plain words where the output is not a terminal or
+// colour is off (NO_COLOR, NODE_DISABLE_COLORS, TERM=dumb), symbols and
+// colour on a terminal that takes colour; one JSON object with --json; and
+// the exit status of each outcome: 0 done, 1 failed or found damage, 2 a
+// usage mistake, 3 a brake (a supervisor must not retry).
+"use strict";
+
+const util = require("node:util");
+
+/** A usage mistake: printed with what to type instead, exit status 2. */
+class UsageError extends Error {
+  constructor(message) {
+    super(message);
+    this.exitCode = 2;
+  }
+}
+
+/** A refusal of the command's own (not the journal's), with its exit status. */
+class Refusal extends Error {
+  constructor(message, exitCode = 1) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+// Symbols only with colour: a reader who turned colour off (or a pipe)
+// gets words alone, which a script can match.
+const colour = process.stdout.isTTY === true && process.stdout.hasColors();
+const paint = (style, text) => (colour ? util.styleText(style, text) : text);
+const MARK = { ok: ["✓", "green"], bad: ["✗", "red"], warn: ["!", "yellow"] };
+/** `text` with its symbol and colour for `level`; plain words otherwise. */
+const mark = (level, text) => (colour ? paint(MARK[level][1], `${MARK[level][0]} ${text}`) : text);
+const dim = (text) => paint("dim", text);
+const bold = (text) => paint("bold", text);
+/** Commands quoted in backticks, in bold on a terminal (the backticks then go). */
+const commands = (text) => text.replace(/`([^`]+)`/g, (_, c) => (colour ? bold(c) : `\`${c}\``));
+
+/** `1 line`, `2 lines`. */
+const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
+
+/** A path as a shell word, so that a printed command can be pasted. */
+const sh = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`);
+
+/** `93 s`, `40 min`, `5 h`, `3 days`: an age an operator reads at a glance. */
+function age(seconds) {
+  if (seconds < 120) return plural(seconds, "s", "s");
+  if (seconds < 7200) return plural(Math.round(seconds / 60), "min", "min");
+  if (seconds < 172_800) return plural(Math.round(seconds / 3600), "h", "h");
+  return plural(Math.round(seconds / 86_400), "day");
+}
+
+/** Rows of cells as text, each column but the last padded to its widest cell. */
+function table(rows) {
+  rows = rows.map((r) => r.map(String));
+  const width = (i) => Math.max(...rows.map((r) => util.stripVTControlCharacters(r[i] ?? "").length));
+  const widths = rows[0].map((_, i) => width(i));
+  return rows.map((r) =>
+    r
+      .map((c, i) => {
+        const pad = " ".repeat(widths[i] - util.stripVTControlCharacters(c).length);
+        return i === r.length - 1 ? c : c + pad;
+      })
+      .join("  ")
+      .trimEnd(),
+  );
+}
+
+/**
+ * Runs a command's body, which returns `{ exitCode, json, text }`, and
+ * prints its outcome: `text` (stdout), or with `--json` the `json` object.
+ * A refusal prints its message (stderr), or with `--json` the object
+ * `{ ok: false, exitCode, error }` (stdout), and exits with its status.
+ */
+function run(json, body) {
+  let out;
+  try {
+    out = body();
+  } catch (e) {
+    const exitCode = typeof e?.exitCode === "number" ? e.exitCode : 1;
+    // A journal refusal is the library's own message; anything else is ours.
+    const journal = e?.name === "DiscordError";
+    const message = String(e?.message ?? e);
+    if (json) console.log(JSON.stringify({ ok: false, exitCode, error: message }, null, 2));
+    else console.error(journal ? message : `discord-journal: ${message}`);
+    process.exitCode = exitCode;
+    return;
+  }
+  if (json) console.log(JSON.stringify(out.json, null, 2));
+  else if (out.text !== undefined) console.log(out.text);
+  process.exitCode = out.exitCode ?? 0;
+}
+
+module.exports = { UsageError, Refusal, mark, dim, bold, commands, plural, sh, age, table, run, colour };

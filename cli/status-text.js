@@ -1,0 +1,118 @@
+// `discord-journal status` as text: the verdict, the brake and the lock
+// first (they decide whether the binding runs), what needs a hand with the
+// command for each, then what the journal holds.
+"use strict";
+
+const { mark, dim, bold, commands, plural, age, table } = require("./output.js");
+
+const LEVEL = {
+  ready: "ok",
+  running: "ok",
+  crashed: "warn",
+  braked: "warn",
+  stuck: "bad",
+  damaged: "bad",
+  unreadable: "bad",
+};
+
+function render(s) {
+  const out = [];
+  const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : f(r.value));
+  out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`, "");
+
+  const v = s.verdict;
+  const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
+  out.push(`${bold("verdict:")} ${mark(LEVEL[v.state], v.state)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
+
+  const head = [];
+  const stop = s.stop;
+  if (!stop.present) head.push(["STOP", mark("ok", "off"), "no brake"]);
+  else if (stop.refused !== undefined) head.push(["STOP", mark("bad", "on"), `unreadable: ${stop.refused}`]);
+  else if (stop.value.length === 0) head.push(["STOP", mark("bad", "on"), "empty (a brake all the same)"]);
+  else {
+    const lines = stop.value;
+    const who = (l) => `${l.reason ?? "(a line not written by the connector)"}${l.at ? ` at ${l.at}` : ""}`;
+    head.push([
+      "STOP",
+      mark("bad", "on"),
+      `${who(lines.at(-1))}${lines.length > 1 ? ` (the last of ${plural(lines.length, "line")})` : ""}`,
+    ]);
+    for (const l of lines.slice(0, -1)) head.push(["", "", dim(`earlier: ${who(l)}`)]);
+  }
+  if (s.lock === null) head.push(["run.lock", mark("ok", "free"), "no connector holds the binding"]);
+  else {
+    const { state, owner } = s.lock;
+    const level = state === "live" ? "ok" : state === "dead" || state === "mismatch" || state === "invalid" ? "bad" : "warn";
+    const whose = {
+      live: "a connector holds the binding",
+      dead: "which is gone",
+      mismatch: "which is another process now",
+      unknown: "alive, its identity unverifiable",
+    };
+    let who = "no owner record";
+    if (state === "invalid") who = "owner.json cannot be read";
+    else if (owner) who = `pid ${owner.pid}, ${whose[state]}`;
+    head.push(["run.lock", mark(level, state), who]);
+  }
+  out.push(...table(head));
+
+  if (v.problems.length > 0) {
+    out.push("", "needs a hand:");
+    for (const p of v.problems) out.push(`  ${mark("bad", p.what)}`, `    ${dim("fix:")} ${commands(p.fix)}`);
+  }
+  if (v.next !== null) out.push(`${bold("next:")} ${commands(v.next)}`);
+
+  out.push("", "files:");
+  const entries = Object.entries(s.files);
+  const records = s.turns.refused === undefined ? s.turns.records : 0;
+  const lw = Math.max(String(records).length, ...entries.map(([, f]) => String(f.lines ?? "").length));
+  const bw = Math.max(0, ...entries.map(([, f]) => String(f.bytes ?? "").length));
+  // Counts right-aligned with their unit after one space: `    5 lines`, `    1 line`.
+  const count = (n, w, one, many) => `${String(n).padStart(w)} ${n === 1 ? one : many}`;
+  const rows = [];
+  for (const [name, f] of entries) {
+    if (f.refused !== undefined) {
+      rows.push([`  ${name}`, "", "", mark("bad", `unreadable: ${f.refused}`)]);
+      continue;
+    }
+    let note = "";
+    if (f.badLines > 0)
+      note = mark("bad", `${plural(f.badLines, "bad line")}, the first ${f.firstBadLine.line} (${f.firstBadLine.damage})`);
+    else if (f.unterminated) note = mark("warn", "its last line has no newline");
+    rows.push([`  ${name}`, count(f.lines, lw, "line", "lines"), count(f.bytes, bw, "byte", "bytes"), note]);
+  }
+  if (entries.length === 0) out.push("  (no record files)");
+  if (s.turns.refused !== undefined) rows.push(["  turns/", "", "", mark("bad", `unreadable: ${s.turns.refused}`)]);
+  else {
+    const note = s.turns.badRecords > 0 ? mark("bad", `${plural(s.turns.badRecords, "bad record")}, the first ${s.turns.bad[0].file}`) : "";
+    rows.push(["  turns/", count(records, lw, "record", "records"), "", note]);
+  }
+  out.push(...table(rows));
+
+  out.push("", "unresolved deliveries (oldest first):");
+  const u = s.unresolvedDeliveries;
+  if (u.refused !== undefined) out.push(`  ${mark("bad", `refused: ${u.refused}`)}`);
+  else if (u.value.length === 0) out.push(`  ${mark("ok", "none")}`);
+  else {
+    const since = (d) => `since ${d.intentAt ?? "?"}${d.ageSeconds === null ? "" : ` (${age(d.ageSeconds)} ago)`}`;
+    out.push(...table(u.value.map((d) => [`  ${mark("warn", String(d.nonce))}`, String(d.status), since(d)])));
+  }
+
+  out.push("", `today (${s.today}):`);
+  const t = s.onToday;
+  out.push(
+    ...table([
+      ["  admissions", shown(t.admissions)],
+      ["  turns", shown(t.turns)],
+      ["  notices", shown(t.notices, (k) => (k.length ? k.join(", ") : "none"))],
+    ]),
+  );
+  const r = s.lastReload;
+  let reload = "none";
+  if (r !== null && r.refused !== undefined) reload = `refused: ${r.refused}`;
+  else if (r !== null) reload = `${r.outcome}${r.at ? ` at ${r.at}` : ""}${r.reason ? ` (${r.reason})` : ""}`;
+  out.push("", `last reload: ${reload}`);
+  return out.join("\n");
+}
+
+module.exports = { render };

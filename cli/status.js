@@ -1,0 +1,258 @@
+// `discord-journal status`: what a binding's journal says, as data (the
+// rendering is status-text.js), and a verdict monitoring can alert on: can
+// the binding start, and if not, why, with the one command that moves it
+// on. Every read goes through the addon, so a file the connector cannot
+// read is shown as unreadable, never as empty; a state that could not be
+// read is never given as a verdict.
+"use strict";
+
+const path = require("node:path");
+const { J, scanLines, scanTurns } = require("./journal.js");
+const { RECORD_FILES, survey } = require("./target.js");
+const { sh } = require("./output.js");
+
+/** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
+const NOTICE_KINDS = ["ceiling"];
+
+/** A reader's answer, or its refusal's message. */
+function attempt(f) {
+  try {
+    return { value: f() };
+  } catch (e) {
+    return { refused: String(e?.message ?? e) };
+  }
+}
+
+/** What each kind of damage is, in a sentence's middle. */
+const DAMAGE = {
+  cut: "cut short (an append interrupted by a crash or a kill)",
+  zeros: "zero bytes (blocks the file system allocated but never wrote, as a power loss leaves them)",
+  invalid: "not JSON, and no more bytes could make it so (corruption)",
+};
+
+/** The command that deals with damage found by the scan. */
+const damageFix = (dir) =>
+  `set the bad lines aside by hand: \`discord-journal check ${sh(dir)}\` gives each one's line and byte offset; keep the bytes you move`;
+
+/** The one command for a file a reader cannot read, by the refusal's code. */
+function readFix(dir, name, refusal, entry) {
+  const p = sh(path.join(dir, name));
+  const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
+  if (code === "EFTYPE") {
+    const what = entry?.to ? `a symlink to a ${entry.to}` : `a ${entry?.kind ?? "file of another kind"}`;
+    return `\`rm ${p}\` (${what} holds no record; the connector makes the file again)`;
+  }
+  if (code === "EACCES" || code === "EPERM") return `give it back to the journal's owner: \`chown <owner>: ${p}\`, \`chmod 600 ${p}\``;
+  if (code === "EISDIR") return `a directory stands where the file belongs: look inside it, then \`mv ${p} ${p}.aside\``;
+  return `inspect ${p} by hand`;
+}
+
+/** Whether STOP is the one line a `recover` writes, which `recover` itself clears. */
+const recoversOwn = (stop) => stop.value !== undefined && stop.value.length === 1 && stop.value[0].reason === J.RECOVER_REASON;
+
+/**
+ * What to run next for the lock, given the brake: with an operator's STOP,
+ * `recover` refuses (the brake is on), so a dead owner's lock is cleared by
+ * `unlock` and the binding runs again once STOP is removed.
+ */
+function lockNext(dir, state, braked) {
+  const d = sh(dir);
+  const clear = braked
+    ? `\`discord-journal unlock ${d}\`, then \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`
+    : `\`discord-journal recover ${d}\` (or unlock)`;
+  switch (state) {
+    case "absent":
+      return `a start is in progress or crashed before publishing its record: if no connector runs, \`discord-journal unlock ${d}\``;
+    case "invalid":
+      return `inspect ${sh(J.ownerPath(dir))} by hand; if no connector runs for this binding, \`rm -r ${sh(J.lockPath(dir))}\``;
+    case "dead":
+      return `the owner is gone: ${clear}`;
+    case "mismatch":
+      return `the pid now belongs to another process: ${clear}`;
+    case "unknown":
+      return `alive but unverifiable: stop that process by hand, then \`discord-journal unlock ${d}\``;
+    default:
+      // Under a brake the connector starts no new turn; it runs again once STOP is removed.
+      if (braked) return `a connector runs under the brake: \`rm ${sh(path.join(dir, "STOP"))}\` when it should take turns again`;
+      return `a connector runs: \`discord-journal stop ${d}\` to brake it`;
+  }
+}
+
+/** The status of the journal `target` (from target.reach), as one object. */
+function status(target, now = Date.now()) {
+  const { dir } = target;
+  const today = J.utcDate(now);
+  const seen = survey(target, now);
+  const files = {};
+  for (const name of RECORD_FILES) {
+    const scan = attempt(() => scanLines(dir, name));
+    if (scan.value === null) continue;
+    if (scan.refused !== undefined) files[name] = { refused: scan.refused };
+    else {
+      const { size, lines, bad, badCount, unterminated } = scan.value;
+      files[name] = { lines, bytes: size, badLines: badCount, ...(bad.length ? { firstBadLine: bad[0] } : {}), unterminated };
+    }
+  }
+  const turns = attempt(() => scanTurns(dir));
+  const unresolved = attempt(() =>
+    J.unresolvedOutbox(dir)
+      .map((e) => ({
+        nonce: e.nonce,
+        status: e.status,
+        intentAt: e.intentAt ?? null,
+        ageSeconds: typeof e.intentAt === "string" ? Math.round((now - Date.parse(e.intentAt)) / 1000) : null,
+      }))
+      .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
+  );
+  const onToday = {
+    admissions: attempt(() => J.countAdmissionsOn(dir, today)),
+    turns: attempt(() => J.countTurnsOn(dir, today)),
+    notices: attempt(() => NOTICE_KINDS.filter((k) => J.noticeOn(dir, k, today))),
+  };
+  const reloads = attempt(() => J.readReloads(dir));
+  // STOP is a brake whatever it holds: present is what every reader asks.
+  const stop = { present: seen.entries.STOP !== undefined, ...attempt(() => J.readStop(dir)) };
+  let lock = null;
+  if (seen.entries["run.lock"] !== undefined) {
+    const owner = J.readPid(dir);
+    lock = { owner, state: J.ownerState(owner) };
+  }
+  const s = {
+    verdict: null,
+    journal: path.resolve(dir),
+    label: J.journalLabel(dir),
+    today,
+    owner: seen.owner,
+    files,
+    turns: turns.refused !== undefined ? turns : { records: turns.value.records, badRecords: turns.value.badCount, bad: turns.value.bad },
+    unresolvedDeliveries: unresolved,
+    onToday,
+    lastReload: reloads.value ? (reloads.value.at(-1) ?? null) : reloads,
+    stop,
+    lock,
+    entries: seen.entries,
+  };
+  s.verdict = verdict(dir, s, seen.problems);
+  return s;
+}
+
+/**
+ * The verdict: `{ canStart, state, why, next, problems }`. `state` is
+ * unreadable (canStart null: it could not be told), damaged, stuck (a hand
+ * is needed), braked, running, crashed (the last run died holding the
+ * lock; `recover` clears it) or ready. Each problem is `{ what, fix }`.
+ */
+function verdict(dir, s, found) {
+  // What stops every read first; owners and modes after.
+  const problems = [];
+  let unreadable = false;
+  let damaged = false;
+  const sawFile = new Set();
+  for (const [name, f] of Object.entries(s.files)) {
+    if (f.refused !== undefined) {
+      unreadable = true;
+      sawFile.add(name);
+      problems.push({ what: `every read of ${name} refuses: ${f.refused}`, fix: readFix(dir, name, f.refused, s.entries[name]) });
+    } else if (f.badLines > 0) {
+      damaged = true;
+      sawFile.add(name);
+      const b = f.firstBadLine;
+      const more = f.badLines > 1 ? ` (and ${f.badLines - 1} more bad ${f.badLines === 2 ? "line" : "lines"})` : "";
+      problems.push({
+        what: `${name}:${b.line} is ${DAMAGE[b.damage]}${more}; every read of ${name} refuses ("${name}:${b.line}: not valid JSON")`,
+        fix: damageFix(dir),
+      });
+    }
+  }
+  if (s.turns.refused !== undefined) {
+    unreadable = true;
+    sawFile.add("turns");
+    problems.push({ what: `the turn records cannot be listed: ${s.turns.refused}`, fix: `inspect ${sh(path.join(dir, "turns"))} by hand` });
+  } else if (s.turns.badRecords > 0) {
+    damaged = true;
+    sawFile.add("turns");
+    const b = s.turns.bad[0];
+    const what = b.refusal ?? `is ${b.size === 0 ? "empty (its write never came)" : DAMAGE[b.damage]}`;
+    const more = s.turns.badRecords > 1 ? ` (and ${s.turns.badRecords - 1} more)` : "";
+    problems.push({
+      what: `turns/${b.file} ${b.refusal ? `cannot be read: ${what}` : what}${more}; listTurns and the daily ceiling refuse`,
+      fix: damageFix(dir),
+    });
+  }
+  // A reader's refusal that no scan explains (a line that is JSON null, a
+  // file too large for a string): the reader's own words.
+  const readers = [
+    ["outbox.jsonl", "unresolvedOutbox", s.unresolvedDeliveries],
+    ["admissions.jsonl", "countAdmissionsOn", s.onToday.admissions],
+    ["turns", "countTurnsOn", s.onToday.turns],
+    ["notices.jsonl", "noticeOn", s.onToday.notices],
+    ["reloads.jsonl", "readReloads", s.lastReload ?? {}],
+  ];
+  for (const [file, reader, r] of readers) {
+    if (r.refused === undefined || sawFile.has(file)) continue;
+    damaged = true;
+    problems.push({ what: `${reader} refuses: ${r.refused}`, fix: `\`discord-journal check ${sh(dir)}\` names the line` });
+  }
+  const stop = s.stop;
+  if (stop.refused !== undefined) {
+    unreadable = true;
+    problems.push({
+      what: `STOP is present but cannot be read: ${stop.refused}; it is a brake all the same`,
+      fix: readFix(dir, "STOP", stop.refused, s.entries.STOP),
+    });
+  }
+  const lockState = s.lock?.state;
+  const ours = stop.present && recoversOwn(stop) && lockState !== "live";
+  const braked = stop.present && !ours;
+  const stopLockLeft = s.entries[".stop.lock"] !== undefined;
+  let state;
+  let why;
+  let next = null;
+  if (unreadable) {
+    state = "unreadable";
+    why = "part of the journal could not be read, so whether the binding can start cannot be told";
+  } else if (damaged) {
+    state = "damaged";
+    why = "a record file or turn record that the connector reads on start is damaged";
+  } else if (braked) {
+    state = "braked";
+    const last = stop.value.at(-1);
+    why = last
+      ? `STOP is on: ${last.reason ?? "a line not written by the connector"}${last.at ? ` at ${last.at}` : ""}`
+      : "STOP is on: it is empty (a STOP write cut short, or made by hand), and an empty STOP is a brake all the same";
+    next =
+      s.lock && s.lock.state !== "live"
+        ? lockNext(dir, s.lock.state, true)
+        : s.lock
+          ? lockNext(dir, "live", true)
+          : `the brake is on: \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
+  } else if (s.lock && (lockState === "absent" || lockState === "invalid" || lockState === "unknown")) {
+    state = "stuck";
+    why = {
+      absent: "run.lock has no owner record: a start is in progress, or one crashed before publishing its record",
+      invalid: "run.lock has an owner record that cannot be read",
+      unknown: `run.lock belongs to pid ${s.lock.owner?.pid}, which is alive but whose identity cannot be verified`,
+    }[lockState];
+    next = lockNext(dir, lockState, false);
+  } else if (lockState === "live") {
+    state = "running";
+    why = `a connector runs (pid ${s.lock.owner.pid})`;
+    next = lockNext(dir, "live", false);
+  } else if (s.lock || ours) {
+    state = stopLockLeft && s.lock ? "stuck" : "crashed";
+    why = s.lock
+      ? `the last run (pid ${s.lock.owner?.pid}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
+      : "a recover did not finish and left its own STOP; the next `recover` removes it";
+    if (state === "stuck") why += ", but .stop.lock is left, so recover cannot write its STOP";
+    next = s.lock ? lockNext(dir, lockState, false) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
+  } else {
+    state = "ready";
+    why = null;
+  }
+  problems.push(...found);
+  const canStart = state === "unreadable" ? null : state === "ready" || state === "crashed";
+  if (problems.length > 0) next = problems[0].fix;
+  return { canStart, state, why, next, problems };
+}
+
+module.exports = { status, DAMAGE };
