@@ -284,7 +284,10 @@ mod tests {
     assert_eq!(judge(b"\0\0{\"id\":1}"), Some(Damage::Invalid));
     assert_eq!(judge(b" "), Some(Damage::Invalid));
     // Cut inside a character of more than one byte.
-    assert_eq!(judge("{\"a\":\"é".as_bytes().split_last().map(|(_, h)| h).unwrap_or_default()), Some(Damage::Cut));
+    assert_eq!(
+      judge("{\"a\":\"é".as_bytes().split_last().map(|(_, h)| h).unwrap_or_default()),
+      Some(Damage::Cut)
+    );
   }
 
   #[test]
@@ -297,14 +300,21 @@ mod tests {
     assert!(scan.unterminated);
     assert_eq!(scan.nulls, vec![4]);
     let bad: Vec<_> = scan.bad.iter().map(|b| (b.n, b.offset, b.len, b.damage)).collect();
-    assert_eq!(bad, vec![(3, 9, 4, Damage::Invalid), (5, 19, 5, Damage::Cut), (6, 25, 2, Damage::Zeros)]);
+    assert_eq!(
+      bad,
+      vec![(3, 9, 4, Damage::Invalid), (5, 19, 5, Damage::Cut), (6, 25, 2, Damage::Zeros)]
+    );
     assert_eq!(scan_lines(d.path(), "none.jsonl").expect("read"), None);
   }
 
   #[test]
   fn a_file_of_another_kind_is_refused_by_name() {
     let d = crate::testutil::TempDir::new();
-    nix::unistd::mkfifo(format!("{}/t.jsonl", d.path()).as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    nix::unistd::mkfifo(
+      format!("{}/t.jsonl", d.path()).as_str(),
+      nix::sys::stat::Mode::from_bits_truncate(0o600),
+    )
+    .expect("fifo");
     assert_eq!(
       scan_lines(d.path(), "t.jsonl"),
       Err(JournalError::failed("could not read t.jsonl (EFTYPE)"))

@@ -215,7 +215,11 @@ pub fn is_cut(src: &str) -> bool {
       (Want::Value | Want::ValueOrClose | Want::KeyOrClose | Want::Key, b'"') => match string_end(b, i + 1) {
         Scan::Done(end) => {
           i = end;
-          want = if matches!(want, Want::KeyOrClose | Want::Key) { Want::Colon } else { after(&stack) };
+          want = if matches!(want, Want::KeyOrClose | Want::Key) {
+            Want::Colon
+          } else {
+            after(&stack)
+          };
         }
         Scan::Short => return true,
         Scan::Bad => return false,
@@ -628,7 +632,26 @@ mod tests {
         }
       }
     }
-    for bad in ["{bad", "[1,]", "01", "1 2", "{\"a\"}", "\"\t", "\"\\x", "\"\\u12g", "tx", "nulx", "[1]]", "{\"a\":1}x", "1.x", "1e+x", "", " ", "\r", "\u{feff}{"] {
+    for bad in [
+      "{bad",
+      "[1,]",
+      "01",
+      "1 2",
+      "{\"a\"}",
+      "\"\t",
+      "\"\\x",
+      "\"\\u12g",
+      "tx",
+      "nulx",
+      "[1]]",
+      "{\"a\":1}x",
+      "1.x",
+      "1e+x",
+      "",
+      " ",
+      "\r",
+      "\u{feff}{",
+    ] {
       assert!(!ok(bad));
       assert!(!is_cut(bad), "{bad:?}");
     }
