@@ -43,11 +43,14 @@ function journalDir(dir, opts, command) {
   return path.join(opts.dataRoot, "discord", opts.binding);
 }
 
-/** A user's name from the system's user database, or null. */
+const names = new Map();
+/** A user's name from the system's user database (asked once), or null. */
 function userName(uid) {
-  const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
-  const name = r.status === 0 ? r.stdout.split(":")[0] : "";
-  return name || null;
+  if (!names.has(uid)) {
+    const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
+    names.set(uid, (r.status === 0 && r.stdout.split(":")[0]) || null);
+  }
+  return names.get(uid);
 }
 
 /** `alice (uid 1000)`, or `uid 1000` for a uid with no name. */
