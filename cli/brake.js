@@ -16,7 +16,7 @@ const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitC
  * command that removes it when no STOP update runs.
  */
 function stopLocked(dir, e) {
-  if (!(e instanceof J.DiscordError) || e.message !== "STOP update is locked; refusing") return e;
+  if (!(e instanceof J.DiscordError) || e.message !== LOCKED) return e;
   const lock = path.join(dir, ".stop.lock");
   let st;
   try {
@@ -41,13 +41,32 @@ function stopReason(reason) {
   return reason;
 }
 
-function stop(dir, reason) {
-  let written;
-  try {
-    written = J.requestStop(dir, reason);
-  } catch (e) {
-    throw stopLocked(dir, e);
+const LOCKED = "STOP update is locked; refusing";
+const pause = new Int32Array(new SharedArrayBuffer(4));
+
+/**
+ * `f()`, tried again for up to 2 s while it refuses because `.stop.lock`
+ * is held by an update under way (one less than 5 s old: a `recover`
+ * checking its own STOP, another operator), so that an operator's brake
+ * goes through instead of asking for a retry. An older `.stop.lock` is a
+ * leftover: the refusal says how old and how to remove it.
+ */
+function retried(dir, f) {
+  const until = Date.now() + 2000;
+  for (;;) {
+    try {
+      return f();
+    } catch (e) {
+      if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(dir, e);
+      const st = fs.lstatSync(path.join(dir, ".stop.lock"), { throwIfNoEntry: false });
+      if (st !== undefined && Date.now() - st.mtimeMs > 5000) throw stopLocked(dir, e);
+      Atomics.wait(pause, 0, 0, 20);
+    }
   }
+}
+
+function stop(dir, reason) {
+  const written = retried(dir, () => J.requestStop(dir, reason));
   return {
     text: `STOP written in ${J.journalLabel(dir)} (reason: ${reason})`,
     json: { ok: true, exitCode: 0, stop: path.resolve(written), reason },
@@ -57,7 +76,8 @@ function stop(dir, reason) {
 function unlock(dir) {
   let rec;
   try {
-    rec = J.unlock(dir);
+    // A locked STOP update refuses unlock before it has done anything.
+    rec = retried(dir, () => J.unlock(dir));
   } catch (e) {
     // unlock writes STOP before it looks at the lock, and leaves it when it refuses.
     if (e instanceof J.DiscordError && e.message.startsWith("refusing to unlock")) {
@@ -66,7 +86,7 @@ function unlock(dir) {
         `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts the brake`,
       );
     }
-    throw stopLocked(dir, e);
+    throw e;
   }
   const lift = `\`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
   const was = rec ? ` (was pid ${rec.pid})` : " (it had no owner record)";
