@@ -57,6 +57,9 @@ pub enum Access {
   /// `appendFileSync(path, data, { mode: 0o600 })` and the STOP writer's
   /// flags.
   Append,
+  /// `Append` with O_RDWR in place of O_WRONLY, so that the appender can
+  /// read the file's last byte (see `lines::append`).
+  ReadAppend,
 }
 
 /// Flags added to every open: O_NONBLOCK so that a FIFO's open returns at
@@ -87,6 +90,7 @@ pub fn open_stat(path: &str, access: Access, extra: libc::c_int) -> Result<(File
     match access {
       Access::Read => o.read(true),
       Access::Append => o.append(true).create(true).mode(0o600),
+      Access::ReadAppend => o.read(true).append(true).create(true).mode(0o600),
     };
     o.custom_flags(extra | guard).open(path)
   };

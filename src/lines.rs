@@ -24,16 +24,50 @@ pub fn exists(path: &str) -> bool {
 /// Appends `line` and a newline to `dir/name`, creating it 0600 (under the
 /// umask). One write(2) of the whole line, so concurrent appenders under
 /// O_APPEND never interleave within a line.
+///
+/// Where the file does not end with a newline (its last line was cut short
+/// by a kill or a power loss, or written without one by hand), the line is
+/// written after a newline of its own, so that it never glues onto the cut
+/// bytes and is lost with them (#21, beyond the reference, which glues).
+/// Wherever the file ends with a newline or is empty, which is every case
+/// that is not a fault, the bytes are the reference's. The last byte is
+/// read through the same descriptor (one pread); a file this user may
+/// write but not read is appended to as before, unchecked.
 pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   if line.contains('\n') {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
   let path = paths::under(dir, &[name]);
-  let mut buf = Vec::with_capacity(line.len() + 1);
+  let refuse = |e: std::io::Error| quiet_io(&e, name, "append to");
+  let (mut file, st) = match crate::files::open_stat(&path, crate::files::Access::ReadAppend, 0) {
+    Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => crate::files::open_stat(&path, crate::files::Access::Append, 0),
+    opened => opened,
+  }
+  .map_err(refuse)?;
+  let size = crate::files::size_of(&st);
+  let cut = size > 0 && last_byte(&file, size).is_some_and(|b| b != b'\n');
+  let mut buf = Vec::with_capacity(line.len() + 2);
+  if cut {
+    buf.push(b'\n');
+  }
   buf.extend_from_slice(line.as_bytes());
   buf.push(b'\n');
-  let mut file = crate::files::open(&path, crate::files::Access::Append, 0).map_err(|e| quiet_io(&e, name, "append to"))?;
-  write_line(&mut file, &buf).map_err(|e| quiet_io(&e, name, "append to"))
+  write_line(&mut file, &buf).map_err(refuse)?;
+  crate::durable::file(&file).map_err(refuse)?;
+  if size == 0 {
+    crate::durable::dir(dir).map_err(refuse)?;
+  }
+  Ok(())
+}
+
+/// The byte at `size - 1`, where the file could be read there.
+fn last_byte(file: &File, size: u64) -> Option<u8> {
+  use std::os::unix::fs::FileExt;
+  let mut b = [0u8; 1];
+  match file.read_at(&mut b, size - 1) {
+    Ok(1) => Some(b[0]),
+    _ => None,
+  }
 }
 
 /// Writes a whole line, or none of it: when the file system fills (or
@@ -94,6 +128,26 @@ mod tests {
       std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
       0o600 & !umask.bits()
     );
+  }
+
+  #[test]
+  fn an_append_never_glues_onto_a_cut_line() {
+    use std::os::unix::fs::PermissionsExt;
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/{INBOX}", d.path());
+    std::fs::write(&path, "{\"id\":\"m1\"}\n{\"id\":\"m2\",\"at\":\"2026-").expect("cut");
+    append(d.path(), INBOX, r#"{"id":"m3"}"#).expect("append");
+    append(d.path(), INBOX, r#"{"id":"m4"}"#).expect("append");
+    assert_eq!(
+      std::fs::read_to_string(&path).expect("file"),
+      "{\"id\":\"m1\"}\n{\"id\":\"m2\",\"at\":\"2026-\n{\"id\":\"m3\"}\n{\"id\":\"m4\"}\n"
+    );
+    // A file this user may write but not read is appended to unchecked.
+    std::fs::write(&path, "{\"id\":\"m1\"}\n").expect("whole");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o200)).expect("chmod");
+    append(d.path(), INBOX, "2").expect("append to a write-only file");
+    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
+    assert_eq!(std::fs::read_to_string(&path).expect("file"), "{\"id\":\"m1\"}\n2\n");
   }
 
   #[test]

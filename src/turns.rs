@@ -118,10 +118,12 @@ impl Draft {
   /// partial file). The descriptor is closed on return.
   pub fn finish(mut self, text: &[u8]) -> std::io::Result<()> {
     self.file.write_all(text)?;
+    crate::durable::file(&self.file)?;
     match self.temp.take() {
-      Some(temp) => link_named(&temp, &self.path),
-      None => self.link_unnamed(text),
+      Some(temp) => link_named(&temp, &self.path)?,
+      None => self.link_unnamed(text)?,
     }
+    crate::durable::dir(parent(&self.path))
   }
 
   /// Names the O_TMPFILE inode with linkat(2), which fails EEXIST on

@@ -228,9 +228,13 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
     Err(e) => return Err(fault(e.into())),
   }
   removed.map_err(|e| Unpublished::Fault(e.into(), Some(record)))?;
-  // No fsync of the directory after the link (#14): a power loss that drops
-  // the link leaves a lock without a record, which `recover` clears; see
-  // docs/durability.md.
+  // No fsync of the directory after the link unless durability is asked
+  // for (#14): a power loss that drops the link leaves a lock without a
+  // record, which `recover` clears; see docs/durability.md.
+  crate::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  if crate::durable::on() {
+    crate::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  }
   Ok(record)
 }
 
