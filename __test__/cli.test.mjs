@@ -119,6 +119,7 @@ describe("discord-journal command", addonOnly, () => {
       lines: 1,
       bytes: readFileSync(join(dir, "outbox.jsonl")).length,
       badLines: 0,
+      corrupt: false,
       unterminated: false,
     });
     assert.deepEqual(Object.keys(s.unresolvedDeliveries.value[0]), ["nonce", "status", "intentAt", "ageSeconds"]);

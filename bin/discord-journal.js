@@ -8,6 +8,7 @@
 //   discord-journal stop DIR [REASON]   write STOP (the brake)
 //   discord-journal unlock DIR     clear a stale run.lock (writes STOP first)
 //   discord-journal recover DIR    the supervised pre-start
+//   discord-journal repair DIR     set aside what a crash left (--apply), keeping its bytes
 //   discord-journal demo [DIR]     build a braked journal whose owner crashed, and show it
 //
 // Every command takes --json. DIR may be given as --data-root ROOT --binding
@@ -123,6 +124,12 @@ withDir(command("unlock", "clear a run.lock whose owner is gone (writes STOP fir
 withDir(command("recover", "supervised pre-start: clear a crashed run's lock unless an operator braked")).action((dir, opts) =>
   run(opts.json, () => load("brake").recover(target(dir, opts, "recover", { write: true }).dir)),
 );
+
+withDir(command("repair", "set aside what a crash left (cut lines, zero runs, empty or cut turn records); shows it, and --apply does it"))
+  .option("--apply", "carry the repair out (without it, nothing is changed)")
+  .action((dir, opts) =>
+    run(opts.json, () => load("repair").repair(target(dir, opts, "repair", { write: opts.apply === true }).dir, opts.apply === true)),
+  );
 
 command("demo", "build a journal an operator braked and whose connector crashed holding its lock, and show it")
   .argument("[dir]", "a new directory for it (default: the first free data/discord/demo, demo-2, ...)")

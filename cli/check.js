@@ -31,7 +31,7 @@ const READERS = {
   STOP: [["readStop", (d) => J.readStop(d)]],
 };
 
-const SHORT = { cut: "cut short", zeros: "zero bytes", invalid: "corrupt" };
+const SHORT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated)", invalid: "corrupt" };
 
 /** The refusal `reader` makes of `dir`, or null. */
 function refusal(reader, dir) {
@@ -112,7 +112,13 @@ function check(dir) {
   if (found.length === 0) lines.push("every record file and turn record reads");
   else {
     lines.push(plural(found.length, "problem"));
-    if (found.some((p) => p.damage !== undefined)) lines.push("fix: set the bad lines and records aside by hand, keeping their bytes");
+    if (found.some((p) => p.damage === "cut" || p.damage === "zeros" || p.damage === "torn")) {
+      lines.push(
+        `fix: \`discord-journal repair ${sh(dir)} --apply\` sets aside what a crash left (cut short, zero bytes), keeping its bytes`,
+      );
+    }
+    if (found.some((p) => p.damage === "invalid"))
+      lines.push("fix: move each corrupt line out by hand, keeping its bytes; a repair never changes corruption");
     lines.push(`\`discord-journal status ${sh(dir)}\` gives the command for each problem`);
   }
   const exitCode = found.length ? 1 : 0;

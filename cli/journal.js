@@ -32,4 +32,4 @@ function scanTurns(dir) {
   return JSON.parse(native.scanTurns(dir));
 }
 
-module.exports = { J, scanLines, scanTurns };
+module.exports = { J, native, scanLines, scanTurns };

@@ -80,7 +80,8 @@ function run(json, body) {
     // A journal refusal is the library's own message; anything else is ours.
     const journal = e?.name === "DiscordError";
     const message = String(e?.message ?? e);
-    if (json) console.log(JSON.stringify({ ok: false, exitCode, error: message }, null, 2));
+    // A refusal of the command's own may carry its JSON form (`e.json`).
+    if (json) console.log(JSON.stringify(e?.json ?? { ok: false, exitCode, error: message }, null, 2));
     else console.error(journal ? message : `discord-journal: ${message}`);
     process.exitCode = exitCode;
     return;

@@ -27,12 +27,19 @@ function attempt(f) {
 const DAMAGE = {
   cut: "cut short (an append interrupted by a crash or a kill)",
   zeros: "zero bytes (blocks the file system allocated but never wrote, as a power loss leaves them)",
+  torn: "the last line, not JSON and without its newline (an append that stopped mid-write)",
   invalid: "not JSON, and no more bytes could make it so (corruption)",
 };
 
-/** The command that deals with damage found by the scan. */
-const damageFix = (dir) =>
-  `set the bad lines aside by hand: \`discord-journal check ${sh(dir)}\` gives each one's line and byte offset; keep the bytes you move`;
+/**
+ * The command that deals with damage found by the scan: what a crash left
+ * (a cut line, zeros, an empty or cut turn record) is `repair`'s; corruption
+ * is a person's.
+ */
+const damageFix = (dir, damage) =>
+  damage === "invalid"
+    ? `corruption is never changed by a repair: \`discord-journal check ${sh(dir)}\` gives each bad line's place and bytes; move it out by hand, keeping its bytes`
+    : `\`discord-journal repair ${sh(dir)} --apply\` sets it aside, keeping its bytes in the journal (without --apply it shows what it would do)`;
 
 /** The one command for a file a reader cannot read, by the refusal's code. */
 function readFix(dir, name, refusal, entry) {
@@ -90,7 +97,9 @@ function status(target, now = Date.now()) {
     if (scan.refused !== undefined) files[name] = { refused: scan.refused };
     else {
       const { size, lines, bad, badCount, unterminated } = scan.value;
-      files[name] = { lines, bytes: size, badLines: badCount, ...(bad.length ? { firstBadLine: bad[0] } : {}), unterminated };
+      // Whether a repair would refuse the file: a line of corruption (or more bad lines than were named).
+      const corrupt = bad.some((b) => b.damage === "invalid") || badCount > bad.length;
+      files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...(bad.length ? { firstBadLine: bad[0] } : {}), unterminated };
     }
   }
   const turns = attempt(() => scanTurns(dir));
@@ -160,7 +169,7 @@ function verdict(dir, s, found) {
       const more = f.badLines > 1 ? ` (and ${f.badLines - 1} more bad ${f.badLines === 2 ? "line" : "lines"})` : "";
       problems.push({
         what: `${name}:${b.line} is ${DAMAGE[b.damage]}${more}; every read of ${name} refuses ("${name}:${b.line}: not valid JSON")`,
-        fix: damageFix(dir),
+        fix: damageFix(dir, f.corrupt ? "invalid" : b.damage),
       });
     }
   }
@@ -176,7 +185,7 @@ function verdict(dir, s, found) {
     const more = s.turns.badRecords > 1 ? ` (and ${s.turns.badRecords - 1} more)` : "";
     problems.push({
       what: `turns/${b.file} ${b.refusal ? `cannot be read: ${what}` : what}${more}; listTurns and the daily ceiling refuse`,
-      fix: damageFix(dir),
+      fix: b.refusal ? `inspect ${sh(path.join(dir, "turns", b.file))} by hand` : damageFix(dir, b.damage),
     });
   }
   // A reader's refusal that no scan explains (a line that is JSON null, a

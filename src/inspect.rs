@@ -10,6 +10,8 @@
 //!   followed by zero bytes: an append cut short by a kill or a power loss;
 //! - `Zeros`: zero bytes alone, or after a whole JSON text: blocks the file
 //!   system allocated but never wrote;
+//! - `Torn`: the last line, without its newline, and not JSON: an append
+//!   that stopped mid-write (what it wrote may not be what it meant);
 //! - `Invalid`: anything else, which no more bytes could mend: corruption.
 //!
 //! A record file is read line by line through a buffer, so its size is
@@ -31,6 +33,7 @@ use crate::paths::{journal_label, turn_label, under};
 pub enum Damage {
   Cut,
   Zeros,
+  Torn,
   Invalid,
 }
 
@@ -39,6 +42,7 @@ impl Damage {
     match self {
       Damage::Cut => "cut",
       Damage::Zeros => "zeros",
+      Damage::Torn => "torn",
       Damage::Invalid => "invalid",
     }
   }
@@ -148,6 +152,16 @@ pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
           });
         }
       }
+    }
+  }
+  // The last line, without its newline: torn rather than corrupt.
+  if scan.unterminated {
+    if let Some(last) = scan
+      .bad
+      .last_mut()
+      .filter(|b| b.offset + b.len == scan.size && b.damage == Damage::Invalid)
+    {
+      last.damage = Damage::Torn;
     }
   }
   Ok(Some(scan))

@@ -16,6 +16,7 @@ pub mod part;
 pub mod paths;
 pub mod proof;
 pub mod records;
+pub mod repair;
 pub mod stop;
 pub mod text;
 pub mod time;

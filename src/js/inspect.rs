@@ -8,7 +8,9 @@ use napi_derive::napi;
 
 use super::records::JournalFile;
 use super::{export, Dir, Val};
-use crate::inspect;
+use serde_json::json;
+
+use crate::{inspect, repair};
 
 /// Every line of a record file judged; `null` when there is no file.
 #[napi(js_name = "scanLines")]
@@ -23,4 +25,63 @@ pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Re
 #[napi(js_name = "scanTurns")]
 pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| js.str(&inspect::scan_turns(dir.fs())?.to_json().to_string()))
+}
+
+/// `discord-journal repair`: the plan (`apply` false, nothing changed), or
+/// the repair carried out with the binding held. JSON text: `{ applied,
+/// held, cleaned, plan, done }`; `applied` is false and `plan.corrupt` not
+/// empty where corruption refused it.
+#[napi(js_name = "repair")]
+pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'e>> {
+  export(env, |js| {
+    let d = dir.fs();
+    let j = repair::Journal::open(d)?;
+    if !apply {
+      let plan = repair::plan(&j)?;
+      return js.str(&json!({ "applied": false, "held": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string());
+    }
+    let now = js.now_iso()?;
+    let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
+    let held = repair::hold(d, &now)?;
+    pause("held");
+    let outcome = (|| {
+      let cleaned = repair::clean(&j)?;
+      let plan = repair::plan(&j)?;
+      if !plan.corrupt.is_empty() {
+        return Ok((cleaned, plan, None));
+      }
+      let done = repair::apply(&j, &plan, &stamp, &mut pause)?;
+      Ok::<_, crate::error::JournalError>((cleaned, plan, Some(done)))
+    })();
+    let released = repair::release(d, &held);
+    let (cleaned, plan, done) = outcome?;
+    released?;
+    let held = match held {
+      repair::Held::Own(_) => json!("own"),
+      repair::Held::Dead(pid) => json!({ "deadOwner": pid }),
+    };
+    let applied = done.is_some();
+    let done: Vec<_> = done
+      .unwrap_or_default()
+      .into_iter()
+      .map(|d| json!({ "file": d.file, "quarantine": d.quarantine }))
+      .collect();
+    js.str(&json!({ "applied": applied, "held": held, "cleaned": cleaned, "plan": plan.to_json(), "done": done }).to_string())
+  })
+}
+
+/// The repair's test seam: with `DISCORD_JOURNAL_REPAIR_PAUSE` naming a
+/// step (`held`, `quarantined <file>`, `written <file>`, `mended <file>`),
+/// the process says so on stderr when it gets there and waits to be killed,
+/// so that a test can kill it between any two steps.
+fn pause(step: &str) {
+  let Some(want) = std::env::var_os("DISCORD_JOURNAL_REPAIR_PAUSE") else {
+    return;
+  };
+  if want.to_str().is_some_and(|w| step.starts_with(w)) {
+    eprintln!("repair paused: {step}");
+    loop {
+      std::thread::sleep(std::time::Duration::from_secs(60));
+    }
+  }
 }

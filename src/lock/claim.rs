@@ -34,6 +34,23 @@ pub fn claim<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
+  claim_gated(dir, pid, seams, owner_text, true)
+}
+
+/// A claim without the STOP gate: the binding held by a process that takes
+/// no turn (`discord-journal repair`), STOP or no STOP, so that no
+/// connector can claim it meanwhile. Released with `clear_pid`.
+pub fn hold<S: Seams>(dir: &str, pid: f64, seams: &mut S, owner_text: impl FnOnce() -> Result<String, ThrownCode>) -> Result<(), S::Error> {
+  claim_gated(dir, Some(pid), seams, owner_text, false)
+}
+
+fn claim_gated<S: Seams>(
+  dir: &str,
+  pid: Option<f64>,
+  seams: &mut S,
+  owner_text: impl FnOnce() -> Result<String, ThrownCode>,
+  gate: bool,
+) -> Result<(), S::Error> {
   let lock = lock_path(dir);
   if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
@@ -99,7 +116,7 @@ pub fn claim<S: Seams>(
   // this claim must not stand, however it interleaved with an unlock. The
   // claim releases the directory it made (`clearPid`), not whatever the
   // path names by now; the record in it is the one this claim wrote.
-  if stop::requested(dir) {
+  if gate && stop::requested(dir) {
     if parse_owner(&text).names(pid) {
       remove::remove(dir, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(dir, &e))?;
     }

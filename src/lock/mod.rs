@@ -29,7 +29,7 @@ mod owner;
 mod remove;
 mod state;
 
-pub use claim::claim;
+pub use claim::{claim, hold};
 use owner::pid_text;
 use owner::read_owner;
 pub use owner::{lock_path, owner_path, read_pid, Owner};
@@ -123,6 +123,25 @@ pub fn stop_target<S: Seams>(rec: Option<Owner>, seams: &mut S) -> Result<Option
     (OwnerState::Live, Some(Owner::Valid { pid, .. })) => Some(pid),
     _ => None,
   })
+}
+
+/// The seams' defaults, for the command's own operations, which take no
+/// test seam: identity read from /proc, nothing before a removal.
+pub struct System;
+
+impl Seams for System {
+  type Error = JournalError;
+  fn identity(&mut self, pid: f64) -> Result<Identity> {
+    let pid = format!("{pid}");
+    let field = |s: Option<String>| s.map_or(Field::Null, |s| Field::Str(s.encode_utf16().collect()));
+    Ok(Identity {
+      start: field(crate::identity::process_start(&pid)),
+      boot: field(crate::identity::boot_id()),
+    })
+  }
+  fn before_remove(&mut self) -> Result<()> {
+    Ok(())
+  }
 }
 
 /// What `recover` found.

@@ -1,0 +1,69 @@
+// `discord-journal repair`: what a repair would set aside, changing nothing;
+// with --apply, the repair itself (src/repair.rs): cut lines, zero runs and
+// empty or cut turn records set aside into quarantine files in the journal,
+// every whole record kept byte for byte, while the binding is held so that
+// no connector starts meanwhile. Corruption is named and changes nothing.
+"use strict";
+
+const path = require("node:path");
+const { native } = require("./journal.js");
+const { plural, sh } = require("./output.js");
+
+const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
+
+/** `line 3 cut short, line 9 zero bytes`. */
+const lines = (aside) => aside.map((a) => `line ${a.line} ${WHAT[a.damage]}`).join(", ");
+
+function repair(dir, apply) {
+  const r = JSON.parse(native.repair(dir, apply));
+  const plan = r.plan;
+  const d = sh(dir);
+  if (plan.corrupt.length > 0) {
+    const out = plan.corrupt.map(
+      (c) =>
+        `${c.file}:${c.line}: corrupt (byte offset ${c.offset}, ${plural(c.length, "byte")}): ${JSON.stringify(c.head)}${Buffer.byteLength(c.head) < c.length ? "…" : ""}`,
+    );
+    out.push(
+      `nothing was changed: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
+      `Look at ${plan.corrupt.length === 1 ? "it" : "each"} (\`sed -n '${plan.corrupt[0].line}p' ${sh(path.join(dir, plan.corrupt[0].file))}\`), move it out of the file by hand, keeping its bytes, then run \`discord-journal repair ${d} --apply\` again for the rest`,
+    );
+    const e = new Error(out.join("\n"));
+    e.exitCode = 1;
+    e.json = { ok: false, exitCode: 1, error: "corruption", ...r };
+    throw e;
+  }
+  const changed = plan.files.filter((f) => f.mend !== "none");
+  if (changed.length === 0 && plan.turns.length === 0) {
+    const cleaned = r.cleaned.length ? ` (removed ${plural(r.cleaned.length, "temporary file")} an interrupted repair left)` : "";
+    return { exitCode: 0, text: `nothing to repair${cleaned}`, json: { ok: true, exitCode: 0, ...r } };
+  }
+  const where = (file) => r.done.find((x) => x.file === file)?.quarantine;
+  const out = [];
+  for (const f of changed) {
+    const parts = [`${f.file}: ${plural(f.kept, "record")} kept`];
+    if (f.aside.length) {
+      const q = where(f.file);
+      parts.push(`${plural(f.aside.length, "line")} (${plural(f.asideBytes, "byte")}) set aside${q ? ` in ${q}` : ""}: ${lines(f.aside)}`);
+    }
+    if (f.terminate) parts.push("the last line's missing newline added");
+    out.push(parts.join("; "));
+  }
+  for (const t of plan.turns) {
+    const q = where(t.file);
+    out.push(`${t.file}: ${t.bytes === 0 ? "empty" : WHAT[t.damage]}, set aside whole${q ? ` as ${q}` : ""}`);
+  }
+  if (!r.applied) {
+    out.push(
+      `nothing was changed: \`discord-journal repair ${d} --apply\` does this, keeping every byte it sets aside in the journal directory`,
+    );
+    return { exitCode: 1, text: out.join("\n"), json: { ok: false, exitCode: 1, ...r } };
+  }
+  if (r.held?.deadOwner !== undefined)
+    out.push(
+      `run.lock of pid ${r.held.deadOwner}, which is gone, held the binding meanwhile and stays: \`discord-journal recover ${d}\` clears it`,
+    );
+  out.push("repaired: every whole record kept, the parts set aside kept in the journal directory");
+  return { exitCode: 0, text: out.join("\n"), json: { ok: true, exitCode: 0, ...r } };
+}
+
+module.exports = { repair };
