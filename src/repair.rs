@@ -273,17 +273,27 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
       step(&format!("quarantined {}", f.name));
       Some(q)
     };
-    if f.truncate {
-      let file = open_rw(j, f.name).map_err(refuse)?;
-      file.set_len(f.aside[0].start).map_err(refuse)?;
-      file.sync_all().map_err(refuse)?;
+    let mended = if f.truncate {
+      open_rw(j, f.name).and_then(|file| {
+        file.set_len(f.aside[0].start)?;
+        file.sync_all()
+      })
     } else {
-      rewrite(j, f, step).map_err(refuse)?;
+      rewrite(j, f, step)
+    };
+    if let Err(e) = mended {
+      // The file is as it was, its bytes all in it: a quarantine made for
+      // it now goes again, so that a failed repair changes nothing.
+      if let Some((q, true)) = &quarantine {
+        let _ = unlinkat(&j.fd, q.as_str(), UnlinkatFlags::NoRemoveDir);
+        let _ = sync(&j.fd);
+      }
+      return Err(refuse(e));
     }
     step(&format!("mended {}", f.name));
     done.push(Done {
       file: f.name.to_string(),
-      quarantine,
+      quarantine: quarantine.map(|(q, _)| q),
     });
   }
   for t in &plan.turns {
@@ -385,8 +395,8 @@ fn publish(j: &Journal, name: &str, replace: bool, fill: impl FnOnce(&mut File) 
 
 /// Writes the parts of `f` set aside to its quarantine file, unless one
 /// from an earlier repair that stopped before the file was mended already
-/// holds exactly them. Returns its name.
-fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<String> {
+/// holds exactly them. Returns its name, and whether it was made now.
+fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<(String, bool)> {
   let source = crate::files::open_at(&j.fd, f.name, 0)?;
   let ranges: Vec<(u64, u64)> = f.aside.iter().map(|a| (a.start, a.end)).collect();
   let mut wanted = Vec::new();
@@ -394,7 +404,7 @@ fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<String>
   let prefix = format!("{}.aside-", f.name);
   for name in entries(j)? {
     if name.starts_with(&prefix) && crate::files::read_at(&j.fd, &name).is_ok_and(|b| b == wanted) {
-      return Ok(name);
+      return Ok((name, false));
     }
   }
   let mut name = format!("{prefix}{stamp}");
@@ -405,7 +415,7 @@ fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<String>
       Err(e) => return Err(e),
     }
   }
-  Ok(name)
+  Ok((name, true))
 }
 
 /// Writes the file without the parts set aside (a whole record's newline
