@@ -1,0 +1,62 @@
+// Opt-in durability (#21): with DISCORD_JOURNAL_FSYNC=1 every append, turn
+// record, STOP line and owner record is synced before the call returns,
+// and the directory where the call made the name; unset, the system calls
+// are today's. Counted with strace(1) on a child process that makes one
+// call; on the reference the counts are reported.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { M, isAddon, journal, modulePath } from "./helpers.mjs";
+
+const strace = spawnSync("strace", ["-V"]).status === 0;
+const logs = mkdtempSync(join(tmpdir(), "discord-journal-strace-"));
+after(() => rmSync(logs, { recursive: true, force: true }));
+
+/** The sync calls (fsync, fdatasync) a process making `call` makes, with `env`. */
+function syncs(call, env) {
+  const log = join(logs, `${Math.random()}`);
+  const code = `const p = ${JSON.stringify(modulePath)};
+    (p.endsWith(".mjs") ? import(require("node:url").pathToFileURL(p).href) : Promise.resolve(require(p))).then((M) => { ${call} });`;
+  const r = spawnSync("strace", ["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", log, process.execPath, "-e", code], {
+    encoding: "utf8",
+    env: { ...process.env, DISCORD_JOURNAL_FSYNC: undefined, ...env },
+  });
+  assert.equal(r.status, 0, r.stderr);
+  return readFileSync(log, "utf8")
+    .split("\n")
+    .filter((l) => /\b(fsync|fdatasync)\(/.test(l)).length;
+}
+
+describe("DISCORD_JOURNAL_FSYNC=1", { skip: strace ? false : "strace(1) is not installed" }, () => {
+  test("each write is synced, and the directory where it made a name; unset, nothing is added", () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "0" });
+    const d = JSON.stringify(dir);
+    const calls = {
+      "an append that makes its file": [`M.appendOutbox(${d}, { nonce: "a", status: "intent" })`, 2],
+      "an append to a file": [`M.appendInbox(${d}, { id: "1" })`, 1],
+      writeTurn: [`M.writeTurn(${d}, "t" + Math.random().toString(36).slice(2), { a: 1 })`, 2],
+      "requestStop that makes STOP": [`M.requestStop(${d}, "x"); M.clearStop(${d})`, 2],
+      writePid: [`M.writePid(${d}, process.pid); M.clearPid(${d}, process.pid)`, 3],
+    };
+    const seen = {};
+    for (const [what, [call, want]] of Object.entries(calls)) {
+      // The call that makes outbox.jsonl makes it anew each time.
+      const fresh = () => rmSync(join(dir, "outbox.jsonl"), { force: true });
+      fresh();
+      const off = syncs(call, {});
+      fresh();
+      const on = syncs(call, { DISCORD_JOURNAL_FSYNC: "1" });
+      seen[what] = `${off} unset, ${on} with it`;
+      if (isAddon) {
+        // Unset: only the syncs journal.mjs makes too (STOP's line, and the owner record's beyond it).
+        assert.equal(off, what.startsWith("requestStop") || what === "writePid" ? 1 : 0, `${what} unset`);
+        assert.equal(on, want, `${what} with DISCORD_JOURNAL_FSYNC=1`);
+      }
+    }
+    console.log(`# figure syncs per call (${isAddon ? "addon" : "journal.mjs"}): ${JSON.stringify(seen)}`);
+  });
+});
