@@ -442,6 +442,46 @@ function loadRow(ourPath, theirPath) {
   return r;
 }
 
+// Opt-in durability (#21): what an append costs on this disk with
+// DISCORD_JOURNAL_FSYNC=1 (each append's data synced, and the directory
+// when the append made the file), beside the same appends without it and
+// journal.mjs's (which syncs nothing). Read once per process, so each
+// figure is a fresh process's: the median µs per append of 200 appends to
+// an existing file, over alternating runs. Reported, not judged.
+function fsyncRows(ourPath, theirPath, scratch) {
+  const name = "appendInbox, µs per append on this disk";
+  if (only && !only.test(name)) return null;
+  const time = (p, env) => {
+    const dir = mkdtempSync(join(scratch, "fsync-"));
+    const code = `const p = ${JSON.stringify(p)};
+      (p.endsWith(".mjs") ? import(require("node:url").pathToFileURL(p).href) : Promise.resolve(require(p))).then((M) => {
+        const d = ${JSON.stringify(dir)};
+        M.ensureJournal(d);
+        M.appendInbox(d, { id: "0" });
+        const t = process.hrtime.bigint();
+        for (let i = 1; i <= 200; i++) M.appendInbox(d, { id: String(i), at: "2024-01-30T00:00:00.000Z", channel: "c" });
+        console.log(Number(process.hrtime.bigint() - t) / 1e3 / 200);
+      });`;
+    const out = execFileSync(process.execPath, ["-e", code], { encoding: "utf8", env: { ...process.env, DISCORD_JOURNAL_FSYNC: env } });
+    rmSync(dir, { recursive: true, force: true });
+    return Number(out);
+  };
+  const off = [],
+    on = [],
+    ref = [];
+  for (let i = 0; i < Math.max(PAIRS, 3); i++) {
+    off.push(time(ourPath, ""));
+    on.push(time(ourPath, "1"));
+    if (theirPath) ref.push(time(theirPath, ""));
+  }
+  const r = { row: name, unsetUs: median(off), fsyncUs: median(on), theirsUs: theirPath ? median(ref) : null };
+  const f = (v) => v.toFixed(1);
+  console.log(
+    `\n${name}: ${f(r.unsetUs)} unset, ${f(r.fsyncUs)} with DISCORD_JOURNAL_FSYNC=1${theirPath ? `; journal.mjs ${f(r.theirsUs)}` : ""}`,
+  );
+  return r;
+}
+
 // The fsyncs (and fdatasyncs) one run of a row makes, counted by strace in
 // a child that runs only that row on an empty binding of the disk; null
 // where strace cannot run.
@@ -582,6 +622,8 @@ async function bench() {
     }
     const load = loadRow(fileURLToPath(import.meta.resolve("discord-journal")), against && resolve(against));
     if (load) results.push(load);
+    const durable = fsyncRows(join(here, "..", "index.js"), against && resolve(against), work);
+    if (durable) results.push(durable);
     const memory = { ours: peakMemory(join(here, "..", "index.js"), source) };
     if (theirs) memory.theirs = peakMemory(resolve(against), source);
     console.log(
