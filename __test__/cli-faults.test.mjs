@@ -285,8 +285,8 @@ describe("only a journal is a journal", addonOnly, () => {
     mkdirSync(join(other, "ssl"));
     for (const d of [dataRoot, discord, other]) {
       const before = readdirSync(d).sort();
-      for (const command of ["status", "check", "stop", "unlock", "recover"]) {
-        const r = cli(command, d);
+      for (const command of ["status", "check", "stop", "unlock", "recover", "repair"]) {
+        const r = command === "repair" ? cli(command, d, "--apply") : cli(command, d);
         assert.equal(r.status, 2, `${command} ${d}: ${r.stderr}`);
         assert.match(
           r.stderr,

@@ -109,6 +109,7 @@ describe("discord-journal command", addonOnly, () => {
       "stop",
       "lock",
       "entries",
+      "setAside",
     ];
     assert.deepEqual(Object.keys(s), keys);
     assert.deepEqual(Object.keys(s.verdict), ["canStart", "state", "why", "next", "problems"]);

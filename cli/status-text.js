@@ -88,6 +88,7 @@ function render(s) {
     rows.push(["  turns/", count(records, lw, "record", "records"), "", note]);
   }
   out.push(...table(rows));
+  if (s.setAside.length > 0) out.push(dim(`  set aside by a repair, kept: ${s.setAside.join(", ")}`));
 
   out.push("", "unresolved deliveries (oldest first):");
   const u = s.unresolvedDeliveries;

@@ -140,6 +140,8 @@ function status(target, now = Date.now()) {
     stop,
     lock,
     entries: seen.entries,
+    // What repairs set aside here, kept for a person to look at.
+    setAside: target.entries.filter((n) => n.includes(".aside-")).sort(),
   };
   s.verdict = verdict(dir, s, seen.problems);
   return s;
