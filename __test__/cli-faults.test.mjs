@@ -368,6 +368,34 @@ describe("every stuck state named with its one fix", addonOnly, () => {
     assert.equal(json("status", dir).out.verdict.state, "stuck");
   });
 
+  test(
+    "no all-clear on what the service may not read: a record file of another user, a leftover .stop.lock under recover's own STOP; STOP as a FIFO is replaced, not lifted",
+    asNobody,
+    () => {
+      const dir = journal();
+      M.appendInbox(dir, { id: "1" });
+      chownSync(join(dir, "inbox.jsonl"), NOBODY, NOBODY);
+      const s = json("status", dir).out.verdict;
+      assert.deepEqual([s.state, s.canStart], ["stuck", false]);
+      assert.match(s.why, /^inbox\.jsonl belongs to nobody \(uid 65534\), not to root/);
+      const own = journal();
+      M.requestStop(own, M.RECOVER_REASON);
+      mkdirSync(join(own, ".stop.lock"), { mode: 0o700 });
+      const t = json("status", own).out.verdict;
+      assert.deepEqual([t.state, t.canStart], ["stuck", false]);
+      assert.equal(cli("recover", own).status, 1, "recover refuses, as the verdict says");
+      const fifo = journal();
+      spawnSync("mkfifo", ["-m", "600", join(fifo, "STOP")]);
+      const fix = json("status", fifo)
+        .out.verdict.problems.map((p) => p.fix)
+        .join("\n");
+      assert.match(
+        fix,
+        /`rm \S+\/STOP && discord-journal stop \S+ REASON` replaces it with a brake of its own \(`rm \S+\/STOP` alone lifts the brake\)/,
+      );
+    },
+  );
+
   test("files and directories with other modes are named with their chmod", () => {
     const dir = journal();
     M.appendInbox(dir, { id: "1" });
@@ -382,7 +410,7 @@ describe("every stuck state named with its one fix", addonOnly, () => {
     assert.ok(problems.some((p) => p.what.startsWith("STOP has mode 0640, not 0600 (processing stops then refuse")));
   });
 
-  test("unlock refused by a live owner says that the STOP it wrote stays", async () => {
+  test("unlock refused while a live owner holds the binding says that the STOP it wrote stays", async () => {
     const dir = journal();
     const code = `require(${JSON.stringify(fileURLToPath(new URL("..", import.meta.url)))}).writePid(${JSON.stringify(dir)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`;
     const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });

@@ -9,7 +9,7 @@
 // reference these tests report a figure where it fails.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -293,18 +293,20 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
       });
       child.kill("SIGKILL");
       await new Promise((r) => child.on("close", r));
-      // The killed repair's lock is a dead owner's: the next repair holds the binding through it, and recover clears it.
+      // The killed repair's lock is a dead owner's: the next repair clears it to hold the binding, and releases its own.
       const r = cli(["repair", dir, "--apply"]);
       assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.match(r.stdout, /\nrun\.lock of pid \d+, which is gone, was cleared to hold the binding during the repair\n/);
       mended(dir);
-      assert.equal(cli(["recover", dir]).stdout, "cleared\n");
+      assert.equal(existsSync(join(dir, "run.lock")), false);
+      assert.equal(cli(["recover", dir]).stdout, "clean\n");
       assert.equal(cli(["repair", dir, "--apply"]).stdout, "nothing to repair\n");
     });
   }
 
-  test("refusals change nothing: a live owner (3), corruption (1), a FIFO (1), and the journal of another user (1)", async () => {
-    const snapshot = (dir) =>
-      readdirSync(dir).map((n) => [n, statSync(join(dir, n)).isFile() ? readFileSync(join(dir, n)).toString("hex") : "dir"]);
+  const snapshot = (dir) =>
+    readdirSync(dir).map((n) => [n, statSync(join(dir, n)).isFile() ? readFileSync(join(dir, n)).toString("hex") : "dir"]);
+  test("repair refused while a live owner holds the binding: exit 3, nothing changed", async () => {
     const live = crashed();
     const code = `require(${JSON.stringify(fileURLToPath(new URL("..", import.meta.url)))}).writePid(${JSON.stringify(live)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`;
     const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
@@ -318,7 +320,9 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
     } finally {
       child.kill("SIGKILL");
     }
+  });
 
+  test("refusals change nothing: corruption (1), a FIFO (1), and the journal of another user (1)", () => {
     const corrupt = crashed();
     writeFileSync(join(corrupt, "drops.jsonl"), '{"a":1}\n{bad}\n{"a":2}\n', { mode: 0o600 });
     const before = snapshot(corrupt);
@@ -351,6 +355,43 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
       assert.equal(n.status, 1, n.stderr);
       assert.match(n.stderr, /cannot write in the journal at .* \(EACCES\): it belongs to root/);
       assert.equal(aside(theirs).length, 0);
+    }
+  });
+
+  test("a second repair while one runs, and a symlinked record file, are refused; --missing-ok answers for a binding that has not run", () => {
+    const dir = crashed();
+    if (spawnSync("flock", ["--version"]).status === 0) {
+      // Another repair holds the journal directory's flock.
+      const other = spawn("flock", ["-n", dir, "sleep", "5"], { stdio: "ignore" });
+      try {
+        spawnSync("sleep", ["0.3"]);
+        const r = cli(["repair", dir, "--apply"]);
+        assert.equal(r.status, 3, r.stderr);
+        assert.match(r.stderr, /another repair is running for this binding/);
+        assert.equal(aside(dir).length, 0);
+      } finally {
+        other.kill("SIGKILL");
+      }
+    }
+    const linked = crashed();
+    const elsewhere = join(linked, "..", "inbox-elsewhere.jsonl");
+    writeFileSync(elsewhere, readFileSync(join(linked, "inbox.jsonl")));
+    rmSync(join(linked, "inbox.jsonl"));
+    symlinkSync(elsewhere, join(linked, "inbox.jsonl"));
+    const l = cli(["repair", linked, "--apply"]);
+    assert.equal(l.status, 1, l.stdout);
+    assert.match(l.stderr, /inbox\.jsonl is a symlink: a repair changes only the journal's own files, and nothing was changed/);
+    assert.equal(aside(linked).length, 0);
+    const fresh = join(dir, "..", "not-yet");
+    for (const [command, said] of [
+      ["recover", "clean"],
+      ["repair", "nothing to repair"],
+    ]) {
+      assert.equal(cli([command, fresh]).status, 2, "a missing directory is a usage mistake by default");
+      const r = cli([command, fresh, "--missing-ok", ...(command === "repair" ? ["--apply"] : [])]);
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout, `${said}\n`);
+      assert.equal(existsSync(fresh), false);
     }
   });
 

@@ -121,14 +121,45 @@ withDir(command("unlock", "clear a run.lock whose owner is gone (writes STOP fir
   run(opts.json, () => load("brake").unlock(target(dir, opts, "unlock", { write: true }).dir)),
 );
 
-withDir(command("recover", "supervised pre-start: clear a crashed run's lock unless an operator braked")).action((dir, opts) =>
-  run(opts.json, () => load("brake").recover(target(dir, opts, "recover", { write: true }).dir)),
-);
+/**
+ * With --missing-ok, a journal directory that does not exist yet (a
+ * binding that has not run: a service unit's first start) is nothing to do,
+ * where it would otherwise be a usage mistake. Only under a binding's name.
+ */
+function notYet(dir, opts, command) {
+  if (!opts.missingOk) return false;
+  const d = load("target").journalDir(dir, opts, command);
+  if (!load("target").BINDING_NAME.test(path.basename(d))) return false;
+  // Only a definite "not there": a path this user cannot search is refused as such below.
+  try {
+    fs.statSync(d);
+    return false;
+  } catch (e) {
+    return e.code === "ENOENT";
+  }
+}
+const MISSING_OK = [
+  "--missing-ok",
+  "a journal directory that does not exist yet is a binding that has not run: nothing to do (for a service unit's first start)",
+];
+
+withDir(command("recover", "supervised pre-start: clear a crashed run's lock unless an operator braked"))
+  .option(...MISSING_OK)
+  .action((dir, opts) =>
+    run(opts.json, () => {
+      if (notYet(dir, opts, "recover")) return { text: "clean", json: { ok: true, exitCode: 0, result: "clean" } };
+      return load("brake").recover(target(dir, opts, "recover", { write: true }).dir);
+    }),
+  );
 
 withDir(command("repair", "set aside what a crash left (cut lines, zero runs, empty or cut turn records); shows it, and --apply does it"))
   .option("--apply", "carry the repair out (without it, nothing is changed)")
+  .option(...MISSING_OK)
   .action((dir, opts) =>
-    run(opts.json, () => load("repair").repair(target(dir, opts, "repair", { write: opts.apply === true }).dir, opts.apply === true)),
+    run(opts.json, () => {
+      if (notYet(dir, opts, "repair")) return { text: "nothing to repair", json: { ok: true, exitCode: 0, applied: false } };
+      return load("repair").repair(target(dir, opts, "repair", { write: opts.apply === true }).dir, opts.apply === true);
+    }),
   );
 
 command("demo", "build a journal an operator braked and whose connector crashed holding its lock, and show it")

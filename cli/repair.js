@@ -14,6 +14,9 @@ const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line
 /** `line 3 cut short, line 9 zero bytes`. */
 const lines = (aside) => aside.map((a) => `line ${a.line} ${WHAT[a.damage]}`).join(", ");
 
+/** A dead owner's lock the repair cleared to hold the binding itself. */
+const tookOver = (r) => `run.lock of pid ${r.tookOver}, which is gone, was cleared to hold the binding during the repair`;
+
 function repair(dir, apply) {
   const r = JSON.parse(native.repair(dir, apply));
   const plan = r.plan;
@@ -35,7 +38,8 @@ function repair(dir, apply) {
   const changed = plan.files.filter((f) => f.mend !== "none");
   if (changed.length === 0 && plan.turns.length === 0) {
     const cleaned = r.cleaned.length ? ` (removed ${plural(r.cleaned.length, "temporary file")} an interrupted repair left)` : "";
-    return { exitCode: 0, text: `nothing to repair${cleaned}`, json: { ok: true, exitCode: 0, ...r } };
+    const text = [`nothing to repair${cleaned}`, ...(r.tookOver ? [tookOver(r)] : [])];
+    return { exitCode: 0, text: text.join("\n"), json: { ok: true, exitCode: 0, ...r } };
   }
   const where = (file) => r.done.find((x) => x.file === file)?.quarantine;
   const out = [];
@@ -58,10 +62,7 @@ function repair(dir, apply) {
     );
     return { exitCode: 1, text: out.join("\n"), json: { ok: false, exitCode: 1, ...r } };
   }
-  if (r.held?.deadOwner !== undefined)
-    out.push(
-      `run.lock of pid ${r.held.deadOwner}, which is gone, held the binding meanwhile and stays: \`discord-journal recover ${d}\` clears it`,
-    );
+  if (r.tookOver) out.push(tookOver(r));
   out.push("repaired: every whole record kept, the parts set aside kept in the journal directory");
   return { exitCode: 0, text: out.join("\n"), json: { ok: true, exitCode: 0, ...r } };
 }

@@ -8,7 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns } = require("./journal.js");
-const { RECORD_FILES, survey } = require("./target.js");
+const { RECORD_FILES, survey, keepBrake } = require("./target.js");
 const { sh } = require("./output.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
@@ -45,6 +45,8 @@ const damageFix = (dir, damage) =>
 function readFix(dir, name, refusal, entry) {
   const p = sh(path.join(dir, name));
   const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
+  // STOP is the brake: the connector never makes it again, so it is replaced, not removed.
+  if (code === "EFTYPE" && name === "STOP") return keepBrake(dir);
   if (code === "EFTYPE") {
     const what = entry?.to ? `a symlink to a ${entry.to}` : `a ${entry?.kind ?? "file of another kind"}`;
     return `\`rm ${p}\` (${what} holds no record; the connector makes the file again)`;
@@ -141,7 +143,7 @@ function status(target, now = Date.now()) {
     lock,
     entries: seen.entries,
     // What repairs set aside here, kept for a person to look at.
-    setAside: target.entries.filter((n) => n.includes(".aside-")).sort(),
+    setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
   };
   s.verdict = verdict(dir, s, seen.problems);
   return s;
@@ -250,17 +252,24 @@ function verdict(dir, s, found) {
     why = `a connector runs (pid ${s.lock.owner.pid})`;
     next = lockNext(dir, "live", false);
   } else if (s.lock || ours) {
-    state = stopLockLeft && s.lock ? "stuck" : "crashed";
+    // recover writes (lock) or removes (its own STOP) under .stop.lock.
+    state = stopLockLeft ? "stuck" : "crashed";
     why = s.lock
       ? `the last run (pid ${s.lock.owner?.pid}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
       : "a recover did not finish and left its own STOP; the next `recover` removes it";
-    if (state === "stuck") why += ", but .stop.lock is left, so recover cannot write its STOP";
+    if (state === "stuck") why += ", but .stop.lock is left, so recover refuses (STOP update is locked)";
     next = s.lock ? lockNext(dir, lockState, false) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
   } else {
     state = "ready";
     why = null;
   }
-  problems.push(...found);
+  problems.push(...found.map(({ blocks, ...p }) => p));
+  // A file the service may not be able to read or replace: no all-clear on it.
+  const blocking = found.find((p) => p.blocks);
+  if (blocking && (state === "ready" || state === "crashed")) {
+    state = "stuck";
+    why = blocking.what;
+  }
   const canStart = state === "unreadable" ? null : state === "ready" || state === "crashed";
   if (problems.length > 0) next = problems[0].fix;
   return { canStart, state, why, next, problems };

@@ -149,6 +149,15 @@ function actAsOwner(target) {
   }
 }
 
+/**
+ * The fix for a STOP that is not a file of its own: replace it with one,
+ * keeping the brake on (removing it alone would lift the brake).
+ */
+function keepBrake(dir) {
+  const stop = sh(path.join(dir, "STOP"));
+  return `\`rm ${stop} && discord-journal stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`rm ${stop}\` alone lifts the brake)`;
+}
+
 /** The kind of a file from its lstat. */
 function kind(st) {
   if (st.isFile()) return "file";
@@ -179,6 +188,8 @@ function survey(target, now = Date.now()) {
       found.push({
         what: `${rel} belongs to ${who(lst.uid)}, not to ${who(owner)}, who owns the journal (the user its service runs as), which may then be unable to read or replace it`,
         fix: chown(p, lst.isDirectory()),
+        // The service may not get past it: a verdict counts on nothing it cannot read.
+        blocks: true,
       });
     }
     if (!lst.isSymbolicLink() && (lst.mode & 0o7777) !== want) {
@@ -210,7 +221,7 @@ function survey(target, now = Date.now()) {
     if (name === "STOP" && lst.isSymbolicLink()) {
       found.push({
         what: "STOP is a symlink: every STOP update refuses to follow it (could not write STOP (ELOOP)), and where it leads is what every reader sees",
-        fix: `\`rm ${sh(path.join(dir, "STOP"))}\``,
+        fix: keepBrake(dir),
       });
       continue;
     }
@@ -234,4 +245,4 @@ function survey(target, now = Date.now()) {
   return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found };
 }
 
-module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, actAsOwner, survey, who, asUser };
+module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, actAsOwner, survey, who, asUser, keepBrake };

@@ -72,6 +72,11 @@ pub struct FilePlan {
   pub truncate: bool,
   /// The last line is whole but has no newline: one is added.
   pub terminate: bool,
+  /// The file is a symlink: a repair changes only the journal's own files.
+  pub link: bool,
+  /// Device, inode and size when planned: a file that changed since is
+  /// not mended from this plan.
+  pub stamp: (u64, u64, u64),
 }
 
 impl FilePlan {
@@ -83,12 +88,14 @@ impl FilePlan {
   }
 }
 
-/// A turn record set aside whole.
+/// A turn record set aside: whole, or (`keep`) only the zero bytes after
+/// its whole text, which stays.
 #[derive(Debug, PartialEq)]
 pub struct TurnPlan {
   pub file: String,
   pub size: u64,
   pub damage: Damage,
+  pub keep: Option<u64>,
 }
 
 /// Everything a repair would do, or why it refuses.
@@ -110,17 +117,55 @@ impl Plan {
 /// is not the one written into.
 pub struct Journal {
   fd: File,
+  /// An exclusive flock(2) on the directory while a repair changes it:
+  /// two repairs never run at once (a kill releases it).
+  _only: Option<nix::fcntl::Flock<File>>,
 }
 
 impl Journal {
+  /// The journal to plan a repair of.
   pub fn open(dir: &str) -> Result<Journal> {
-    let fd = std::fs::OpenOptions::new()
-      .read(true)
-      .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-      .open(dir)
-      .map_err(|e| quiet_io(&e, "the journal directory", "read"))?;
-    Ok(Journal { fd })
+    Ok(Journal {
+      fd: open_dir(dir)?,
+      _only: None,
+    })
   }
+
+  /// The journal to repair: refused (exit 3) while another repair runs.
+  pub fn exclusive(dir: &str) -> Result<Journal> {
+    let fd = open_dir(dir)?;
+    let only = match nix::fcntl::Flock::lock(open_dir(dir)?, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+      Ok(only) => only,
+      Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+        return Err(JournalError::brake(
+          "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
+        ))
+      }
+      Err((_, e)) => return Err(quiet_io(&e.into(), "the journal directory", "lock")),
+    };
+    Ok(Journal { fd, _only: Some(only) })
+  }
+
+  /// A descriptor of its own for a listing, so that no read position is
+  /// shared with another (a listing through a dup sees what the last one
+  /// left).
+  fn listing(&self, name: &str) -> std::io::Result<nix::dir::Dir> {
+    nix::dir::Dir::openat(
+      &self.fd,
+      name,
+      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+      Mode::empty(),
+    )
+    .map_err(Into::into)
+  }
+}
+
+fn open_dir(dir: &str) -> Result<File> {
+  std::fs::OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
+    .open(dir)
+    .map_err(|e| quiet_io(&e, "the journal directory", "read"))
 }
 
 /// Plans the repair of the journal: reads every record file and turn
@@ -132,19 +177,24 @@ pub fn plan(j: &Journal) -> Result<Plan> {
       plan.files.push(file);
     }
   }
-  plan.turns = plan_turns(j)?;
+  plan.turns = plan_turns(j, &mut plan.corrupt)?;
   Ok(plan)
 }
 
 fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Result<Option<FilePlan>> {
+  let link = nix::sys::stat::fstatat(&j.fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+    .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFLNK);
   let file = match crate::files::open_at(&j.fd, name, 0) {
     Ok(file) => file,
     Err(e) if e.raw_os_error() == Some(nix::libc::ENOENT) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read")),
   };
+  let stamp = stamp_of(&file).map_err(|e| quiet_io(&e, name, "read"))?;
   let mut reader = BufReader::with_capacity(1 << 20, file);
   let mut plan = FilePlan {
     name,
+    link,
+    stamp,
     ..FilePlan::default()
   };
   let mut buf = Vec::new();
@@ -207,7 +257,13 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Res
   Ok(Some(plan))
 }
 
-fn plan_turns(j: &Journal) -> Result<Vec<TurnPlan>> {
+/// What a file is and how long: device, inode, size.
+fn stamp_of(f: &File) -> std::io::Result<(u64, u64, u64)> {
+  let st = nix::sys::stat::fstat(f)?;
+  Ok((st.st_dev as u64, st.st_ino as u64, st.st_size as u64))
+}
+
+fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>) -> Result<Vec<TurnPlan>> {
   let turns = match openat(
     &j.fd,
     "turns",
@@ -219,8 +275,7 @@ fn plan_turns(j: &Journal) -> Result<Vec<TurnPlan>> {
     Err(e) => return Err(quiet_io(&e.into(), "the turns directory", "read")),
   };
   let mut names = Vec::new();
-  let listing = nix::dir::Dir::from_fd(turns.try_clone().map_err(|e| quiet_io(&e, "the turns directory", "read"))?.into())
-    .map_err(|e| quiet_io(&e.into(), "the turns directory", "read"))?;
+  let listing = j.listing("turns").map_err(|e| quiet_io(&e, "the turns directory", "read"))?;
   for entry in listing {
     let entry = entry.map_err(|e| quiet_io(&e.into(), "the turns directory", "read"))?;
     let name = entry.file_name().to_bytes();
@@ -234,14 +289,19 @@ fn plan_turns(j: &Journal) -> Result<Vec<TurnPlan>> {
     let Ok(name) = String::from_utf8(name) else { continue };
     let bytes = crate::files::read_at(&turns, &name).map_err(|e| quiet_io(&e, &crate::paths::turn_label(&name), "read"))?;
     let damage = if bytes.is_empty() { Some(Damage::Cut) } else { judge(&bytes) };
+    // A whole record followed by zero bytes keeps its text.
+    let body = bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1);
     match damage {
       None => {}
-      Some(Damage::Invalid) => {
-        return Err(JournalError::failed(format!(
-          "turns/{name} is not JSON and no more bytes could make it so (corruption); nothing was changed. Inspect it by hand"
-        )))
-      }
+      Some(Damage::Invalid) => corrupt.push(Corrupt {
+        file: format!("turns/{name}"),
+        line: 1,
+        offset: 0,
+        length: bytes.len() as u64,
+        head: bytes[..bytes.len().min(60)].to_vec(),
+      }),
       Some(damage) => out.push(TurnPlan {
+        keep: (damage == Damage::Zeros && body > 0).then_some(body as u64),
         file: name,
         size: bytes.len() as u64,
         damage,
@@ -263,9 +323,24 @@ pub struct Done {
 /// names the quarantine files. Each file is mended whole or not at all; a
 /// failure stops the repair, with the files mended before it mended.
 pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) -> Result<Vec<Done>> {
+  if let Some(f) = plan.files.iter().find(|f| f.link && f.changes()) {
+    return Err(JournalError::failed(format!(
+      "{} is a symlink: a repair changes only the journal's own files, and nothing was changed. Mend the file it leads to by hand, or put the file itself in its place",
+      f.name
+    )));
+  }
   let mut done = Vec::new();
   for f in plan.files.iter().filter(|f| f.changes()) {
     let refuse = |e: std::io::Error| quiet_io(&e, f.name, "repair");
+    let now = crate::files::open_at(&j.fd, f.name, 0)
+      .and_then(|file| stamp_of(&file))
+      .map_err(refuse)?;
+    if now != f.stamp {
+      return Err(JournalError::failed(format!(
+        "{} changed while the repair read it (something wrote to it, though the binding was held); nothing of it was changed: run the repair again",
+        f.name
+      )));
+    }
     let quarantine = if f.aside.is_empty() {
       None
     } else {
@@ -297,26 +372,8 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
     });
   }
   for t in &plan.turns {
-    let q = format!("turns-{}.aside-{stamp}", t.file);
     let from = format!("turns/{}", t.file);
-    renameat(&j.fd, from.as_str(), &j.fd, q.as_str()).map_err(|e| quiet_io(&e.into(), &from, "set aside"))?;
-    // A quarantine is 0600 whatever the record was.
-    nix::sys::stat::fchmodat(
-      &j.fd,
-      q.as_str(),
-      Mode::from_bits_truncate(0o600),
-      nix::sys::stat::FchmodatFlags::NoFollowSymlink,
-    )
-    .map_err(|e| quiet_io(&e.into(), &from, "set aside"))?;
-    sync(&j.fd).map_err(|e| quiet_io(&e, &from, "set aside"))?;
-    if let Ok(turns) = openat(
-      &j.fd,
-      "turns",
-      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-      Mode::empty(),
-    ) {
-      sync(&File::from(turns)).map_err(|e| quiet_io(&e, &from, "set aside"))?;
-    }
+    let q = set_aside_turn(j, t, stamp).map_err(|e| quiet_io(&e, &from, "set aside"))?;
     step(&format!("set aside {from}"));
     done.push(Done {
       file: from,
@@ -324,6 +381,50 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
     });
   }
   Ok(done)
+}
+
+/// Sets a turn record aside: moved whole into the journal directory
+/// (`turns-<file>.aside-<stamp>`, never over anything there), or, where
+/// only zero bytes follow its whole text, the zeros to such a file and the
+/// record written anew without them.
+fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<String> {
+  let turns = File::from(openat(
+    &j.fd,
+    "turns",
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+    Mode::empty(),
+  )?);
+  let q = format!("turns-{}.aside-{stamp}", t.file);
+  match t.keep {
+    None => {
+      // 0600 before it moves, so that a kill leaves no quarantine of another mode.
+      nix::sys::stat::fchmodat(
+        &turns,
+        t.file.as_str(),
+        Mode::from_bits_truncate(0o600),
+        nix::sys::stat::FchmodatFlags::NoFollowSymlink,
+      )?;
+      nix::fcntl::renameat2(
+        &turns,
+        t.file.as_str(),
+        &j.fd,
+        q.as_str(),
+        nix::fcntl::RenameFlags::RENAME_NOREPLACE,
+      )?;
+      sync(&j.fd)?;
+      sync(&turns)?;
+    }
+    Some(body) => {
+      let record = crate::files::open_at(&turns, &t.file, 0)?;
+      let mut zeros = Vec::new();
+      copy_ranges(&record, &mut zeros, &[(body, t.size)])?;
+      publish(&j.fd, &q, false, |out| out.write_all(&zeros))?;
+      let mut text = Vec::new();
+      copy_ranges(&record, &mut text, &[(0, body)])?;
+      publish(&turns, &t.file, true, |out| out.write_all(&text))?;
+    }
+  }
+  Ok(q)
 }
 
 fn sync(f: &File) -> std::io::Result<()> {
@@ -354,10 +455,10 @@ fn copy_ranges(from: &File, to: &mut impl Write, keep: &[(u64, u64)]) -> std::io
   Ok(())
 }
 
-/// A new file in the journal directory, created exclusively 0600.
-fn create(j: &Journal, name: &str) -> std::io::Result<File> {
+/// A new file in the directory, created exclusively 0600.
+fn create(dir: &File, name: &str) -> std::io::Result<File> {
   let fd = openat(
-    &j.fd,
+    dir,
     name,
     OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW,
     Mode::from_bits_truncate(0o600),
@@ -369,28 +470,28 @@ fn create(j: &Journal, name: &str) -> std::io::Result<File> {
 /// (exclusively where `exclusive`: nothing at `name` is replaced), then
 /// syncs the directory. The temporary name starts with `.repair-`, which a
 /// later repair removes if a kill left it.
-fn publish(j: &Journal, name: &str, replace: bool, fill: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
+fn publish(dir: &File, name: &str, replace: bool, fill: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
   let temp = format!(".repair-{name}.tmp");
-  let _ = unlinkat(&j.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
-  let mut file = create(j, &temp)?;
+  let _ = unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+  let mut file = create(dir, &temp)?;
   let written = fill(&mut file).and_then(|()| file.sync_all());
   if let Err(e) = written {
-    let _ = unlinkat(&j.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+    let _ = unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir);
     return Err(e);
   }
   let moved = if replace {
-    renameat(&j.fd, temp.as_str(), &j.fd, name).map_err(std::io::Error::from)
+    renameat(dir, temp.as_str(), dir, name).map_err(std::io::Error::from)
   } else {
     // linkat fails on anything at `name`: a quarantine is never replaced.
-    nix::unistd::linkat(&j.fd, temp.as_str(), &j.fd, name, nix::fcntl::AtFlags::empty())
+    nix::unistd::linkat(dir, temp.as_str(), dir, name, nix::fcntl::AtFlags::empty())
       .map_err(std::io::Error::from)
-      .and_then(|()| unlinkat(&j.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir).map_err(Into::into))
+      .and_then(|()| unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir).map_err(Into::into))
   };
   if let Err(e) = moved {
-    let _ = unlinkat(&j.fd, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+    let _ = unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir);
     return Err(e);
   }
-  sync(&j.fd)
+  sync(dir)
 }
 
 /// Writes the parts of `f` set aside to its quarantine file, unless one
@@ -398,18 +499,22 @@ fn publish(j: &Journal, name: &str, replace: bool, fill: impl FnOnce(&mut File) 
 /// holds exactly them. Returns its name, and whether it was made now.
 fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<(String, bool)> {
   let source = crate::files::open_at(&j.fd, f.name, 0)?;
-  let ranges: Vec<(u64, u64)> = f.aside.iter().map(|a| (a.start, a.end)).collect();
+  // Truncation sets aside the whole tail, empty lines between cut ones too.
+  let ranges: Vec<(u64, u64)> = match f.truncate {
+    true => vec![(f.aside[0].start, f.size)],
+    false => f.aside.iter().map(|a| (a.start, a.end)).collect(),
+  };
   let mut wanted = Vec::new();
   copy_ranges(&source, &mut wanted, &ranges)?;
   let prefix = format!("{}.aside-", f.name);
-  for name in entries(j)? {
+  for name in entries(j, ".")? {
     if name.starts_with(&prefix) && crate::files::read_at(&j.fd, &name).is_ok_and(|b| b == wanted) {
       return Ok((name, false));
     }
   }
   let mut name = format!("{prefix}{stamp}");
   for n in 2.. {
-    match publish(j, &name, false, |out| out.write_all(&wanted)) {
+    match publish(&j.fd, &name, false, |out| out.write_all(&wanted)) {
       Ok(()) => break,
       Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => name = format!("{prefix}{stamp}-{n}"),
       Err(e) => return Err(e),
@@ -430,7 +535,7 @@ fn rewrite(j: &Journal, f: &FilePlan, step: &mut dyn FnMut(&str)) -> std::io::Re
     at = a.end;
   }
   keep.push((at, f.size));
-  publish(j, f.name, true, |out| {
+  publish(&j.fd, f.name, true, |out| {
     let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
     let mut last = None;
     for &(start, end) in &keep {
@@ -458,11 +563,9 @@ fn rewrite(j: &Journal, f: &FilePlan, step: &mut dyn FnMut(&str)) -> std::io::Re
 }
 
 /// The names in the journal directory.
-fn entries(j: &Journal) -> std::io::Result<Vec<String>> {
-  let dup = j.fd.try_clone()?;
-  let dir = nix::dir::Dir::from_fd(dup.into()).map_err(std::io::Error::from)?;
+fn entries(j: &Journal, name: &str) -> std::io::Result<Vec<String>> {
   let mut names = Vec::new();
-  for entry in dir {
+  for entry in j.listing(name)? {
     let entry = entry.map_err(std::io::Error::from)?;
     if let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) {
       names.push(name.to_string());
@@ -475,10 +578,18 @@ fn entries(j: &Journal) -> std::io::Result<Vec<String>> {
 /// each holds bytes that are still in the file it was made from.
 pub fn clean(j: &Journal) -> Result<Vec<String>> {
   let mut removed = Vec::new();
-  for name in entries(j).map_err(|e| quiet_io(&e, "the journal directory", "read"))? {
-    if name.starts_with(".repair-") && name.ends_with(".tmp") {
-      unlinkat(&j.fd, name.as_str(), UnlinkatFlags::NoRemoveDir).map_err(|e| quiet_io(&e.into(), &name, "remove"))?;
-      removed.push(name);
+  for dir in [".", "turns"] {
+    let names = match entries(j, dir) {
+      Ok(names) => names,
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == "turns" => continue,
+      Err(e) => return Err(quiet_io(&e, "the journal directory", "read")),
+    };
+    for name in names {
+      if name.starts_with(".repair-") && name.ends_with(".tmp") {
+        let path = if dir == "." { name.clone() } else { format!("{dir}/{name}") };
+        unlinkat(&j.fd, path.as_str(), UnlinkatFlags::NoRemoveDir).map_err(|e| quiet_io(&e.into(), &path, "remove"))?;
+        removed.push(path);
+      }
     }
   }
   Ok(removed)
@@ -505,6 +616,7 @@ impl Plan {
         "file": format!("turns/{}", t.file),
         "bytes": t.size,
         "damage": t.damage.name(),
+        "kept": t.keep,
       })).collect::<Vec<_>>(),
       "corrupt": self.corrupt.iter().map(|c| json!({
         "file": c.file,
@@ -517,32 +629,37 @@ impl Plan {
   }
 }
 
-/// How the binding is held while a repair changes it.
+/// How the binding is held while a repair changes it: by a run.lock this
+/// repair made, with its own owner record, released after (a repair killed
+/// midway leaves a dead owner's lock, which the next repair or `recover`
+/// clears).
 #[derive(Debug, PartialEq)]
-pub enum Held {
-  /// By a run.lock this repair made, with its own owner record (released
-  /// after; a repair killed midway leaves a dead owner's lock, which
-  /// `recover` clears).
-  Own(f64),
-  /// By the lock of a run that died (or whose pid is another process now):
-  /// it refuses every claim as well, and stays for `recover`.
-  Dead(String),
+pub struct Held {
+  pid: f64,
+  /// The pid of the dead owner whose lock was cleared to make this one.
+  pub took_over: Option<String>,
 }
 
-/// Holds the binding for a repair, as a claim holds it but STOP or no STOP;
-/// refuses (exit 3) while a live owner holds it, or one whose record is
-/// missing, unreadable or unverifiable, as a claim would.
+/// Holds the binding for a repair, as a claim holds it but STOP or no
+/// STOP. A dead owner's lock (or one whose pid is another process now) is
+/// cleared first, as `unlock` clears it (judged, removed by descriptor),
+/// so that no `recover` can clear it during the repair and let a connector
+/// start in its middle. Refuses (exit 3) while a live owner holds it, or
+/// one whose record is missing, unreadable or unverifiable, as a claim
+/// would.
 pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
   let mut system = System;
-  let existing = lock::read_pid(dir);
+  let mut took_over = None;
   if crate::lines::exists(&lock::lock_path(dir)) {
-    return match lock::state_of(existing.as_ref(), &mut system)? {
-      OwnerState::Dead | OwnerState::Mismatch => Ok(Held::Dead(match existing {
-        Some(lock::Owner::Valid { pid, .. }) => format!("{pid}"),
-        _ => String::new(),
-      })),
-      _ => Err(lock::refusal(dir, &mut system)?),
-    };
+    let existing = lock::read_pid(dir);
+    match lock::state_of(existing.as_ref(), &mut system)? {
+      OwnerState::Dead | OwnerState::Mismatch => {
+        if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(dir, &mut system)? {
+          took_over = Some(format!("{pid}"));
+        }
+      }
+      _ => return Err(lock::refusal(dir, &mut system)?),
+    }
   }
   let pid = f64::from(std::process::id());
   let me = format!("{pid}");
@@ -553,15 +670,12 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
   };
   let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
   lock::hold(dir, pid, &mut system, || Ok(text))?;
-  Ok(Held::Own(pid))
+  Ok(Held { pid, took_over })
 }
 
 /// Releases what `hold` took.
 pub fn release(dir: &str, held: &Held) -> Result<()> {
-  match held {
-    Held::Own(pid) => lock::clear_pid(dir, Some(*pid)),
-    Held::Dead(_) => Ok(()),
-  }
+  lock::clear_pid(dir, Some(held.pid))
 }
 
 #[cfg(test)]
@@ -642,5 +756,64 @@ mod tests {
     assert_eq!(names, ["turns/a.json", "turns/c.json"]);
     assert!(std::fs::metadata(format!("{}/turns-c.json.aside-T", d.path())).is_ok());
     assert!(std::fs::metadata(format!("{}/turns/b.json", d.path())).is_ok());
+  }
+
+  #[test]
+  fn a_truncated_tail_is_set_aside_whole_empty_lines_and_all() {
+    let d = TempDir::new();
+    let path = format!("{}/inbox.jsonl", d.path());
+    std::fs::write(&path, format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2")).expect("write");
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), A);
+    let q = done[0].quarantine.clone().expect("quarantine");
+    assert_eq!(
+      std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"),
+      "{\"id\":\"c1\n\n\n{\"id\":\"c2"
+    );
+  }
+
+  #[test]
+  fn a_turn_record_followed_by_zeros_keeps_its_text() {
+    let d = TempDir::new();
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
+    let text = "{\n  \"startedAt\": \"2026-12-01T00:00:00.000Z\"\n}\n";
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.extend_from_slice(&[0; 8]);
+    std::fs::write(format!("{}/turns/t1.json", d.path()), &bytes).expect("write");
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
+    let q = done[0].quarantine.clone().expect("quarantine");
+    assert_eq!(std::fs::read(format!("{}/{q}", d.path())).expect("q"), vec![0u8; 8]);
+  }
+
+  #[test]
+  fn a_repair_stopped_after_its_quarantine_is_not_set_aside_twice() {
+    let d = TempDir::new();
+    let path = format!("{}/inbox.jsonl", d.path());
+    std::fs::write(&path, format!("{A}{{\"id\":\"cut\n{B}")).expect("write");
+    let j = Journal::open(d.path()).expect("open");
+    let p = plan(&j).expect("plan");
+    // The first repair stops once its quarantine is made (a kill there).
+    let first = quarantine(&j, &p.files[0], "T1").expect("quarantine");
+    assert!(first.1);
+    clean(&j).expect("clean");
+    let done = apply(&j, &plan(&j).expect("plan"), "T2", &mut |_| {}).expect("apply");
+    assert_eq!(done[0].quarantine.as_deref(), Some(first.0.as_str()));
+    let asides = std::fs::read_dir(d.path())
+      .expect("list")
+      .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().contains(".aside-")))
+      .count();
+    assert_eq!(asides, 1);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
+  }
+
+  #[test]
+  fn a_second_repair_at_once_is_refused() {
+    let d = TempDir::new();
+    let _first = Journal::exclusive(d.path()).expect("first");
+    assert!(matches!(
+      Journal::exclusive(d.path()),
+      Err(JournalError::Discord { exit_code: 3, .. })
+    ));
   }
 }

@@ -29,17 +29,18 @@ pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 
 /// `discord-journal repair`: the plan (`apply` false, nothing changed), or
 /// the repair carried out with the binding held. JSON text: `{ applied,
-/// held, cleaned, plan, done }`; `applied` is false and `plan.corrupt` not
+/// tookOver, cleaned, plan, done }` (`tookOver`: the pid of a dead owner
+/// whose lock was cleared to hold the binding); `applied` is false and `plan.corrupt` not
 /// empty where corruption refused it.
 #[napi(js_name = "repair")]
 pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'e>> {
   export(env, |js| {
     let d = dir.fs();
-    let j = repair::Journal::open(d)?;
     if !apply {
-      let plan = repair::plan(&j)?;
-      return js.str(&json!({ "applied": false, "held": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string());
+      let plan = repair::plan(&repair::Journal::open(d)?)?;
+      return js.str(&json!({ "applied": false, "tookOver": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string());
     }
+    let j = repair::Journal::exclusive(d)?;
     let now = js.now_iso()?;
     let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
     let held = repair::hold(d, &now)?;
@@ -56,17 +57,13 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
     let released = repair::release(d, &held);
     let (cleaned, plan, done) = outcome?;
     released?;
-    let held = match held {
-      repair::Held::Own(_) => json!("own"),
-      repair::Held::Dead(pid) => json!({ "deadOwner": pid }),
-    };
     let applied = done.is_some();
     let done: Vec<_> = done
       .unwrap_or_default()
       .into_iter()
       .map(|d| json!({ "file": d.file, "quarantine": d.quarantine }))
       .collect();
-    js.str(&json!({ "applied": applied, "held": held, "cleaned": cleaned, "plan": plan.to_json(), "done": done }).to_string())
+    js.str(&json!({ "applied": applied, "tookOver": held.took_over, "cleaned": cleaned, "plan": plan.to_json(), "done": done }).to_string())
   })
 }
 
