@@ -39,8 +39,17 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   }
   let path = paths::under(dir, &[name]);
   let refuse = |e: std::io::Error| quiet_io(&e, name, "append to");
-  let (mut file, st) = match crate::files::open_stat(&path, crate::files::Access::ReadAppend, 0) {
-    Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => crate::files::open_stat(&path, crate::files::Access::Append, 0),
+  use crate::files::{open_stat, Access};
+  // O_NOATIME: a read right after a write would otherwise update the
+  // access time (relatime), a metadata write per append; it is permitted
+  // only to the file's owner (EPERM otherwise: then without it). A file
+  // this user may write but not read is appended to as before, unchecked.
+  let opened = match open_stat(&path, Access::ReadAppend, nix::libc::O_NOATIME) {
+    Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_stat(&path, Access::ReadAppend, 0),
+    opened => opened,
+  };
+  let (mut file, st) = match opened {
+    Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_stat(&path, Access::Append, 0),
     opened => opened,
   }
   .map_err(refuse)?;
