@@ -90,6 +90,49 @@ describe("ensureJournal", () => {
     );
   });
 
+  test("every failure is Node's own mkdirSync error: its message, its keys in Node's order, its values", () => {
+    const nodes = (dir) => {
+      try {
+        mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
+      } catch (e) {
+        return e;
+      }
+      throw new Error("mkdirSync did not fail");
+    };
+    const cases = [];
+    // turns/ is a regular file: EEXIST.
+    const a = journal();
+    rmSync(join(a, "turns"), { recursive: true });
+    writeFileSync(join(a, "turns"), "");
+    cases.push(a);
+    // A component of dir is a file: ENOTDIR.
+    const b = journal({ bare: true });
+    mkdirSync(join(b, ".."), { recursive: true });
+    writeFileSync(b, "");
+    cases.push(join(b, "deeper"));
+    // A component longer than the file system takes: ENAMETOOLONG.
+    cases.push(join(journal(), "x".repeat(300)));
+    // A loop of links where turns/ belongs: ELOOP.
+    const c = journal();
+    rmSync(join(c, "turns"), { recursive: true });
+    symlinkSync(join(c, "turns"), join(c, "turns"));
+    cases.push(c);
+    for (const dir of cases) {
+      const want = nodes(dir);
+      let got;
+      try {
+        M.ensureJournal(dir);
+      } catch (e) {
+        got = e;
+      }
+      assert.ok(got, `${want.code}: ensureJournal did not fail`);
+      assert.equal(got.constructor, want.constructor, want.code);
+      assert.equal(got.message, want.message);
+      assert.deepEqual(Object.keys(got), Object.keys(want));
+      for (const k of Object.keys(want)) assert.equal(got[k], want[k], `${want.code}.${k}`);
+    }
+  });
+
   test("a file in the way is Node's own error, with its code", () => {
     const dir = journal({ bare: true });
     mkdirSync(join(dir, ".."), { recursive: true });

@@ -129,11 +129,7 @@ impl fmt::Display for JournalError {
         syscall,
         path,
       } => {
-        write!(
-          f,
-          "{code}: {}, {syscall} '{path}'",
-          nix::errno::Errno::from_raw(*errno).desc().to_lowercase()
-        )
+        write!(f, "{code}: {}, {syscall} '{path}'", uv_message(*errno))
       }
     }
   }
@@ -163,6 +159,54 @@ fn errno_name(errno: i32) -> String {
     nix::errno::Errno::EOPNOTSUPP => "ENOTSUP".into(),
     nix::errno::Errno::UnknownErrno => format!("Unknown system error {}", -errno),
     e => format!("{e:?}"),
+  }
+}
+
+/// libuv's description of an errno (`uv_strerror`), which Node's fs errors
+/// carry in their message (`EEXIST: file already exists, mkdir '…'`): the
+/// errnos a file system call can fail with. `__test__/files.test.mjs`
+/// holds `ensureJournal`'s errors against Node's own `mkdirSync`'s.
+pub fn uv_message(errno: i32) -> &'static str {
+  use nix::libc::*;
+  match errno {
+    E2BIG => "argument list too long",
+    EACCES => "permission denied",
+    EAGAIN => "resource temporarily unavailable",
+    EBADF => "bad file descriptor",
+    EBUSY => "resource busy or locked",
+    ECANCELED => "operation canceled",
+    EEXIST => "file already exists",
+    EFAULT => "bad address in system call argument",
+    EFBIG => "file too large",
+    EINTR => "interrupted system call",
+    EINVAL => "invalid argument",
+    EIO => "i/o error",
+    EISDIR => "illegal operation on a directory",
+    ELOOP => "too many symbolic links encountered",
+    EMFILE => "too many open files",
+    EMLINK => "too many links",
+    ENAMETOOLONG => "name too long",
+    ENFILE => "file table overflow",
+    ENODEV => "no such device",
+    ENOENT => "no such file or directory",
+    ENOMEM => "not enough memory",
+    ENOSPC => "no space left on device",
+    ENOSYS => "function not implemented",
+    ENOTDIR => "not a directory",
+    ENOTEMPTY => "directory not empty",
+    EOPNOTSUPP => "operation not supported on socket",
+    EOVERFLOW => "value too large for defined data type",
+    EPERM => "operation not permitted",
+    EROFS => "read-only file system",
+    ESPIPE => "invalid seek",
+    ETXTBSY => "text file is busy",
+    EXDEV => "cross-device link not permitted",
+    ENXIO => "no such device or address",
+    EREMOTEIO => "remote I/O error",
+    ENOTTY => "inappropriate ioctl for device",
+    EILSEQ => "illegal byte sequence",
+    ENODATA => "no data available",
+    _ => "unknown error",
   }
 }
 

@@ -112,8 +112,10 @@ impl<'e> Js<'e> {
         syscall,
         path,
       } => {
-        let err = self.error(Some(code), &e.to_string())?;
+        // Node's own fs error: its keys in Node's order (UVException).
+        let err = self.error(None, &e.to_string())?;
         self.set(err, "errno", self.number(f64::from(-errno))?)?;
+        self.set(err, "code", self.str(code)?)?;
         self.set(err, "syscall", self.str(syscall)?)?;
         self.set(err, "path", self.str(path)?)?;
         err
