@@ -329,6 +329,40 @@ describe("unlock, recover, clearPid", () => {
     assert.deepEqual(calls, [process.pid, process.pid]);
   });
 
+  test("the identity seam's answer is read as the reference reads it: start twice, and boot twice where start matches", () => {
+    // An answer whose getters log each read, and whose start changes on its second read.
+    const shifting = (log, starts) => () => {
+      let n = 0;
+      return {
+        get start() {
+          log.push("start");
+          return starts[Math.min(n++, starts.length - 1)];
+        },
+        get boot() {
+          log.push("boot");
+          return GEN;
+        },
+      };
+    };
+    const dir = journal();
+    owner(dir, { pid: process.pid, start: "5", boot: GEN });
+    // Matches on the first read, not on the second: a mismatch, never the pid to signal.
+    let log = [];
+    assert.equal(M.stopTarget(dir, { identity: shifting(log, ["5", "6"]) }), null);
+    assert.deepEqual(log, ["start", "boot", "start"]);
+    log = [];
+    assert.equal(M.stopTarget(dir, { identity: shifting(log, ["5", "5"]) }), process.pid);
+    assert.deepEqual(log, ["start", "boot", "start", "boot"]);
+    // unlock removes nothing that the second read calls live.
+    log = [];
+    refuses(
+      () => M.unlock(dir, { identity: shifting(log, ["6", "5"]) }),
+      `refusing to unlock: the connector is running (pid ${process.pid}); use stop, and unlock only a lock whose owner is gone`,
+    );
+    assert.deepEqual(log, ["start", "boot", "start", "boot"]);
+    assert.equal(existsSync(lockDir(dir)), true);
+  });
+
   test("clearPid removes the lock only for its own pid", () => {
     const dir = journal();
     owner(dir, { pid: 5 });

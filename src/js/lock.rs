@@ -120,6 +120,27 @@ impl<'e> Seams for JsSeams<'e> {
     })
   }
 
+  fn identity_matches(&mut self, pid: f64, start: &str, boot: &str) -> JsResult<Option<bool>> {
+    if self.identity.is_none() {
+      let now = self.identity(pid)?;
+      if now.start == Field::Null || now.boot == Field::Null {
+        return Ok(None);
+      }
+      return Ok(Some(now.start.is(start) && now.boot.is(boot)));
+    }
+    // The seam's answer is read as the reference reads it, getters and all.
+    let js = self.js;
+    let now = call_identity(js, self.identity, js.number(pid)?)?;
+    let null = sys::ValueType::napi_null;
+    if js.is(js.prop(now, "start")?, null)? || js.is(js.prop(now, "boot")?, null)? {
+      return Ok(None);
+    }
+    if !field(js, js.prop(now, "start")?)?.is(start) {
+      return Ok(Some(false));
+    }
+    Ok(Some(field(js, js.prop(now, "boot")?)?.is(boot)))
+  }
+
   fn before_remove(&mut self) -> JsResult<()> {
     let js = self.js;
     let Some(f) = self.before_remove else { return Ok(()) };

@@ -20,7 +20,7 @@ pub enum Field {
 }
 
 impl Field {
-  fn is(&self, want: &str) -> bool {
+  pub fn is(&self, want: &str) -> bool {
     matches!(self, Field::Str(u) if u.iter().copied().eq(want.encode_utf16()))
   }
 }
@@ -95,6 +95,17 @@ pub trait Seams {
   type Error: From<JournalError>;
   fn identity(&mut self, pid: f64) -> Result<Identity, Self::Error>;
   fn before_remove(&mut self) -> Result<(), Self::Error>;
+  /// For `now = identity(pid)`: `now.start === null || now.boot === null`
+  /// (then `None`), else `now.start === start && now.boot === boot`. A seam
+  /// whose answer has getters reads each field as the reference does:
+  /// `start` twice, and `boot` twice where `start` matches.
+  fn identity_matches(&mut self, pid: f64, start: &str, boot: &str) -> Result<Option<bool>, Self::Error> {
+    let now = self.identity(pid)?;
+    if now.start == Field::Null || now.boot == Field::Null {
+      return Ok(None);
+    }
+    Ok(Some(now.start.is(start) && now.boot.is(boot)))
+  }
 }
 
 /// A parsed record with the seams, as an OwnerView.
@@ -133,11 +144,7 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     else {
       return Ok(None);
     };
-    let now = self.seams.identity(*pid)?;
-    if now.start == Field::Null || now.boot == Field::Null {
-      return Ok(None);
-    }
-    Ok(Some(now.start.is(start) && now.boot.is(boot)))
+    self.seams.identity_matches(*pid, start, boot)
   }
 }
 
