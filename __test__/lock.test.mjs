@@ -52,6 +52,36 @@ describe("identity", () => {
   });
 });
 
+describe("process.kill as a host's test replaces it", () => {
+  test("pidAlive, ownerState, stopTarget, unlock and recover call the process.kill of the moment", () => {
+    const dir = journal();
+    const dead = deadPid();
+    owner(dir, { pid: dead, start: "5", boot: GEN });
+    const real = process.kill;
+    const asked = [];
+    // A host's test fakes a live owner by stubbing process.kill.
+    process.kill = (pid, sig) => {
+      asked.push([pid, sig]);
+      return true;
+    };
+    try {
+      assert.equal(M.pidAlive(dead), true);
+      assert.equal(M.ownerState(M.readPid(dir), { identity: seam("5") }), "live");
+      assert.equal(M.stopTarget(dir, { identity: seam("5") }), dead);
+      refuses(
+        () => M.unlock(dir, { identity: seam("5") }),
+        `refusing to unlock: the connector is running (pid ${dead}); use stop, and unlock only a lock whose owner is gone`,
+      );
+      M.clearStop(dir);
+      refuses(() => M.recover(dir, { identity: seam("5") }), `another connector is running for this binding (pid ${dead})`, M.BRAKE_EXIT);
+      assert.ok(asked.length >= 5 && asked.every(([pid, sig]) => pid === dead && sig === 0), JSON.stringify(asked));
+    } finally {
+      process.kill = real;
+    }
+    assert.equal(M.pidAlive(dead), false);
+  });
+});
+
 describe("readPid and ownerState", () => {
   test("no record, an unreadable record, an old record", () => {
     const dir = journal();

@@ -120,6 +120,10 @@ impl<'e> Seams for JsSeams<'e> {
     })
   }
 
+  fn alive(&mut self, pid: f64) -> JsResult<bool> {
+    alive_of(self.js, self.js.number(pid)?)
+  }
+
   fn identity_matches(&mut self, pid: f64, start: &str, boot: &str) -> JsResult<Option<bool>> {
     if self.identity.is_none() {
       let now = self.identity(pid)?;

@@ -95,6 +95,11 @@ pub trait Seams {
   type Error: From<JournalError>;
   fn identity(&mut self, pid: f64) -> Result<Identity, Self::Error>;
   fn before_remove(&mut self) -> Result<(), Self::Error>;
+  /// `pidAlive(pid)`: the kernel's answer, or (in JavaScript) the
+  /// `process.kill` of the moment's.
+  fn alive(&mut self, pid: f64) -> Result<bool, Self::Error> {
+    Ok(crate::identity::pid_alive(pid))
+  }
   /// For `now = identity(pid)`: `now.start === null || now.boot === null`
   /// (then `None`), else `now.start === start && now.boot === boot`. A seam
   /// whose answer has getters reads each field as the reference does:
@@ -123,7 +128,10 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     Ok(matches!(self.rec, Some(Owner::Invalid)))
   }
   fn alive(&mut self) -> Result<bool, S::Error> {
-    Ok(matches!(self.rec, Some(Owner::Valid { pid, .. }) if crate::identity::pid_alive(*pid)))
+    match self.rec {
+      Some(Owner::Valid { pid, .. }) => self.seams.alive(*pid),
+      _ => Ok(false),
+    }
   }
   fn lacks_identity(&mut self) -> Result<bool, S::Error> {
     Ok(!matches!(
