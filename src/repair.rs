@@ -395,7 +395,7 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
     Mode::empty(),
   )?);
   let q = format!("turns-{}.aside-{stamp}", t.file);
-  match t.keep {
+  Ok(match t.keep {
     None => {
       // 0600 before it moves, so that a kill leaves no quarantine of another mode.
       nix::sys::stat::fchmodat(
@@ -404,15 +404,27 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
         Mode::from_bits_truncate(0o600),
         nix::sys::stat::FchmodatFlags::NoFollowSymlink,
       )?;
-      nix::fcntl::renameat2(
-        &turns,
-        t.file.as_str(),
-        &j.fd,
-        q.as_str(),
-        nix::fcntl::RenameFlags::RENAME_NOREPLACE,
-      )?;
+      // Linked into place (never over anything there), then unlinked from
+      // turns/: a kill between the two leaves the record under both names,
+      // one inode, and the next repair finds that link and only unlinks.
+      let record = nix::sys::stat::fstatat(&turns, t.file.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)?;
+      let prefix = format!("turns-{}.aside-", t.file);
+      let linked = entries(j, ".")?.into_iter().find(|name| {
+        name.starts_with(&prefix)
+          && nix::sys::stat::fstatat(&j.fd, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| (st.st_dev, st.st_ino) == (record.st_dev, record.st_ino))
+      });
+      let name = match linked {
+        Some(name) => name,
+        None => {
+          nix::unistd::linkat(&turns, t.file.as_str(), &j.fd, q.as_str(), nix::fcntl::AtFlags::empty())?;
+          q.clone()
+        }
+      };
       sync(&j.fd)?;
+      unlinkat(&turns, t.file.as_str(), UnlinkatFlags::NoRemoveDir)?;
       sync(&turns)?;
+      name
     }
     Some(body) => {
       let record = crate::files::open_at(&turns, &t.file, 0)?;
@@ -422,9 +434,9 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
       let mut text = Vec::new();
       copy_ranges(&record, &mut text, &[(0, body)])?;
       publish(&turns, &t.file, true, |out| out.write_all(&text))?;
+      q
     }
-  }
-  Ok(q)
+  })
 }
 
 fn sync(f: &File) -> std::io::Result<()> {
