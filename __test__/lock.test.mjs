@@ -1,8 +1,9 @@
 // Process identity and the run lock: readPid, ownerState, writePid, the
 // STOP gate, unlock, recover, stopTarget, clearPid.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { GEN, M, deadPid, journal, mode, modulePath, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
@@ -81,6 +82,55 @@ describe("process.kill as a host's test replaces it", () => {
     assert.equal(M.pidAlive(dead), false);
   });
 });
+
+const setpriv = process.getuid?.() === 0 && spawnSync("setpriv", ["--version"]).status === 0;
+describe(
+  "a journal of mode 0300 (write and search, no read), as its owner",
+  { skip: setpriv ? false : "needs root and setpriv(1) to run as another user" },
+  () => {
+    test("unlock and clearPid remove a dead owner's lock, and writePid under STOP refuses with the brake, as by path", () => {
+      const top = mkdtempSync(join(tmpdir(), "discord-journal-0300-"));
+      try {
+        chmodSync(top, 0o755);
+        const dir = join(top, "alpha");
+        M.ensureJournal(dir);
+        spawnSync("chown", ["-R", "65534:65534", dir]);
+        const code = `const p = ${JSON.stringify(modulePath)};
+        const M = p.endsWith(".mjs") ? await import("file://" + p) : (await import("node:module")).createRequire(import.meta.url)(p);
+        const fs = await import("node:fs");
+        const d = ${JSON.stringify(dir)};
+        const lock = () => { fs.mkdirSync(d + "/run.lock"); fs.writeFileSync(d + "/run.lock/owner.json", JSON.stringify({ pid: ${deadPid()}, start: "5", boot: M.bootId() })); };
+        const r = (f) => { try { f(); return "ok"; } catch (e) { return e.message + " " + e.exitCode; } };
+        const out = [];
+        fs.chmodSync(d, 0o700); lock(); fs.chmodSync(d, 0o300);
+        out.push(r(() => M.unlock(d)), fs.existsSync(d + "/run.lock"));
+        fs.chmodSync(d, 0o700); M.clearStop(d); lock(); fs.chmodSync(d, 0o300);
+        out.push(r(() => M.clearPid(d, ${deadPid()})), fs.existsSync(d + "/run.lock"));
+        M.requestStop(d, "operator");
+        out.push(r(() => M.writePid(d, process.pid)), fs.existsSync(d + "/run.lock"));
+        console.log(JSON.stringify(out));`;
+        const res = spawnSync(
+          "setpriv",
+          ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", code],
+          {
+            encoding: "utf8",
+          },
+        );
+        assert.equal(res.status, 0, res.stderr);
+        assert.deepEqual(JSON.parse(res.stdout), [
+          "ok",
+          false,
+          "ok",
+          false,
+          "STOP is present in discord/alpha under the data root; remove it to run 3",
+          false,
+        ]);
+      } finally {
+        rmSync(top, { recursive: true, force: true });
+      }
+    });
+  },
+);
 
 describe("readPid and ownerState", () => {
   test("no record, an unreadable record, an old record", () => {

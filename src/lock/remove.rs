@@ -203,10 +203,13 @@ fn empty_held(held: OwnedFd) -> nix::Result<()> {
   empty(&mut entries, 0)
 }
 
+/// The journal directory, as a place to unlink in: O_PATH, which needs
+/// search permission alone, as the reference's rmSync by path does (a
+/// journal of mode 0300 can be cleaned by its owner; #22).
 fn open_journal(dir: &str) -> nix::Result<OwnedFd> {
   open(
     crate::paths::under(dir, &["."]).as_str(),
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+    OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
     Mode::empty(),
   )
 }
