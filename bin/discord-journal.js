@@ -10,6 +10,7 @@
 //   discord-journal recover DIR    the supervised pre-start
 //   discord-journal repair DIR     set aside what a crash left (--apply), keeping its bytes
 //   discord-journal demo [DIR]     build a braked journal whose owner crashed, and show it
+//   discord-journal verify --reference PATH   prove the addon against a host's journal.mjs
 //
 // Every command takes --json. DIR may be given as --data-root ROOT --binding
 // NAME instead (ROOT/discord/NAME). Before anything else each command checks
@@ -159,6 +160,29 @@ withDir(command("repair", "set aside what a crash left (cut lines, zero runs, em
     run(opts.json, () => {
       if (notYet(dir, opts, "repair")) return { text: "nothing to repair", json: { ok: true, exitCode: 0, applied: false } };
       return load("repair").repair(target(dir, opts, "repair", { write: opts.apply === true }).dir, opts.apply === true);
+    }),
+  );
+
+command("verify", "prove the addon against a host's own journal.mjs: the surface, every export's cases, random sequences")
+  .requiredOption("--reference <path>", "the host's journal.mjs (loaded where it lies)")
+  .option("--seed <n>", "the first random sequence's seed", "1")
+  .option("--sequences <n>", "random sequences to play", "500")
+  .option("--timeout <s>", "seconds without progress before the reference is taken to hang", "60")
+  .option("--case <name>", "play this deterministic case alone (a difference's replay line names it)")
+  .option("--sequences-only", "play no deterministic case (to replay one sequence)")
+  .option("--known", "list the differences kept as choices too")
+  .action((opts) =>
+    run(opts.json, () => {
+      const count = (v, name) => {
+        if (!/^\d+$/.test(v)) throw new UsageError(`--${name} takes a whole number, not ${v}`);
+        return Number(v);
+      };
+      return require("../cli/verify.js").verify({
+        ...opts,
+        seed: count(opts.seed, "seed"),
+        sequences: count(opts.sequences, "sequences"),
+        timeout: count(opts.timeout, "timeout"),
+      });
     }),
   );
 

@@ -66,16 +66,14 @@ function table(rows) {
 }
 
 /**
- * Runs a command's body, which returns `{ exitCode, json, text }`, and
- * prints its outcome: `text` (stdout), or with `--json` the `json` object.
- * A refusal prints its message (stderr), or with `--json` the object
- * `{ ok: false, exitCode, error }` (stdout), and exits with its status.
+ * Runs a command's body, which returns (or resolves with) `{ exitCode, json,
+ * text }`, and prints its outcome: `text` (stdout), or with `--json` the
+ * `json` object. A refusal prints its message (stderr), or with `--json`
+ * the object `{ ok: false, exitCode, error }` (stdout), and exits with its
+ * status.
  */
 function run(json, body) {
-  let out;
-  try {
-    out = body();
-  } catch (e) {
+  const fail = (e) => {
     const exitCode = typeof e?.exitCode === "number" ? e.exitCode : 1;
     // A journal refusal is the library's own message; anything else is ours.
     const journal = e?.name === "DiscordError";
@@ -84,11 +82,21 @@ function run(json, body) {
     if (json) console.log(JSON.stringify(e?.json ?? { ok: false, exitCode, error: message }, null, 2));
     else console.error(journal ? message : `discord-journal: ${message}`);
     process.exitCode = exitCode;
+  };
+  const print = (out) => {
+    if (json) console.log(JSON.stringify(out.json, null, 2));
+    else if (out.text !== undefined) console.log(out.text);
+    process.exitCode = out.exitCode ?? 0;
+  };
+  let out;
+  try {
+    out = body();
+  } catch (e) {
+    fail(e);
     return;
   }
-  if (json) console.log(JSON.stringify(out.json, null, 2));
-  else if (out.text !== undefined) console.log(out.text);
-  process.exitCode = out.exitCode ?? 0;
+  if (typeof out?.then === "function") out.then(print, fail);
+  else print(out);
 }
 
 module.exports = { UsageError, Refusal, mark, dim, bold, commands, plural, sh, age, table, run, colour };

@@ -263,7 +263,7 @@ function verdict(dir, s, found) {
     state = "ready";
     why = null;
   }
-  problems.push(...found.map(({ blocks, ...p }) => p));
+  problems.push(...found.map((p) => ({ what: p.what, fix: p.fix })));
   // A file the service may not be able to read or replace: no all-clear on it.
   const blocking = found.find((p) => p.blocks);
   if (blocking && (state === "ready" || state === "crashed")) {

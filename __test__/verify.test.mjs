@@ -1,0 +1,170 @@
+// `discord-journal verify` (#22): it must tell real differences from none.
+// Each mutant is the specification's journal.mjs with one line changed, in
+// a copy of its package tree (so its errors.mjs and utilities resolve);
+// verify must exit 1 and name the export. The specification is looked for
+// beside this checkout (../shared/spec, as in CI) or at
+// DISCORD_JOURNAL_SPEC; without it these tests skip. The command is this
+// package's own, so they skip against another implementation too.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { isAddon } from "./helpers.mjs";
+
+const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+const stack = process.env.DISCORD_JOURNAL_SPEC ?? fileURLToPath(new URL("../../shared/spec/reference/stack", import.meta.url));
+const spec = join(stack, "packages", "discord", "src", "journal.mjs");
+const skip = !isAddon ? "the command is this package's own" : existsSync(spec) ? false : "no specification beside this checkout";
+
+const made = [];
+after(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true });
+});
+const verify = (reference, ...args) =>
+  spawnSync(process.execPath, [bin, "verify", "--reference", reference, ...args], { encoding: "utf8", timeout: 120_000 });
+const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith("discord-journal-verify-")).length;
+
+/** A copy of the specification's package tree with `journal.mjs` changed by `edit`. */
+function mutant(edit) {
+  const top = mkdtempSync(join(tmpdir(), "discord-journal-mutant-"));
+  made.push(top);
+  cpSync(stack, top, { recursive: true });
+  const file = join(top, "packages", "discord", "src", "journal.mjs");
+  const before = readFileSync(file, "utf8");
+  const after = edit(before);
+  assert.notEqual(after, before, "the mutation changed nothing");
+  writeFileSync(file, after);
+  return file;
+}
+const swap = (from, to) => (text) => {
+  assert.ok(text.includes(from), `the specification no longer holds ${from}`);
+  return text.replace(from, to);
+};
+
+// One-line mutants: what is changed, and the export verify must name.
+const MUTANTS = [
+  ["a refusal's message", swap('"inbox entry needs a message id"', '"inbox entry needs an id"'), "appendInbox"],
+  [
+    "a file's mode",
+    swap('appendFileSync(path, line + "\\n", { mode: 0o600 });', 'appendFileSync(path, line + "\\n", { mode: 0o644 });'),
+    "appendInbox",
+  ],
+  ["intentAt moves", swap("const intentAt = prev ? prev.intentAt : e.at;", "const intentAt = e.at;"), "readOutbox"],
+  ["a lock rule loosened", swap('if (state === "unknown") throw', 'if (state === "unknown" && false) throw'), "unlock"],
+  [
+    "a count that changes",
+    swap("e.at.slice(0, 10) === date) ids.add(e.id);", "e.at.slice(0, 10) === date) ids.add(e.at);"),
+    "countAdmissionsOn",
+  ],
+  [
+    "a turn record's key order",
+    swap("JSON.stringify({ ...record, id }, null, 2)", "JSON.stringify({ id, ...record }, null, 2)"),
+    "writeTurn",
+  ],
+  ["a default reason", swap('requestStop(dir, reason = "stop")', 'requestStop(dir, reason = "operator")'), "requestStop"],
+  [
+    "a foreign STOP line trusted",
+    swap('typeof v.reason === "string" ? v : { reason: null }', 'typeof v.reason === "string" ? v : { reason: "?" }'),
+    "readStop",
+  ],
+  ["a constant", swap("export const BRAKE_EXIT = 3;", "export const BRAKE_EXIT = 4;"), "BRAKE_EXIT"],
+  [
+    "recover's own STOP widened",
+    swap("const ours = (lines) => lines.length === 1 &&", "const ours = (lines) => lines.length >= 1 &&"),
+    "recover",
+  ],
+  [
+    "utcDate's slice",
+    swap("return new Date(now).toISOString().slice(0, 10);", "return new Date(now).toISOString().slice(0, 9);"),
+    "utcDate",
+  ],
+  ["a processing stop's mode check", swap("(st.mode & 0o7777) !== 0o600", "(st.mode & 0o7777) !== 0o644"), "requestProcessingStop"],
+];
+
+describe("discord-journal verify", { skip }, () => {
+  test("the specification's own journal.mjs: no difference, in under a minute, nothing left behind", () => {
+    const before = leftovers();
+    const t = performance.now();
+    const r = verify(spec, "--json");
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.ok(performance.now() - t < 60_000);
+    const out = JSON.parse(r.stdout);
+    assert.equal(out.ok, true);
+    assert.deepEqual(Object.keys(out.summary), ["exports", "cases", "sequences", "calls", "differences", "known"]);
+    assert.equal(out.summary.exports, 48);
+    assert.ok(out.summary.cases > 200 && out.summary.sequences === 500 && out.summary.calls > 10_000, JSON.stringify(out.summary));
+    assert.equal(leftovers(), before);
+  });
+
+  for (const [what, edit, name] of MUTANTS) {
+    test(`a mutant (${what}) is told apart, naming ${name}`, () => {
+      const r = verify(mutant(edit), "--sequences", "40", "--json");
+      assert.equal(r.status, 1, r.stdout + r.stderr);
+      const out = JSON.parse(r.stdout);
+      assert.ok(
+        out.differences.some((d) => d.export === name),
+        `${name} not named: ${JSON.stringify(out.differences.map((d) => [d.export, d.case]))}`,
+      );
+      // Every difference comes with the command that replays it alone.
+      for (const d of out.differences)
+        if (d.case !== "the surface") assert.match(d.replay, /^discord-journal verify --reference \S+ --(case|seed) /);
+    });
+  }
+
+  test("the text report: a summary line, then each difference with both outcomes and its replay", () => {
+    const r = verify(mutant(MUTANTS[0][1]), "--sequences", "5");
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /^48 exports compared, \d+ cases, 5 random sequences, \d+ calls: [1-9]\d* differences?/);
+    assert.match(
+      r.stdout,
+      /\nappendInbox: inbox, appendInbox without id\n {2}journal\.mjs: throws DiscordError .*"inbox entry needs an id"\n {2}addon: {7}throws DiscordError .*"inbox entry needs a message id"\n {2}replay: discord-journal verify --reference \S+ --case "inbox"\n/,
+    );
+    // The replay line plays that case alone, and finds it again.
+    const again = verify(r.stdout.match(/--reference (\S+)/)[1], "--case", "inbox", "--sequences", "0");
+    assert.equal(again.status, 1);
+    assert.match(again.stdout, /^48 exports compared, 1 case, 0 random sequences/);
+  });
+
+  test("a reference that cannot be loaded exits 2 naming its path; one that hangs or exits is stopped and named; nothing is left behind", () => {
+    const before = leftovers();
+    const missing = verify(join(tmpdir(), "no-such-journal.mjs"));
+    assert.equal(missing.status, 2);
+    assert.match(missing.stderr, /no reference at \S*no-such-journal\.mjs \(ENOENT\)/);
+    const dir = mkdtempSync(join(tmpdir(), "discord-journal-mutant-"));
+    made.push(dir);
+    const write = (name, text) => {
+      writeFileSync(join(dir, name), text);
+      return join(dir, name);
+    };
+    const broken = verify(write("broken.mjs", "export const = 1;"));
+    assert.equal(broken.status, 2);
+    assert.match(broken.stderr, /the reference \S+broken\.mjs could not be loaded: /);
+    const throws = verify(write("throws.mjs", 'throw new Error("no journal here");'));
+    assert.equal(throws.status, 2);
+    assert.match(throws.stderr, /the reference \S+throws\.mjs could not be loaded: no journal here/);
+    const other = verify(write("other.mjs", "export const x = 1;"));
+    assert.equal(other.status, 2);
+    assert.match(other.stderr, /exports none of the journal's functions/);
+    // A reference that hangs in one call, and one that exits the process in one.
+    const hangs = verify(
+      mutant(swap("export function readDrops(dir) {", "export function readDrops(dir) {\n  for (;;);")),
+      "--timeout",
+      "3",
+      "--sequences",
+      "0",
+    );
+    assert.equal(hangs.status, 1);
+    assert.match(hangs.stderr, /made no progress for 3 s, in .*readDrops.* \(reference\)/);
+    const exits = verify(
+      mutant(swap("export function readReloads(dir) {", "export function readReloads(dir) {\n  process.exit(7);")),
+      "--sequences",
+      "0",
+    );
+    assert.equal(exits.status, 1);
+    assert.match(exits.stderr, /the comparison stopped \(exit 7\) in .*readReloads.* \(reference\)/);
+    assert.equal(leftovers(), before);
+  });
+});
