@@ -293,6 +293,25 @@ try {
     const installed = join(dir, "node_modules", "discord-journal");
     if (existsSync(join(installed, "target"))) throw new Error("the install built from source");
     consumerChecks(dir, env);
+    // verify, from the installed package, against the specification's
+    // journal.mjs in the host's tree (where the specification sits beside
+    // this checkout, as in CI).
+    const spec = join(root, "..", "shared", "spec", "reference", "stack");
+    if (existsSync(spec)) {
+      cpSync(spec, join(dir, "reference-stack"), { recursive: true });
+      const t = Date.now();
+      const out = run(
+        "npx",
+        ["--no-install", "discord-journal", "verify", "--reference", "reference-stack/packages/discord/src/journal.mjs"],
+        {
+          cwd: dir,
+          env,
+          quiet: true,
+        },
+      );
+      if (!/: 0 differences/.test(out)) throw new Error(`verify: ${out}`);
+      return `npm ci --omit=dev, no cargo on PATH, the prebuilt binary; verify against the specification: 0 differences in ${Math.round((Date.now() - t) / 1000)} s`;
+    }
     return "npm ci --omit=dev, no cargo on PATH, the prebuilt binary";
   });
 
