@@ -6,7 +6,7 @@
 //! end). Where the readers stop at the first bad line, this goes on and
 //! names each, with what kind of damage it is:
 //!
-//! - `Cut`: the line ends inside a JSON text (`json::is_cut`), perhaps
+//! - `Cut`: the line ends inside a JSON text (`cut::is_cut`), perhaps
 //!   followed by zero bytes: an append cut short by a kill or a power loss;
 //! - `Zeros`: zero bytes alone, or after a whole JSON text: blocks the file
 //!   system allocated but never wrote;
@@ -22,9 +22,10 @@ use std::os::unix::ffi::OsStrExt;
 
 use serde_json::{json, Value};
 
+use crate::cut::is_cut;
 use crate::error::{fs_code, quiet_fs, quiet_io, Result};
 use crate::incremental::line_text;
-use crate::json::{is_cut, Doc};
+use crate::json::Doc;
 use crate::lines::decode_utf8;
 use crate::paths::{journal_label, turn_label, under};
 

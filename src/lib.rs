@@ -3,6 +3,7 @@
 //! its parts and never touches napi types; `js` is the napi boundary.
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod cut;
 pub mod durable;
 pub mod error;
 pub mod files;

@@ -1,0 +1,309 @@
+//! A repair carried out: each quarantine written and synced before its
+//! file changes, each file truncated or written anew beside itself and
+//! renamed over, every step through the journal's directory descriptor.
+
+use std::fs::File;
+use std::io::Write;
+
+use nix::fcntl::{openat, renameat, OFlag};
+use nix::sys::stat::Mode;
+use nix::unistd::{unlinkat, UnlinkatFlags};
+
+use super::{stamp_of, FilePlan, Journal, Plan, TurnPlan};
+use crate::error::{quiet_io, JournalError, Result};
+
+/// What a repair did to one file: where its set-aside bytes went.
+#[derive(Debug, PartialEq)]
+pub struct Done {
+  pub file: String,
+  pub quarantine: Option<String>,
+}
+
+/// Carries out `plan` (made while the binding was held), calling `step`
+/// after each step (a test seam: it may stop the process there). `stamp`
+/// names the quarantine files. Each file is mended whole or not at all; a
+/// failure stops the repair, with the files mended before it mended.
+pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) -> Result<Vec<Done>> {
+  if let Some(f) = plan.files.iter().find(|f| f.link && f.changes()) {
+    return Err(JournalError::failed(format!(
+      "{} is a symlink: a repair changes only the journal's own files, and nothing was changed. Mend the file it leads to by hand, or put the file itself in its place",
+      f.name
+    )));
+  }
+  let mut done = Vec::new();
+  for f in plan.files.iter().filter(|f| f.changes()) {
+    let refuse = |e: std::io::Error| quiet_io(&e, f.name, "repair");
+    let now = crate::files::open_at(&j.fd, f.name, 0)
+      .and_then(|file| stamp_of(&file))
+      .map_err(refuse)?;
+    if now != f.stamp {
+      return Err(JournalError::failed(format!(
+        "{} changed while the repair read it (something wrote to it, though the binding was held); nothing of it was changed: run the repair again",
+        f.name
+      )));
+    }
+    let quarantine = if f.aside.is_empty() {
+      None
+    } else {
+      let q = quarantine(j, f, stamp).map_err(refuse)?;
+      step(&format!("quarantined {}", f.name));
+      Some(q)
+    };
+    let mended = if f.truncate {
+      open_rw(j, f.name).and_then(|file| {
+        file.set_len(f.aside[0].start)?;
+        file.sync_all()
+      })
+    } else {
+      rewrite(j, f, step)
+    };
+    if let Err(e) = mended {
+      // The file is as it was, its bytes all in it: a quarantine made for
+      // it now goes again, so that a failed repair changes nothing.
+      if let Some((q, true)) = &quarantine {
+        let _ = unlinkat(&j.fd, q.as_str(), UnlinkatFlags::NoRemoveDir);
+        let _ = sync(&j.fd);
+      }
+      return Err(refuse(e));
+    }
+    step(&format!("mended {}", f.name));
+    done.push(Done {
+      file: f.name.to_string(),
+      quarantine: quarantine.map(|(q, _)| q),
+    });
+  }
+  for t in &plan.turns {
+    let from = format!("turns/{}", t.file);
+    let q = set_aside_turn(j, t, stamp).map_err(|e| quiet_io(&e, &from, "set aside"))?;
+    step(&format!("set aside {from}"));
+    done.push(Done {
+      file: from,
+      quarantine: Some(q),
+    });
+  }
+  Ok(done)
+}
+
+/// Sets a turn record aside: moved whole into the journal directory
+/// (`turns-<file>.aside-<stamp>`, never over anything there), or, where
+/// only zero bytes follow its whole text, the zeros to such a file and the
+/// record written anew without them.
+fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<String> {
+  let turns = File::from(openat(
+    &j.fd,
+    "turns",
+    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+    Mode::empty(),
+  )?);
+  let q = format!("turns-{}.aside-{stamp}", t.file);
+  Ok(match t.keep {
+    None => {
+      // 0600 before it moves, so that a kill leaves no quarantine of another mode.
+      nix::sys::stat::fchmodat(
+        &turns,
+        t.file.as_str(),
+        Mode::from_bits_truncate(0o600),
+        nix::sys::stat::FchmodatFlags::NoFollowSymlink,
+      )?;
+      // Linked into place (never over anything there), then unlinked from
+      // turns/: a kill between the two leaves the record under both names,
+      // one inode, and the next repair finds that link and only unlinks.
+      let record = nix::sys::stat::fstatat(&turns, t.file.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)?;
+      let prefix = format!("turns-{}.aside-", t.file);
+      let linked = entries(j, ".")?.into_iter().find(|name| {
+        name.starts_with(&prefix)
+          && nix::sys::stat::fstatat(&j.fd, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| (st.st_dev, st.st_ino) == (record.st_dev, record.st_ino))
+      });
+      let name = match linked {
+        Some(name) => name,
+        None => {
+          nix::unistd::linkat(&turns, t.file.as_str(), &j.fd, q.as_str(), nix::fcntl::AtFlags::empty())?;
+          q.clone()
+        }
+      };
+      sync(&j.fd)?;
+      unlinkat(&turns, t.file.as_str(), UnlinkatFlags::NoRemoveDir)?;
+      sync(&turns)?;
+      name
+    }
+    Some(body) => {
+      let record = crate::files::open_at(&turns, &t.file, 0)?;
+      let mut zeros = Vec::new();
+      copy_ranges(&record, &mut zeros, &[(body, t.size)])?;
+      publish(&j.fd, &q, false, |out| out.write_all(&zeros))?;
+      let mut text = Vec::new();
+      copy_ranges(&record, &mut text, &[(0, body)])?;
+      publish(&turns, &t.file, true, |out| out.write_all(&text))?;
+      q
+    }
+  })
+}
+
+fn sync(f: &File) -> std::io::Result<()> {
+  f.sync_all()
+}
+
+fn open_rw(j: &Journal, name: &str) -> std::io::Result<File> {
+  let fd = openat(&j.fd, name, OFlag::O_RDWR | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW, Mode::empty())?;
+  Ok(File::from(fd))
+}
+
+/// Copies the file's byte ranges `keep` (in order) from `from` to `to`.
+fn copy_ranges(from: &File, to: &mut impl Write, keep: &[(u64, u64)]) -> std::io::Result<()> {
+  use std::os::unix::fs::FileExt;
+  let mut buf = vec![0u8; 1 << 20];
+  for &(start, end) in keep {
+    let mut at = start;
+    while at < end {
+      let want = usize::try_from(end - at).unwrap_or(usize::MAX).min(buf.len());
+      let got = from.read_at(&mut buf[..want], at)?;
+      if got == 0 {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+      }
+      to.write_all(&buf[..got])?;
+      at += got as u64;
+    }
+  }
+  Ok(())
+}
+
+/// A new file in the directory, created exclusively 0600.
+fn create(dir: &File, name: &str) -> std::io::Result<File> {
+  let fd = openat(
+    dir,
+    name,
+    OFlag::O_WRONLY | OFlag::O_CREAT | OFlag::O_EXCL | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW,
+    Mode::from_bits_truncate(0o600),
+  )?;
+  Ok(File::from(fd))
+}
+
+/// Writes `fill` to a temporary file, syncs it and renames it to `name`
+/// (exclusively where `exclusive`: nothing at `name` is replaced), then
+/// syncs the directory. The temporary name starts with `.repair-`, which a
+/// later repair removes if a kill left it.
+fn publish(dir: &File, name: &str, replace: bool, fill: impl FnOnce(&mut File) -> std::io::Result<()>) -> std::io::Result<()> {
+  let temp = format!(".repair-{name}.tmp");
+  let _ = unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+  let mut file = create(dir, &temp)?;
+  let written = fill(&mut file).and_then(|()| file.sync_all());
+  if let Err(e) = written {
+    let _ = unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+    return Err(e);
+  }
+  let moved = if replace {
+    renameat(dir, temp.as_str(), dir, name).map_err(std::io::Error::from)
+  } else {
+    // linkat fails on anything at `name`: a quarantine is never replaced.
+    nix::unistd::linkat(dir, temp.as_str(), dir, name, nix::fcntl::AtFlags::empty())
+      .map_err(std::io::Error::from)
+      .and_then(|()| unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir).map_err(Into::into))
+  };
+  if let Err(e) = moved {
+    let _ = unlinkat(dir, temp.as_str(), UnlinkatFlags::NoRemoveDir);
+    return Err(e);
+  }
+  sync(dir)
+}
+
+/// Writes the parts of `f` set aside to its quarantine file, unless one
+/// from an earlier repair that stopped before the file was mended already
+/// holds exactly them. Returns its name, and whether it was made now.
+pub(super) fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<(String, bool)> {
+  let source = crate::files::open_at(&j.fd, f.name, 0)?;
+  // Truncation sets aside the whole tail, empty lines between cut ones too.
+  let ranges: Vec<(u64, u64)> = match f.truncate {
+    true => vec![(f.aside[0].start, f.size)],
+    false => f.aside.iter().map(|a| (a.start, a.end)).collect(),
+  };
+  let mut wanted = Vec::new();
+  copy_ranges(&source, &mut wanted, &ranges)?;
+  let prefix = format!("{}.aside-", f.name);
+  for name in entries(j, ".")? {
+    if name.starts_with(&prefix) && crate::files::read_at(&j.fd, &name).is_ok_and(|b| b == wanted) {
+      return Ok((name, false));
+    }
+  }
+  let mut name = format!("{prefix}{stamp}");
+  for n in 2.. {
+    match publish(&j.fd, &name, false, |out| out.write_all(&wanted)) {
+      Ok(()) => break,
+      Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => name = format!("{prefix}{stamp}-{n}"),
+      Err(e) => return Err(e),
+    }
+  }
+  Ok((name, true))
+}
+
+/// Writes the file without the parts set aside (a whole record's newline
+/// restored where zeros followed it, and added where the last line lacked
+/// one) beside it, and renames it over the file.
+fn rewrite(j: &Journal, f: &FilePlan, step: &mut dyn FnMut(&str)) -> std::io::Result<()> {
+  let source = crate::files::open_at(&j.fd, f.name, 0)?;
+  let mut keep = Vec::new();
+  let mut at = 0;
+  for a in &f.aside {
+    keep.push((at, a.start));
+    at = a.end;
+  }
+  keep.push((at, f.size));
+  publish(&j.fd, f.name, true, |out| {
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
+    let mut last = None;
+    for &(start, end) in &keep {
+      if end > start {
+        copy_ranges(&source, &mut w, &[(start, end)])?;
+        let mut b = [0u8; 1];
+        use std::os::unix::fs::FileExt;
+        source.read_exact_at(&mut b, end - 1)?;
+        last = Some(b[0]);
+        // A whole record whose zeros were set aside ends without its newline.
+        if b[0] != b'\n' && end < f.size {
+          w.write_all(b"\n")?;
+          last = Some(b'\n');
+        }
+      }
+    }
+    if last.is_some_and(|b| b != b'\n') {
+      w.write_all(b"\n")?;
+    }
+    w.flush()?;
+    drop(w);
+    step(&format!("written {}", f.name));
+    Ok(())
+  })
+}
+
+/// The names in the journal directory.
+fn entries(j: &Journal, name: &str) -> std::io::Result<Vec<String>> {
+  let mut names = Vec::new();
+  for entry in j.listing(name)? {
+    let entry = entry.map_err(std::io::Error::from)?;
+    if let Ok(name) = std::str::from_utf8(entry.file_name().to_bytes()) {
+      names.push(name.to_string());
+    }
+  }
+  Ok(names)
+}
+
+/// Removes the temporary files a repair killed midway left (`.repair-*`):
+/// each holds bytes that are still in the file it was made from.
+pub fn clean(j: &Journal) -> Result<Vec<String>> {
+  let mut removed = Vec::new();
+  for dir in [".", "turns"] {
+    let names = match entries(j, dir) {
+      Ok(names) => names,
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound && dir == "turns" => continue,
+      Err(e) => return Err(quiet_io(&e, "the journal directory", "read")),
+    };
+    for name in names {
+      if name.starts_with(".repair-") && name.ends_with(".tmp") {
+        let path = if dir == "." { name.clone() } else { format!("{dir}/{name}") };
+        unlinkat(&j.fd, path.as_str(), UnlinkatFlags::NoRemoveDir).map_err(|e| quiet_io(&e.into(), &path, "remove"))?;
+        removed.push(path);
+      }
+    }
+  }
+  Ok(removed)
+}

@@ -1,0 +1,403 @@
+//! `discord-journal repair`: the way out of a crash that the readers
+//! refuse, without a person editing JSONL by hand. The policy of careful
+//! append-only logs:
+//!
+//! - a line cut short (`inspect::Damage::Cut`, wherever it stands: an
+//!   append after it writes on a line of its own, see `lines::append`), a
+//!   run of zero bytes, and a last line without its newline that does not
+//!   parse are interrupted appends: each is set aside, its bytes kept;
+//! - an empty or cut turn record is a write that never finished: it is set
+//!   aside whole;
+//! - any other line that does not parse is corruption: nothing is changed,
+//!   and the repair refuses, naming it;
+//! - every whole record stays where it was, byte for byte; a whole last
+//!   line without its newline gets one.
+//!
+//! What is set aside goes to a quarantine file in the journal directory
+//! (`<file>.aside-<UTC time>`, mode 0600; no reader reads it), written
+//! under a temporary name, synced and renamed into place before the record
+//! file changes. A record file whose damage is only its tail is truncated;
+//! any other is written whole beside it, synced, renamed over it, and the
+//! directory synced. So a kill at any step leaves the old file or the
+//! mended one, and the bytes set aside are in one of them or in the
+//! quarantine. Every step is taken through the journal directory held open.
+
+use std::fs::File;
+use std::os::unix::fs::OpenOptionsExt;
+
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
+use serde_json::{json, Value};
+
+use crate::error::{quiet_io, JournalError, Result};
+use crate::inspect::Damage;
+use crate::lines::{ADMISSIONS, DROPS, INBOX, NOTICES, OUTBOX, RELOADS};
+use crate::lock::{self, OwnerState, System};
+
+mod apply;
+mod plan;
+
+pub use apply::{apply, clean, Done};
+pub use plan::plan;
+
+/// The record files, in the order a repair takes them.
+pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
+
+/// A part of a record file set aside.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Aside {
+  /// 1-based line number, as the readers number lines.
+  pub line: usize,
+  /// The bytes set aside (with the newline after them, where one is).
+  pub start: u64,
+  pub end: u64,
+  pub damage: Damage,
+}
+
+/// A line that is corruption: the repair refuses and changes nothing.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Corrupt {
+  pub file: String,
+  pub line: usize,
+  pub offset: u64,
+  pub length: u64,
+  pub head: Vec<u8>,
+}
+
+/// What a repair does to one record file.
+#[derive(Debug, Default, PartialEq)]
+pub struct FilePlan {
+  pub name: &'static str,
+  pub size: u64,
+  /// Records (lines that parse) kept.
+  pub kept: usize,
+  pub aside: Vec<Aside>,
+  /// The file is cut at `aside[0].start`: all that is set aside is its tail.
+  pub truncate: bool,
+  /// The last line is whole but has no newline: one is added.
+  pub terminate: bool,
+  /// The file is a symlink: a repair changes only the journal's own files.
+  pub link: bool,
+  /// Device, inode and size when planned: a file that changed since is
+  /// not mended from this plan.
+  pub stamp: (u64, u64, u64),
+}
+
+impl FilePlan {
+  pub fn aside_bytes(&self) -> u64 {
+    self.aside.iter().map(|a| a.end - a.start).sum()
+  }
+  fn changes(&self) -> bool {
+    !self.aside.is_empty() || self.terminate
+  }
+}
+
+/// A turn record set aside: whole, or (`keep`) only the zero bytes after
+/// its whole text, which stays.
+#[derive(Debug, PartialEq)]
+pub struct TurnPlan {
+  pub file: String,
+  pub size: u64,
+  pub damage: Damage,
+  pub keep: Option<u64>,
+}
+
+/// Everything a repair would do, or why it refuses.
+#[derive(Debug, Default, PartialEq)]
+pub struct Plan {
+  pub files: Vec<FilePlan>,
+  pub turns: Vec<TurnPlan>,
+  pub corrupt: Vec<Corrupt>,
+}
+
+impl Plan {
+  pub fn changes(&self) -> bool {
+    self.files.iter().any(FilePlan::changes) || !self.turns.is_empty()
+  }
+}
+
+/// The journal directory, held open: every step of a repair is taken
+/// relative to it, so a directory swapped for another at its path meanwhile
+/// is not the one written into.
+pub struct Journal {
+  fd: File,
+  /// An exclusive flock(2) on the directory while a repair changes it:
+  /// two repairs never run at once (a kill releases it).
+  _only: Option<nix::fcntl::Flock<File>>,
+}
+
+impl Journal {
+  /// The journal to plan a repair of.
+  pub fn open(dir: &str) -> Result<Journal> {
+    Ok(Journal {
+      fd: open_dir(dir)?,
+      _only: None,
+    })
+  }
+
+  /// The journal to repair: refused (exit 3) while another repair runs.
+  pub fn exclusive(dir: &str) -> Result<Journal> {
+    let fd = open_dir(dir)?;
+    let only = match nix::fcntl::Flock::lock(open_dir(dir)?, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+      Ok(only) => only,
+      Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
+        return Err(JournalError::brake(
+          "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
+        ))
+      }
+      Err((_, e)) => return Err(quiet_io(&e.into(), "the journal directory", "lock")),
+    };
+    Ok(Journal { fd, _only: Some(only) })
+  }
+
+  /// A descriptor of its own for a listing, so that no read position is
+  /// shared with another (a listing through a dup sees what the last one
+  /// left).
+  fn listing(&self, name: &str) -> std::io::Result<nix::dir::Dir> {
+    nix::dir::Dir::openat(
+      &self.fd,
+      name,
+      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+      Mode::empty(),
+    )
+    .map_err(Into::into)
+  }
+}
+
+fn open_dir(dir: &str) -> Result<File> {
+  std::fs::OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
+    .open(dir)
+    .map_err(|e| quiet_io(&e, "the journal directory", "read"))
+}
+
+/// What a file is and how long: device, inode, size.
+fn stamp_of(f: &File) -> std::io::Result<(u64, u64, u64)> {
+  let st = nix::sys::stat::fstat(f)?;
+  Ok((st.st_dev as u64, st.st_ino as u64, st.st_size as u64))
+}
+
+impl Plan {
+  pub fn to_json(&self) -> Value {
+    json!({
+      "files": self.files.iter().map(|f| json!({
+        "file": f.name,
+        "bytes": f.size,
+        "kept": f.kept,
+        "aside": f.aside.iter().map(|a| json!({
+          "line": a.line,
+          "offset": a.start,
+          "length": a.end - a.start,
+          "damage": a.damage.name(),
+        })).collect::<Vec<_>>(),
+        "asideBytes": f.aside_bytes(),
+        "mend": if !f.changes() { "none" } else if f.truncate { "truncate" } else { "rewrite" },
+        "terminate": f.terminate,
+      })).collect::<Vec<_>>(),
+      "turns": self.turns.iter().map(|t| json!({
+        "file": format!("turns/{}", t.file),
+        "bytes": t.size,
+        "damage": t.damage.name(),
+        "kept": t.keep,
+      })).collect::<Vec<_>>(),
+      "corrupt": self.corrupt.iter().map(|c| json!({
+        "file": c.file,
+        "line": c.line,
+        "offset": c.offset,
+        "length": c.length,
+        "head": String::from_utf8_lossy(&c.head),
+      })).collect::<Vec<_>>(),
+    })
+  }
+}
+
+/// How the binding is held while a repair changes it: by a run.lock this
+/// repair made, with its own owner record, released after (a repair killed
+/// midway leaves a dead owner's lock, which the next repair or `recover`
+/// clears).
+#[derive(Debug, PartialEq)]
+pub struct Held {
+  pid: f64,
+  /// The pid of the dead owner whose lock was cleared to make this one.
+  pub took_over: Option<String>,
+}
+
+/// Holds the binding for a repair, as a claim holds it but STOP or no
+/// STOP. A dead owner's lock (or one whose pid is another process now) is
+/// cleared first, as `unlock` clears it (judged, removed by descriptor),
+/// so that no `recover` can clear it during the repair and let a connector
+/// start in its middle. Refuses (exit 3) while a live owner holds it, or
+/// one whose record is missing, unreadable or unverifiable, as a claim
+/// would.
+pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
+  let mut system = System;
+  let mut took_over = None;
+  if crate::lines::exists(&lock::lock_path(dir)) {
+    let existing = lock::read_pid(dir);
+    match lock::state_of(existing.as_ref(), &mut system)? {
+      OwnerState::Dead | OwnerState::Mismatch => {
+        if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(dir, &mut system)? {
+          took_over = Some(format!("{pid}"));
+        }
+      }
+      _ => return Err(lock::refusal(dir, &mut system)?),
+    }
+  }
+  let pid = f64::from(std::process::id());
+  let me = format!("{pid}");
+  let (Some(start), Some(boot)) = (crate::identity::process_start(&me), crate::identity::boot_id()) else {
+    return Err(JournalError::failed(
+      "cannot read this process's start time or the boot id from /proc; refusing to hold the binding for the repair",
+    ));
+  };
+  let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
+  lock::hold(dir, pid, &mut system, || Ok(text))?;
+  Ok(Held { pid, took_over })
+}
+
+/// Releases what `hold` took.
+pub fn release(dir: &str, held: &Held) -> Result<()> {
+  lock::clear_pid(dir, Some(held.pid))
+}
+
+#[cfg(test)]
+mod tests {
+  use super::apply::quarantine;
+  use super::*;
+  use crate::testutil::TempDir;
+
+  fn planned(d: &TempDir) -> Plan {
+    plan(&Journal::open(d.path()).expect("open")).expect("plan")
+  }
+
+  fn repaired(d: &TempDir) -> Vec<Done> {
+    let j = Journal::open(d.path()).expect("open");
+    let p = plan(&j).expect("plan");
+    apply(&j, &p, "T", &mut |_| {}).expect("apply")
+  }
+
+  const A: &str = "{\"id\":\"a\"}\n";
+  const B: &str = "{\"id\":\"b\"}\n";
+
+  #[test]
+  fn a_cut_tail_is_truncated_and_kept_aside() {
+    let d = TempDir::new();
+    let path = format!("{}/inbox.jsonl", d.path());
+    std::fs::write(&path, format!("{A}{B}{{\"id\":\"c\",\"at\":\"20")).expect("write");
+    let p = planned(&d);
+    assert!(p.files[0].truncate);
+    assert_eq!(p.files[0].kept, 2);
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
+    let q = done[0].quarantine.clone().expect("quarantine");
+    assert_eq!(
+      std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"),
+      "{\"id\":\"c\",\"at\":\"20"
+    );
+    assert!(!planned(&d).changes(), "a second repair finds nothing");
+  }
+
+  #[test]
+  fn a_cut_line_inside_and_zeros_are_set_aside_by_a_rewrite() {
+    let d = TempDir::new();
+    let path = format!("{}/outbox.jsonl", d.path());
+    let mut bytes = format!("{A}{{\"id\":\"x\n").into_bytes();
+    bytes.extend_from_slice(&[0u8; 9]);
+    bytes.extend_from_slice(format!("\n{B}{}", A.trim_end()).as_bytes());
+    bytes.extend_from_slice(&[0u8; 3]);
+    std::fs::write(&path, &bytes).expect("write");
+    let p = planned(&d);
+    assert!(!p.files[0].truncate);
+    assert_eq!(p.files[0].kept, 3);
+    repaired(&d);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}{A}"));
+  }
+
+  #[test]
+  fn corruption_is_reported_and_a_whole_last_line_gets_its_newline() {
+    let d = TempDir::new();
+    std::fs::write(format!("{}/drops.jsonl", d.path()), format!("{A}{{bad\n{B}")).expect("write");
+    let p = planned(&d);
+    assert_eq!(p.corrupt.len(), 1);
+    assert_eq!((p.corrupt[0].line, p.corrupt[0].offset), (2, 11));
+    let d = TempDir::new();
+    let path = format!("{}/drops.jsonl", d.path());
+    std::fs::write(&path, format!("{A}{}", B.trim_end())).expect("write");
+    repaired(&d);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
+  }
+
+  #[test]
+  fn empty_and_cut_turn_records_are_set_aside_whole() {
+    let d = TempDir::new();
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
+    std::fs::write(format!("{}/turns/a.json", d.path()), "").expect("write");
+    std::fs::write(format!("{}/turns/b.json", d.path()), "{\n  \"id\": \"b\"\n}\n").expect("write");
+    std::fs::write(format!("{}/turns/c.json", d.path()), "{\n  \"id\": ").expect("write");
+    let done = repaired(&d);
+    let names: Vec<_> = done.iter().map(|d| d.file.as_str()).collect();
+    assert_eq!(names, ["turns/a.json", "turns/c.json"]);
+    assert!(std::fs::metadata(format!("{}/turns-c.json.aside-T", d.path())).is_ok());
+    assert!(std::fs::metadata(format!("{}/turns/b.json", d.path())).is_ok());
+  }
+
+  #[test]
+  fn a_truncated_tail_is_set_aside_whole_empty_lines_and_all() {
+    let d = TempDir::new();
+    let path = format!("{}/inbox.jsonl", d.path());
+    std::fs::write(&path, format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2")).expect("write");
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), A);
+    let q = done[0].quarantine.clone().expect("quarantine");
+    assert_eq!(
+      std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"),
+      "{\"id\":\"c1\n\n\n{\"id\":\"c2"
+    );
+  }
+
+  #[test]
+  fn a_turn_record_followed_by_zeros_keeps_its_text() {
+    let d = TempDir::new();
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
+    let text = "{\n  \"startedAt\": \"2026-12-01T00:00:00.000Z\"\n}\n";
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.extend_from_slice(&[0; 8]);
+    std::fs::write(format!("{}/turns/t1.json", d.path()), &bytes).expect("write");
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
+    let q = done[0].quarantine.clone().expect("quarantine");
+    assert_eq!(std::fs::read(format!("{}/{q}", d.path())).expect("q"), vec![0u8; 8]);
+  }
+
+  #[test]
+  fn a_repair_stopped_after_its_quarantine_is_not_set_aside_twice() {
+    let d = TempDir::new();
+    let path = format!("{}/inbox.jsonl", d.path());
+    std::fs::write(&path, format!("{A}{{\"id\":\"cut\n{B}")).expect("write");
+    let j = Journal::open(d.path()).expect("open");
+    let p = plan(&j).expect("plan");
+    // The first repair stops once its quarantine is made (a kill there).
+    let first = quarantine(&j, &p.files[0], "T1").expect("quarantine");
+    assert!(first.1);
+    clean(&j).expect("clean");
+    let done = apply(&j, &plan(&j).expect("plan"), "T2", &mut |_| {}).expect("apply");
+    assert_eq!(done[0].quarantine.as_deref(), Some(first.0.as_str()));
+    let asides = std::fs::read_dir(d.path())
+      .expect("list")
+      .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().contains(".aside-")))
+      .count();
+    assert_eq!(asides, 1);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
+  }
+
+  #[test]
+  fn a_second_repair_at_once_is_refused() {
+    let d = TempDir::new();
+    let _first = Journal::exclusive(d.path()).expect("first");
+    assert!(matches!(
+      Journal::exclusive(d.path()),
+      Err(JournalError::Discord { exit_code: 3, .. })
+    ));
+  }
+}
