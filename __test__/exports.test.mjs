@@ -1,0 +1,55 @@
+// One list of exports (#23): index.js, entry.js (what both module systems
+// see), index.d.ts (read with the TypeScript compiler), the README's API
+// table and the specification's journal.mjs (where it sits beside this
+// checkout, or at DISCORD_JOURNAL_SPEC) must name the same exports. The
+// files are this package's, so the test skips against another module.
+import assert from "node:assert/strict";
+import { existsSync, readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { addonOnly } from "./helpers.mjs";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const require = createRequire(import.meta.url);
+const sorted = (names) => [...new Set(names)].sort();
+
+/** The values index.d.ts declares, as the TypeScript compiler reads them. */
+function declared() {
+  const ts = require("typescript");
+  const file = join(root, "index.d.ts");
+  const program = ts.createProgram([file], { noEmit: true, types: [] });
+  const checker = program.getTypeChecker();
+  const source = program.getSourceFile(file);
+  // Values only: the file also exports the types of the values' shapes.
+  return checker
+    .getExportsOfModule(checker.getSymbolAtLocation(source))
+    .filter((s) => s.flags & ts.SymbolFlags.Value)
+    .map((s) => s.getName());
+}
+
+/** The exports the README's API table names (each `name(...)` or `name` in its first column). */
+function documented() {
+  const readme = readFileSync(join(root, "README.md"), "utf8");
+  const table = readme.slice(readme.indexOf("| export | what it does |"));
+  const rows = table.slice(0, table.indexOf("\n\n")).split("\n").slice(2);
+  return rows.flatMap((r) => [...r.split("|")[1].matchAll(/`([A-Za-z_]+)[`(]/g)].map((m) => m[1]));
+}
+
+describe("one list of exports", addonOnly, () => {
+  test("index.js, entry.js, index.d.ts, the README's table and journal.mjs name the same exports", async () => {
+    const index = sorted(Object.keys(require(join(root, "index.js"))));
+    assert.equal(index.length, 49);
+    assert.deepEqual(sorted(Object.keys(require(join(root, "entry.js")))), index, "entry.js");
+    assert.deepEqual(sorted(declared()), index, "index.d.ts");
+    assert.deepEqual(sorted(documented()), index, "the README's API table");
+    const spec = process.env.DISCORD_JOURNAL_SPEC ?? join(root, "..", "shared", "spec", "reference", "stack");
+    const reference = join(spec, "packages", "discord", "src", "journal.mjs");
+    if (existsSync(reference)) {
+      const ref = await import(pathToFileURL(reference).href);
+      // The reference's DiscordError is its errors.mjs's; the package exports it beside the 48.
+      assert.deepEqual(sorted([...Object.keys(ref), "DiscordError"]), index, "journal.mjs");
+    }
+  });
+});
