@@ -4,8 +4,10 @@
 // platform may have is required by a literal path, so that a bundler can
 // follow it (esbuild's --loader:.node=copy); one that is absent inside a try
 // is no bundling error. glibc and musl are told apart by libc.js, from
-// Node's own binary, not by process.report, which napi-rs's loader asks: it
-// costs milliseconds and can wait on reverse DNS.
+// Node's own binary, not as napi-rs's generated loader tells them (whether
+// /usr/bin/ldd mentions musl, then process.report, which costs
+// milliseconds): a file on the machine says which C libraries are
+// installed, not which one this Node runs on.
 // scripts/ensure-binary.js builds a binary under these names from source
 // where none fits.
 "use strict";

@@ -8,8 +8,8 @@ const fs = require("node:fs");
 // named in its PT_INTERP (musl's is ld-musl-<arch>.so.1). Two small reads
 // of the binary (its program headers, then that name), exact where a
 // file's presence (/lib/ld-musl-*, which Debian's musl package installs
-// beside glibc) or process.report (which costs milliseconds and can wait on
-// reverse DNS) would only guess. undefined when the binary cannot be read
+// beside glibc), /usr/bin/ldd's text or process.report (which costs
+// milliseconds) would only guess. undefined when the binary cannot be read
 // or names no loader.
 function libcOfNode() {
   let fd;
