@@ -178,6 +178,11 @@ pub fn size_of(st: &FileStat) -> u64 {
   u64::try_from(st.st_size).unwrap_or(0)
 }
 
+/// `existsSync(path)`: access(F_OK); any failure reads as absent.
+pub fn exists(path: &str) -> bool {
+  nix::unistd::access(path, nix::unistd::AccessFlags::F_OK).is_ok()
+}
+
 /// Whether a failed open of `path` means "no file", as the reference's
 /// `existsSync` before its read would have said: the readers open first and
 /// ask this only when the open fails. ENOENT and ENOTDIR answer it at once
@@ -188,7 +193,7 @@ pub fn missing(err: &std::io::Error, path: &str) -> bool {
   if is_not_regular(err) {
     return false;
   }
-  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !crate::lines::exists(path)
+  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !exists(path)
 }
 
 /// Node's `mkdirSync(path, { recursive: true, mode })`, step for step as

@@ -16,11 +16,6 @@ pub const ADMISSIONS: &str = "admissions.jsonl";
 pub const NOTICES: &str = "notices.jsonl";
 pub const RELOADS: &str = "reloads.jsonl";
 
-/// `existsSync(path)`: access(F_OK); any failure reads as absent.
-pub fn exists(path: &str) -> bool {
-  nix::unistd::access(path, nix::unistd::AccessFlags::F_OK).is_ok()
-}
-
 /// Appends `line` and a newline to `dir/name`, creating it 0600 (under the
 /// umask). One write(2) of the whole line, so concurrent appenders under
 /// O_APPEND never interleave within a line.

@@ -9,8 +9,9 @@ use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
 use crate::error::{quiet_io, JournalError, Result, ThrownCode};
+use crate::files::exists;
 use crate::json::{str_eq, units, Doc, Scalar};
-use crate::lines::{decode_utf8, exists};
+use crate::lines::decode_utf8;
 use crate::paths::{journal_label, under};
 use crate::text::js_trim;
 use crate::time::is_canonical_iso;

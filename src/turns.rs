@@ -21,8 +21,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use nix::libc;
 
 use crate::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
+use crate::files::exists;
 use crate::json::Doc;
-use crate::lines::{decode_utf8, exists};
+use crate::lines::decode_utf8;
 use crate::paths::{journal_label, turn_label, under};
 
 /// A record being made: `create` made its inode, `finish` writes it and
@@ -168,7 +169,7 @@ impl Draft {
     );
     match linked {
       Ok(()) => Ok(()),
-      Err(nix::errno::Errno::ENOENT) if !crate::lines::exists("/proc/self/fd") => {
+      Err(nix::errno::Errno::ENOENT) if !crate::files::exists("/proc/self/fd") => {
         NAMED.store(true, Ordering::Relaxed);
         named(&self.path, parent(&self.path))?.finish(text)
       }

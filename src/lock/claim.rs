@@ -267,7 +267,7 @@ fn write_record(mut file: File, text: &str) -> std::io::Result<Stamp> {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::lines::exists;
+  use crate::files::exists;
   use crate::lock::fixtures::*;
   use crate::lock::{clear_pid, owner_path, read_pid, Owner};
   use crate::testutil::TempDir;

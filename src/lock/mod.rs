@@ -20,13 +20,14 @@
 //! descriptor; here are the operations that judge a lock and remove it.
 
 use crate::error::{quiet_io, JournalError, Result, ThrownCode};
-use crate::lines::exists;
+use crate::files::exists;
 use crate::paths::journal_label;
 use crate::stop;
 
 mod claim;
 mod owner;
 mod remove;
+mod stamp;
 mod state;
 
 pub use claim::{claim, hold};

@@ -9,7 +9,7 @@ use crate::lines::decode_utf8;
 use crate::paths::under;
 use crate::text::js_number;
 
-use super::remove::{Record, Stamp};
+use super::stamp::{Record, Stamp};
 
 pub fn lock_path(dir: &str) -> String {
   under(dir, &["run.lock"])

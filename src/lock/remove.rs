@@ -18,76 +18,20 @@
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, OwnedFd};
-use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use nix::dir::Dir;
 use nix::errno::Errno;
 use nix::fcntl::{open, AtFlags, OFlag};
-use nix::sys::stat::{fstat, fstatat, FileStat, Mode, SFlag};
+use nix::sys::stat::{fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use super::owner::{lock_path, read_owner, Owner};
+pub use super::stamp::{Judged, Record, Stamp};
 
 /// Subdirectories deeper than this (only a hand makes any) are refused
 /// rather than recursed into without bound.
 const MAX_DEPTH: usize = 1024;
-
-/// What names one inode while it exists: its device, inode number and
-/// whether it is a directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Stamp {
-  dev: u64,
-  ino: u64,
-  dir: bool,
-}
-
-impl Stamp {
-  pub fn of(st: &FileStat) -> Stamp {
-    Stamp {
-      dev: st.st_dev,
-      ino: st.st_ino,
-      dir: st.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits(),
-    }
-  }
-
-  pub fn of_meta(m: &std::fs::Metadata) -> Stamp {
-    Stamp {
-      dev: m.dev(),
-      ino: m.ino(),
-      dir: m.is_dir(),
-    }
-  }
-
-  /// The open file's own inode.
-  pub fn of_fd(fd: impl AsFd) -> Option<Stamp> {
-    fstat(fd).ok().map(|st| Stamp::of(&st))
-  }
-
-  /// `path` itself (a final symlink not followed), if anything is there.
-  pub fn at(path: &str) -> Option<Stamp> {
-    std::fs::symlink_metadata(path).ok().map(|m| Stamp::of_meta(&m))
-  }
-}
-
-/// The owner record a judgement rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Record {
-  /// No owner.json (`existsSync` false).
-  Absent,
-  /// The file the record was read from.
-  File(Stamp),
-  /// A record that could not be opened or read: it never allows a removal.
-  Unread,
-}
-
-/// One lock as it was judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Judged {
-  /// `run.lock` itself when it was judged; `None` when nothing was there.
-  pub lock: Option<Stamp>,
-  pub record: Record,
-}
 
 /// Removes the judged lock, retrying the failures Node's `rmSync` retries
 /// (`max_retries` times, 20 ms more each time). `held` is the judged

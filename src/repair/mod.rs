@@ -233,7 +233,7 @@ pub struct Held {
 pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
   let mut system = System;
   let mut took_over = None;
-  if crate::lines::exists(&lock::lock_path(dir)) {
+  if crate::files::exists(&lock::lock_path(dir)) {
     let existing = lock::read_pid(dir);
     match lock::state_of(existing.as_ref(), &mut system)? {
       OwnerState::Dead | OwnerState::Mismatch => {
