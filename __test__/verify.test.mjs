@@ -23,9 +23,17 @@ const made = [];
 after(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
+// verify's temporary directories go to a TMPDIR of the suite's own, so that
+// what it leaves behind is counted there alone.
+const own = mkdtempSync(join(tmpdir(), "discord-journal-verify-tmp-"));
+made.push(own);
 const verify = (reference, ...args) =>
-  spawnSync(process.execPath, [bin, "verify", "--reference", reference, ...args], { encoding: "utf8", timeout: 120_000 });
-const leftovers = () => readdirSync(tmpdir()).filter((n) => n.startsWith("discord-journal-verify-")).length;
+  spawnSync(process.execPath, [bin, "verify", "--reference", reference, ...args], {
+    encoding: "utf8",
+    timeout: 120_000,
+    env: { ...process.env, TMPDIR: own },
+  });
+const leftovers = () => readdirSync(own).length;
 
 /** A copy of the specification's package tree with `journal.mjs` changed by `edit`. */
 function mutant(edit) {
