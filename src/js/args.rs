@@ -48,12 +48,12 @@ impl<'e> Dir<'e> {
       joined.extend(name.encode_utf16());
     }
     if crate::paths::is_normal(&units) {
-      return js.str16(&joined);
+      return Ok(js.str16(&joined)?);
     }
     // Names are plain segments, so joining first and normalizing once is
     // path.join (which drops an empty dir, as it drops every empty part).
     let parts: [&[u16]; 1] = [if units.is_empty() { &joined[1..] } else { &joined }];
-    js.str16(&crate::paths::join(&parts))
+    Ok(js.str16(&crate::paths::join(&parts))?)
   }
 }
 
@@ -88,7 +88,7 @@ impl ValidateNapiValue for Dir<'_> {}
 fn invalid_path<'e>(js: Js<'e>, v: Val<'e>) -> Thrown {
   let joined = js.realm().and_then(|realm| {
     let join = js.kept(realm.join)?;
-    js.call(join, js.undefined()?, &[v])
+    Ok(js.call(join, js.undefined()?, &[v])?)
   });
   match joined {
     Err(thrown) => thrown,

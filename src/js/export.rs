@@ -15,50 +15,11 @@
 //! sees a `DiscordError`, a Node error with its `code`, or the very
 //! exception a seam or getter threw.
 
-use napi::{sys, Env};
+use napi::Env;
 
+use super::thrown::{JsResult, Thrown};
 use super::{realm, Js};
 use crate::error::{JournalError, ThrownCode};
-
-/// Why a call did not return: a journal error still to be thrown, or a
-/// JavaScript exception already pending (from a seam, a getter, toJSON...),
-/// which must reach the caller as it was thrown.
-pub enum Thrown {
-  Journal(JournalError),
-  Pending,
-  /// An N-API call failed without an exception (a value V8 would not
-  /// make); surfaced as a DiscordError, naming the file where one is read.
-  Napi(sys::napi_status),
-  /// The env can no longer run JavaScript (a terminated Worker): the call
-  /// ends at once, with no further step on the file system and no error of
-  /// its own, so the termination goes on (#10).
-  Terminating,
-}
-
-pub type JsResult<T> = Result<T, Thrown>;
-
-impl From<JournalError> for Thrown {
-  fn from(e: JournalError) -> Self {
-    Thrown::Journal(e)
-  }
-}
-
-impl Thrown {
-  /// A failure of the reader of the file `label`: an N-API call that failed
-  /// without an exception (a string or an array V8 would not make) becomes
-  /// a refusal naming the file, never a bare N-API status (#10).
-  pub fn reading(self, label: &str) -> Thrown {
-    match self {
-      Thrown::Napi(_) => crate::error::quiet_fs(None, label, "read").into(),
-      other => other,
-    }
-  }
-}
-
-/// A reader's refusal when the memory for its result cannot be had.
-pub fn out_of_memory(label: &str) -> Thrown {
-  crate::error::quiet_fs(Some("ENOMEM"), label, "read").into()
-}
 
 /// Runs an export's body with the env of its call and ends the call: its
 /// value, or the exception now pending.
@@ -82,7 +43,7 @@ pub fn fail(js: Js, e: Thrown) -> napi::Error {
       // removed after the action threw): the later error is the one thrown.
       match if js.pending() { js.take_exception().map(drop) } else { Ok(()) } {
         Ok(()) => js.throw_error(e),
-        Err(other) => Err(other),
+        Err(other) => Err(other.into()),
       }
     }
     // Readers have already named their file (`Thrown::reading`); what is

@@ -5,7 +5,8 @@
 use napi::{sys, Env};
 use napi_derive::napi;
 
-use super::{export, Js, JsResult, Thrown, Val};
+use super::raw::Fault;
+use super::{export, Js, JsResult, Val};
 use crate::error::JournalError;
 use crate::identity;
 use crate::lock::Field;
@@ -41,11 +42,11 @@ pub fn start_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<Option<String>> {
   }
   let text = match js.to_string(pid) {
     Ok(s) => js.utf8(s)?,
-    Err(Thrown::Pending) => {
+    Err(Fault::Pending) => {
       js.take_exception()?;
       return Ok(None);
     }
-    Err(e) => return Err(e),
+    Err(e) => return Err(e.into()),
   };
   Ok(identity::process_start(&text))
 }
@@ -53,8 +54,8 @@ pub fn start_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<Option<String>> {
 /// A string, or null.
 pub fn opt_str<'e>(js: Js<'e>, s: Option<String>) -> JsResult<Val<'e>> {
   match s {
-    Some(s) => js.str(&s),
-    None => js.null(),
+    Some(s) => Ok(js.str(&s)?),
+    None => Ok(js.null()?),
   }
 }
 
@@ -76,7 +77,7 @@ pub fn call_identity<'e>(js: Js<'e>, identity: Option<Val<'e>>, pid: Val<'e>) ->
       if !js.is(f, sys::ValueType::napi_function)? {
         return Err(JournalError::not_a_function("identity").into());
       }
-      js.call(f, js.undefined()?, &[pid])
+      Ok(js.call(f, js.undefined()?, &[pid])?)
     }
   }
 }
@@ -99,11 +100,11 @@ pub fn alive_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<bool> {
   let kill = js.get(process, "kill")?;
   match js.call(kill, process, &[pid, js.number(0.0)?]) {
     Ok(_) => Ok(true),
-    Err(Thrown::Pending) => {
+    Err(Fault::Pending) => {
       let e = js.take_exception()?;
       let code = js.prop(e, "code")?;
       Ok(js.string_of(code)?.is_some_and(|c| c == "EPERM"))
     }
-    Err(e) => Err(e),
+    Err(e) => Err(e.into()),
   }
 }

@@ -16,15 +16,15 @@ use crate::{inspect, repair};
 #[napi(js_name = "scanLines")]
 pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Result<Val<'e>> {
   export(env, |js| match inspect::scan_lines(dir.fs(), file.name())? {
-    Some(scan) => js.str(&scan.to_json().to_string()),
-    None => js.null(),
+    Some(scan) => Ok(js.str(&scan.to_json().to_string())?),
+    None => Ok(js.null()?),
   })
 }
 
 /// Every turn record judged.
 #[napi(js_name = "scanTurns")]
 pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| js.str(&inspect::scan_turns(dir.fs())?.to_json().to_string()))
+  export(env, |js| Ok(js.str(&inspect::scan_turns(dir.fs())?.to_json().to_string())?))
 }
 
 /// `discord-journal repair`: the plan (`apply` false, nothing changed), or
@@ -38,7 +38,7 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
     let d = dir.fs();
     if !apply {
       let plan = repair::plan(&repair::Journal::open(d)?)?;
-      return js.str(&json!({ "applied": false, "tookOver": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string());
+      return Ok(js.str(&json!({ "applied": false, "tookOver": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string())?);
     }
     let j = repair::Journal::exclusive(d)?;
     let now = js.now_iso()?;
@@ -63,7 +63,9 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
       .into_iter()
       .map(|d| json!({ "file": d.file, "quarantine": d.quarantine }))
       .collect();
-    js.str(&json!({ "applied": applied, "tookOver": held.took_over, "cleaned": cleaned, "plan": plan.to_json(), "done": done }).to_string())
+    Ok(js.str(
+      &json!({ "applied": applied, "tookOver": held.took_over, "cleaned": cleaned, "plan": plan.to_json(), "done": done }).to_string(),
+    )?)
   })
 }
 

@@ -44,7 +44,7 @@ pub fn unlock<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val
     let d = Dir::from(js, dir)?;
     append_stop(js, &d, reason)?;
     match lock::unlock_after_stop(d.fs(), &mut JsSeams::new(js, identity, before_remove))? {
-      Unlocked::NoLock => js.boolean(false),
+      Unlocked::NoLock => Ok(js.boolean(false)?),
       Unlocked::Cleared(rec) => owner_object(js, rec.as_ref()),
     }
   })
@@ -72,8 +72,8 @@ pub fn stop_target<'e>(env: &'e Env, dir: Dir<'e>, opts: Val<'e>) -> napi::Resul
     let rec = lock::read_pid(dir.fs());
     let [identity] = options(js, opts, ["identity"])?;
     match lock::stop_target(rec, &mut JsSeams::new(js, identity, None))? {
-      Some(pid) => js.number(pid),
-      None => js.null(),
+      Some(pid) => Ok(js.number(pid)?),
+      None => Ok(js.null()?),
     }
   })
 }
@@ -162,7 +162,7 @@ impl<'e> Seams for JsSeams<'e> {
 /// `readPid`'s result as JavaScript.
 fn owner_object<'e>(js: Js<'e>, rec: Option<&Owner>) -> JsResult<Val<'e>> {
   match rec {
-    None => js.null(),
+    None => Ok(js.null()?),
     Some(Owner::Invalid) => {
       let o = js.object()?;
       js.set(o, "invalid", js.boolean(true)?)?;
@@ -192,7 +192,7 @@ impl<'e> OwnerView for JsOwner<'e> {
     self.js.is(self.rec, sys::ValueType::napi_null)
   }
   fn invalid(&mut self) -> JsResult<bool> {
-    self.js.truthy(self.js.prop(self.rec, "invalid")?)
+    Ok(self.js.truthy(self.js.prop(self.rec, "invalid")?)?)
   }
   fn alive(&mut self) -> JsResult<bool> {
     alive_of(self.js, self.js.get(self.rec, "pid")?)

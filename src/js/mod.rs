@@ -31,13 +31,16 @@ mod raw;
 mod realm;
 mod records;
 mod semantics;
+mod setup;
 mod stop;
+mod thrown;
 mod time;
 mod turns;
 mod value;
 
 pub use args::{date_arg, number_arg, options, Dir};
-pub use export::{after, export, keep, out_of_memory, JsResult, Thrown};
+pub use export::{after, export, keep};
 pub use raw::Js;
 pub use semantics::Texts;
+pub use thrown::{out_of_memory, JsResult, Thrown};
 pub use value::Val;

@@ -18,7 +18,7 @@
 //!   unchanged, and a journal error must become a `DiscordError` with its
 //!   `exitCode` (src/js/export.rs).
 //! - **A terminated env.** Each call's status is checked here, once, to
-//!   tell a pending exception from a terminating env (`Thrown`), which
+//!   tell a pending exception from a terminating env (`Fault`), which
 //!   napi-rs reports alike.
 //! - **Cost.** The exports are called per message; these wrappers add no
 //!   allocation or registry lookup (napi-rs's instance-data getter checks
@@ -32,9 +32,18 @@ use std::sync::Arc;
 
 use napi::sys;
 
-use super::realm::Realm;
-use super::{Thrown, Val};
+use super::Val;
 use crate::part::Shared;
+
+/// Why an N-API call failed, as N-API tells it: an exception is pending,
+/// the env can no longer run JavaScript (a terminated Worker), or another
+/// status with no exception. The layers above make it a `Thrown`.
+#[derive(Clone, Copy, Debug)]
+pub enum Fault {
+  Pending,
+  Terminating,
+  Status(sys::napi_status),
+}
 
 /// The env of the current call. Copy: it is only a handle.
 #[derive(Clone, Copy)]
@@ -67,16 +76,16 @@ impl<'e> Js<'e> {
     Js { env, call: PhantomData }
   }
 
-  fn check(self, status: sys::napi_status) -> Result<(), Thrown> {
+  fn check(self, status: sys::napi_status) -> Result<(), Fault> {
     if status == sys::Status::napi_ok {
       return Ok(());
     }
     if self.pending() {
-      Err(Thrown::Pending)
+      Err(Fault::Pending)
     } else if !self.can_run() {
-      Err(Thrown::Terminating)
+      Err(Fault::Terminating)
     } else {
-      Err(Thrown::Napi(status))
+      Err(Fault::Status(status))
     }
   }
 
@@ -107,18 +116,18 @@ impl<'e> Js<'e> {
   /// env that can no longer run JavaScript the call ends (`Terminating`);
   /// V8's termination of a running script (no JavaScript value, so
   /// napi_typeof refuses it) is put back, to go on unwinding the caller.
-  pub fn take_exception(self) -> Result<Val<'e>, Thrown> {
+  pub fn take_exception(self) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_and_clear_last_exception(&mut v))?;
     if !self.can_run() {
-      return Err(Thrown::Terminating);
+      return Err(Fault::Terminating);
     }
     let mut t = 0;
     // SAFETY: env of the current call; `v` was just handed out by it and the
     // out-pointer is a local.
     if unsafe { sys::napi_typeof(self.env, v, &mut t) } != sys::Status::napi_ok {
       self.throw(Val::new(v));
-      return Err(Thrown::Pending);
+      return Err(Fault::Pending);
     }
     Ok(Val::new(v))
   }
@@ -128,43 +137,43 @@ impl<'e> Js<'e> {
     unsafe { sys::napi_throw(self.env, v.0) };
   }
 
-  pub fn type_of(self, v: Val<'e>) -> Result<sys::napi_valuetype, Thrown> {
+  pub fn type_of(self, v: Val<'e>) -> Result<sys::napi_valuetype, Fault> {
     let mut t = 0;
     napi_call!(self, napi_typeof(v.0, &mut t))?;
     Ok(t)
   }
 
-  pub fn undefined(self) -> Result<Val<'e>, Thrown> {
+  pub fn undefined(self) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_undefined(&mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn null(self) -> Result<Val<'e>, Thrown> {
+  pub fn null(self) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_null(&mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn global(self) -> Result<Val<'e>, Thrown> {
+  pub fn global(self) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_global(&mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn boolean(self, b: bool) -> Result<Val<'e>, Thrown> {
+  pub fn boolean(self, b: bool) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_boolean(b, &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn number(self, n: f64) -> Result<Val<'e>, Thrown> {
+  pub fn number(self, n: f64) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_double(n, &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn str(self, s: &str) -> Result<Val<'e>, Thrown> {
+  pub fn str(self, s: &str) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize, &mut v))?;
     Ok(Val::new(v))
@@ -172,14 +181,14 @@ impl<'e> Js<'e> {
 
   /// A string from UTF-8 bytes (invalid sequences become U+FFFD, as Node
   /// decodes a file).
-  pub fn str_utf8(self, bytes: &[u8]) -> Result<Val<'e>, Thrown> {
+  pub fn str_utf8(self, bytes: &[u8]) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf8(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
     Ok(Val::new(v))
   }
 
   /// A string from Latin-1 bytes: for ASCII, a plain copy.
-  pub fn latin1(self, bytes: &[u8]) -> Result<Val<'e>, Thrown> {
+  pub fn latin1(self, bytes: &[u8]) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_latin1(bytes.as_ptr().cast(), bytes.len() as isize, &mut v))?;
     Ok(Val::new(v))
@@ -193,7 +202,7 @@ impl<'e> Js<'e> {
   /// V8 does not count an external string's bytes towards the heap, so a
   /// loop of reads would never collect: its length is reported as external
   /// memory (as a Buffer's is) while it lives.
-  pub fn shared_latin1(self, file: &Shared, range: Range<usize>) -> Result<Val<'e>, Thrown> {
+  pub fn shared_latin1(self, file: &Shared, range: Range<usize>) -> Result<Val<'e>, Fault> {
     /// The string's reference to its bytes, and the memory it reported.
     type Held = (Shared, i64);
     unsafe extern "C" fn release(env: sys::node_api_basic_env, _data: *mut c_void, hint: *mut c_void) {
@@ -211,7 +220,7 @@ impl<'e> Js<'e> {
         unsafe { sys::napi_adjust_external_memory(env.cast(), -size, &mut now) };
       }
     }
-    let bytes = file.get(range).ok_or(Thrown::Napi(sys::Status::napi_invalid_arg))?;
+    let bytes = file.get(range).ok_or(Fault::Status(sys::Status::napi_invalid_arg))?;
     let size = bytes.len() as i64;
     // Reported first: a copy calls the finalizer, which takes it back, at once.
     let mut now = 0;
@@ -243,38 +252,38 @@ impl<'e> Js<'e> {
     Ok(Val::new(v))
   }
 
-  pub fn str16(self, units: &[u16]) -> Result<Val<'e>, Thrown> {
+  pub fn str16(self, units: &[u16]) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_string_utf16(units.as_ptr(), units.len() as isize, &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn object(self) -> Result<Val<'e>, Thrown> {
+  pub fn object(self) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_object(&mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn array(self, len: usize) -> Result<Val<'e>, Thrown> {
+  pub fn array(self, len: usize) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_create_array_with_length(len, &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn number_value(self, v: Val<'e>) -> Result<f64, Thrown> {
+  pub fn number_value(self, v: Val<'e>) -> Result<f64, Fault> {
     let mut n = 0.0;
     napi_call!(self, napi_get_value_double(v.0, &mut n))?;
     Ok(n)
   }
 
-  pub fn bool_value(self, v: Val<'e>) -> Result<bool, Thrown> {
+  pub fn bool_value(self, v: Val<'e>) -> Result<bool, Fault> {
     let mut b = false;
     napi_call!(self, napi_get_value_bool(v.0, &mut b))?;
     Ok(b)
   }
 
   /// A string's code units.
-  pub fn units(self, v: Val<'e>) -> Result<Vec<u16>, Thrown> {
+  pub fn units(self, v: Val<'e>) -> Result<Vec<u16>, Fault> {
     // Most strings here are short: one call into a stack buffer.
     let mut small = [0u16; 256];
     let mut len = 0usize;
@@ -291,7 +300,7 @@ impl<'e> Js<'e> {
 
   /// A string as UTF-8, lone surrogates as U+FFFD (what Node hands the
   /// file system for a path).
-  pub fn utf8(self, v: Val<'e>) -> Result<String, Thrown> {
+  pub fn utf8(self, v: Val<'e>) -> Result<String, Fault> {
     let mut small = [0u8; 512];
     let mut len = 0usize;
     napi_call!(
@@ -311,79 +320,79 @@ impl<'e> Js<'e> {
 
   /// `obj[name]` for a value that is not null or undefined (a primitive
   /// reads through its wrapper, as in JavaScript).
-  pub fn get(self, obj: Val<'e>, name: &str) -> Result<Val<'e>, Thrown> {
+  pub fn get(self, obj: Val<'e>, name: &str) -> Result<Val<'e>, Fault> {
     let key = self.str(name)?;
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_property(obj.0, key.0, &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn set(self, obj: Val<'e>, name: &str, value: Val<'e>) -> Result<(), Thrown> {
+  pub fn set(self, obj: Val<'e>, name: &str, value: Val<'e>) -> Result<(), Fault> {
     let key = self.str(name)?;
     napi_call!(self, napi_set_property(obj.0, key.0, value.0))
   }
 
-  pub fn set_index(self, arr: Val<'e>, i: u32, value: Val<'e>) -> Result<(), Thrown> {
+  pub fn set_index(self, arr: Val<'e>, i: u32, value: Val<'e>) -> Result<(), Fault> {
     napi_call!(self, napi_set_element(arr.0, i, value.0))
   }
 
-  pub fn get_index(self, arr: Val<'e>, i: u32) -> Result<Val<'e>, Thrown> {
+  pub fn get_index(self, arr: Val<'e>, i: u32) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_element(arr.0, i, &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn freeze(self, obj: Val<'e>) -> Result<(), Thrown> {
+  pub fn freeze(self, obj: Val<'e>) -> Result<(), Fault> {
     napi_call!(self, napi_object_freeze(obj.0))
   }
 
   /// ToBoolean: never throws.
-  pub fn truthy(self, v: Val<'e>) -> Result<bool, Thrown> {
+  pub fn truthy(self, v: Val<'e>) -> Result<bool, Fault> {
     let mut b = ptr::null_mut();
     napi_call!(self, napi_coerce_to_bool(v.0, &mut b))?;
     self.bool_value(Val::new(b))
   }
 
   /// ToString, as a template literal applies it (throws for a Symbol).
-  pub fn to_string(self, v: Val<'e>) -> Result<Val<'e>, Thrown> {
+  pub fn to_string(self, v: Val<'e>) -> Result<Val<'e>, Fault> {
     let mut s = ptr::null_mut();
     napi_call!(self, napi_coerce_to_string(v.0, &mut s))?;
     Ok(Val::new(s))
   }
 
-  pub fn strict_equals(self, a: Val<'e>, b: Val<'e>) -> Result<bool, Thrown> {
+  pub fn strict_equals(self, a: Val<'e>, b: Val<'e>) -> Result<bool, Fault> {
     let mut eq = false;
     napi_call!(self, napi_strict_equals(a.0, b.0, &mut eq))?;
     Ok(eq)
   }
 
-  pub fn call(self, f: Val<'e>, this: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Thrown> {
+  pub fn call(self, f: Val<'e>, this: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Fault> {
     let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
     let mut v = ptr::null_mut();
     napi_call!(self, napi_call_function(this.0, f.0, argv.len(), argv.as_ptr(), &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn construct(self, ctor: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Thrown> {
+  pub fn construct(self, ctor: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Fault> {
     let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
     let mut v = ptr::null_mut();
     napi_call!(self, napi_new_instance(ctor.0, argv.len(), argv.as_ptr(), &mut v))?;
     Ok(Val::new(v))
   }
 
-  pub fn error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Thrown> {
+  pub fn error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Fault> {
     self.make_error(code, message, ErrorKind::Error)
   }
 
-  pub fn type_error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Thrown> {
+  pub fn type_error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Fault> {
     self.make_error(code, message, ErrorKind::Type)
   }
 
-  pub fn range_error(self, message: &str) -> Result<Val<'e>, Thrown> {
+  pub fn range_error(self, message: &str) -> Result<Val<'e>, Fault> {
     self.make_error(None, message, ErrorKind::Range)
   }
 
-  fn make_error(self, code: Option<&str>, message: &str, kind: ErrorKind) -> Result<Val<'e>, Thrown> {
+  fn make_error(self, code: Option<&str>, message: &str, kind: ErrorKind) -> Result<Val<'e>, Fault> {
     let code = match code {
       Some(c) => self.str(c)?.0,
       None => ptr::null_mut(),
@@ -399,13 +408,13 @@ impl<'e> Js<'e> {
   }
 
   /// A strong reference that keeps `v` alive for the life of the env.
-  pub fn keep(self, v: Val<'e>) -> Result<sys::napi_ref, Thrown> {
+  pub fn keep(self, v: Val<'e>) -> Result<sys::napi_ref, Fault> {
     let mut r = ptr::null_mut();
     napi_call!(self, napi_create_reference(v.0, 1, &mut r))?;
     Ok(r)
   }
 
-  pub fn kept(self, r: sys::napi_ref) -> Result<Val<'e>, Thrown> {
+  pub fn kept(self, r: sys::napi_ref) -> Result<Val<'e>, Fault> {
     let mut v = ptr::null_mut();
     napi_call!(self, napi_get_reference_value(r, &mut v))?;
     Ok(Val::new(v))
@@ -413,7 +422,7 @@ impl<'e> Js<'e> {
 
   /// Where the bytes of a Uint8Array are (for V8 an off-heap store from
   /// here on, which does not move).
-  pub fn uint8_data(self, v: Val<'e>) -> Result<Option<*mut u8>, Thrown> {
+  pub fn uint8_data(self, v: Val<'e>) -> Result<Option<*mut u8>, Fault> {
     let (mut kind, mut len, mut offset) = (0, 0usize, 0usize);
     let (mut data, mut buffer) = (ptr::null_mut(), ptr::null_mut());
     napi_call!(
@@ -429,7 +438,7 @@ impl<'e> Js<'e> {
   /// the reference's own temporaries are not (#10: listTurns held every
   /// record's text to the end). Only the value `f` returns may be used
   /// after it: the others' handles are gone with the scope.
-  pub fn escaping(self, f: impl FnOnce() -> Result<Val<'e>, Thrown>) -> Result<Val<'e>, Thrown> {
+  pub fn escaping<E: From<Fault>>(self, f: impl FnOnce() -> Result<Val<'e>, E>) -> Result<Val<'e>, E> {
     let mut scope = ptr::null_mut();
     napi_call!(self, napi_open_escapable_handle_scope(&mut scope))?;
     let result = f().and_then(|v| {
@@ -442,32 +451,41 @@ impl<'e> Js<'e> {
     result
   }
 
-  /// Makes `realm` this env's instance data, freed (its references
-  /// deleted) when the env is torn down. A realm set before in this env (a
+  /// Makes `data` this env's instance data, freed (its references
+  /// deleted) when the env is torn down. Data set before in this env (a
   /// second `__setup`) is left as it was: a call may still hold it, and
   /// N-API replaces instance data without finalizing it.
-  pub fn set_instance(self, realm: Realm) -> Result<(), Thrown> {
-    let data = Box::into_raw(Box::new(realm));
-    let set = napi_call!(self, napi_set_instance_data(data.cast(), Some(drop_realm), ptr::null_mut()));
+  pub fn set_instance(self, data: Box<dyn Kept>) -> Result<(), Fault> {
+    let data = Box::into_raw(Box::new(data));
+    let set = napi_call!(self, napi_set_instance_data(data.cast(), Some(drop_instance), ptr::null_mut()));
     if set.is_err() {
       // SAFETY: `data` came from Box::into_raw above and N-API did not take it.
-      let realm = unsafe { Box::from_raw(data) };
-      for r in realm.refs() {
+      let data = unsafe { Box::from_raw(data) };
+      for r in data.refs() {
         napi_call!(self, napi_delete_reference(r)).ok();
       }
     }
     set
   }
 
-  /// This env's realm, when `__setup` has run in it: borrowed for the call,
-  /// which the env (the realm's only owner) outlives.
-  pub fn instance(self) -> Option<&'e Realm> {
+  /// This env's instance data, when it is a `T`: borrowed for the call,
+  /// which the env (the data's only owner) outlives.
+  pub fn instance<T: 'static>(self) -> Option<&'e T> {
     let mut data = ptr::null_mut();
     napi_call!(self, napi_get_instance_data(&mut data)).ok()?;
-    // SAFETY: the only instance data this module sets is a Box<Realm>
-    // (`set_instance`), alive until the env's teardown.
-    unsafe { data.cast::<Realm>().as_ref() }
+    // SAFETY: the only instance data this module sets is a Box<Box<dyn
+    // Kept>> (`set_instance`), alive until the env's teardown; a null
+    // pointer (none set) reads as None.
+    let data = unsafe { data.cast::<Box<dyn Kept>>().as_ref() }?;
+    data.as_any().downcast_ref::<T>()
   }
+}
+
+/// What an env keeps as its instance data, and the references to delete
+/// with it when the env goes.
+pub trait Kept: std::any::Any {
+  fn refs(&self) -> Vec<sys::napi_ref>;
+  fn as_any(&self) -> &dyn std::any::Any;
 }
 
 enum ErrorKind {
@@ -484,14 +502,14 @@ pub fn raise_flag(flag: *mut u8) {
   unsafe { flag.write_volatile(1) }
 }
 
-/// The finalizer of a realm set by `set_instance`: the env is going, so
-/// the references are deleted and the realm dropped.
+/// The finalizer of instance data set by `set_instance`: the env is going,
+/// so its references are deleted and the data dropped.
 // SAFETY: called by N-API only, with the `data` `set_instance` registered.
-unsafe extern "C" fn drop_realm(env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
-  // SAFETY: `data` is the Box<Realm> `set_instance` handed to N-API, which
-  // calls this once, at the env's teardown, on the env's thread.
-  let realm = unsafe { Box::from_raw(data.cast::<Realm>()) };
-  for r in realm.refs() {
+unsafe extern "C" fn drop_instance(env: sys::napi_env, data: *mut std::ffi::c_void, _hint: *mut std::ffi::c_void) {
+  // SAFETY: `data` is the Box<Box<dyn Kept>> `set_instance` handed to
+  // N-API, which calls this once, at the env's teardown, on its thread.
+  let data = unsafe { Box::from_raw(data.cast::<Box<dyn Kept>>()) };
+  for r in data.refs() {
     // SAFETY: each reference was made in this env and is deleted once.
     unsafe { sys::napi_delete_reference(env, r) };
   }

@@ -1,14 +1,13 @@
 //! Per-environment state: the values the binding keeps for the env it was
 //! loaded in (the main thread, each Worker), held as the env's N-API
 //! instance data and freed with it, references and all, when the env is
-//! torn down (#12: a thread-local leaked one per Worker). Also the
-//! module's constants and `__setup`, which index.js calls once at load.
+//! torn down (#12: a thread-local leaked one per Worker). `setup.rs`
+//! makes it, at `__setup`.
 
-use napi::bindgen_prelude::Object;
-use napi::{sys, Env, JsValue};
-use napi_derive::napi;
+use napi::sys;
 
-use super::{export, Js, JsResult, Thrown, Val};
+use super::raw::Kept;
+use super::{Js, JsResult, Thrown, Val};
 use crate::error::JournalError;
 
 /// `DiscordError` and Node's `path.join` (registered by index.js) and the
@@ -34,10 +33,10 @@ pub struct Realm {
   pub ended_array: sys::napi_ref,
 }
 
-impl Realm {
+impl Kept for Realm {
   /// Every reference the realm holds, to be deleted with it.
-  pub fn refs(&self) -> [sys::napi_ref; 11] {
-    [
+  fn refs(&self) -> Vec<sys::napi_ref> {
+    vec![
       self.join,
       self.discord_error,
       self.stringify,
@@ -51,60 +50,29 @@ impl Realm {
       self.ended_array,
     ]
   }
+
+  fn as_any(&self) -> &dyn std::any::Any {
+    self
+  }
 }
 
 impl<'e> Js<'e> {
   /// The realm of this call's env.
   pub fn realm(self) -> JsResult<&'e Realm> {
-    self.instance().ok_or_else(|| Thrown::Journal(JournalError::not_loaded()))
+    self.instance::<Realm>().ok_or_else(|| Thrown::Journal(JournalError::not_loaded()))
   }
 }
 
 /// Raises index.js's ENDED flag, when this env has a realm.
 pub fn raise_ended<'e>(js: Js<'e>) {
-  if let Some(flag) = js.instance().and_then(|r| r.ended) {
+  if let Some(flag) = js.instance::<Realm>().and_then(|r| r.ended) {
     super::raw::raise_flag(flag);
   }
 }
 
-/// The constants: `OUTBOX_STATUS` (frozen, like the reference's),
-/// `BRAKE_EXIT`, `RECOVER_REASON`, `UNLOCK_HINT`.
-#[napi(module_exports)]
-pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
-  let exports = Val::new(exports.raw());
-  export(&env, |js| {
-    let statuses = js.array(4)?;
-    for (i, s) in ["intent", "confirmed", "refused", "unknown"].into_iter().enumerate() {
-      js.set_index(statuses, i as u32, js.str(s)?)?;
-    }
-    js.freeze(statuses)?;
-    js.set(exports, "OUTBOX_STATUS", statuses)?;
-    js.set(exports, "BRAKE_EXIT", js.number(f64::from(crate::error::BRAKE_EXIT))?)?;
-    js.set(exports, "RECOVER_REASON", js.str(crate::stop::RECOVER_REASON)?)?;
-    js.set(exports, "UNLOCK_HINT", js.str(crate::lock::UNLOCK_HINT)?)
-  })
-}
-
-/// Registers the `DiscordError` class that every refusal is an instance of.
-/// index.js calls it once at load; it is not part of the package's API.
-#[napi(js_name = "__setup")]
-pub fn setup<'e>(
-  env: &'e Env,
-  discord_error: Val<'e>,
-  join: Val<'e>,
-  ended: Val<'e>,
-  stringify_turn: Val<'e>,
-  map_of_pairs: Val<'e>,
-) -> napi::Result<()> {
-  export(env, |js| {
-    let realm = realm_of(js, [discord_error, join, ended, stringify_turn, map_of_pairs])?;
-    js.set_instance(realm)
-  })
-}
-
 /// The realm of index.js's values (see there for `stringifyTurn` and
 /// `mapOfPairs`) and the built-ins of this moment.
-fn realm_of<'e>(js: Js<'e>, [discord_error, join, ended, stringify_turn, map_of_pairs]: [Val<'e>; 5]) -> JsResult<Realm> {
+pub fn realm_of<'e>(js: Js<'e>, [discord_error, join, ended, stringify_turn, map_of_pairs]: [Val<'e>; 5]) -> JsResult<Realm> {
   let global = js.global()?;
   let json = js.get(global, "JSON")?;
   let stringify = js.get(json, "stringify")?;

@@ -224,7 +224,7 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
   })?;
   match parsed {
     Some(parsed) => Ok(parsed),
-    None => js.array(0),
+    None => Ok(js.array(0)?),
   }
 }
 
@@ -249,7 +249,7 @@ fn read_all<'e>(js: Js<'e>, d: &Dir<'e>, name: &'static str) -> JsResult<Val<'e>
   })?;
   match parsed {
     Some(parsed) => Ok(parsed),
-    None => js.array(0),
+    None => Ok(js.array(0)?),
   }
 }
 

@@ -5,6 +5,7 @@
 
 use napi::sys;
 
+use super::raw::Fault;
 use super::{out_of_memory, Js, JsResult, Thrown, Val};
 use crate::error::{JournalError, ThrownCode};
 use std::ops::Range;
@@ -54,7 +55,7 @@ impl<'e> Js<'e> {
     match self.type_of(obj)? {
       sys::ValueType::napi_null => Err(JournalError::read_of_null(name).into()),
       sys::ValueType::napi_undefined => Err(JournalError::read_of_undefined(name).into()),
-      _ => self.get(obj, name),
+      _ => Ok(self.get(obj, name)?),
     }
   }
 
@@ -73,7 +74,7 @@ impl<'e> Js<'e> {
       return Ok(v);
     }
     let f = self.kept(self.realm()?.string)?;
-    self.call(f, self.undefined()?, &[v])
+    Ok(self.call(f, self.undefined()?, &[v])?)
   }
 
   /// `JSON.stringify(v)`: a string, or `None` for undefined.
@@ -99,19 +100,19 @@ impl<'e> Js<'e> {
   /// `JSON.parse(text)` of a string already made.
   pub fn parse_value(self, text: Val<'e>) -> JsResult<Val<'e>> {
     let f = self.kept(self.realm()?.parse)?;
-    self.call(f, self.undefined()?, &[text])
+    Ok(self.call(f, self.undefined()?, &[text])?)
   }
 
   pub fn new_set(self, items: Val<'e>) -> JsResult<Val<'e>> {
     let ctor = self.kept(self.realm()?.set)?;
-    self.construct(ctor, &[items])
+    Ok(self.construct(ctor, &[items])?)
   }
 
   /// A Map of `flat`'s elements taken two at a time, key then value.
   pub fn map_of_pairs(self, flat: Val<'e>) -> JsResult<Val<'e>> {
     let realm = self.realm()?;
     let (f, ctor) = (self.kept(realm.map_of_pairs)?, self.kept(realm.map)?);
-    self.call(f, self.undefined()?, &[ctor, flat])
+    Ok(self.call(f, self.undefined()?, &[ctor, flat])?)
   }
 
   /// `JSON.parse` of the texts (each already known to parse) as one array.
@@ -149,7 +150,7 @@ impl<'e> Js<'e> {
     const KEEP: usize = 1 << 20;
     let n = texts.len();
     let mut label = texts.label(0);
-    let parse = self.kept(self.realm()?.parse).map_err(|e| e.reading(&label))?;
+    let parse = self.kept(self.realm()?.parse).map_err(|e| Thrown::from(e).reading(&label))?;
     let undefined = self.undefined()?;
     let mut texts = Some(texts);
     parts.reserve(n / CHUNK + 1);
@@ -173,7 +174,7 @@ impl<'e> Js<'e> {
       // most of its file is not even copied: the string is an external one
       // over the bytes (an escaped line, 0.98 where a copy made it 1.00).
       if end == i + 1 && size > KEEP && t.whole(i).is_some_and(|b| !crate::part::shares(b)) {
-        let part = self.escaping(|| {
+        let part = self.escaping(|| -> JsResult<Val<'e>> {
           let text = match texts.as_mut().and_then(|t| t.share(i)) {
             Some((file, range)) => self.shared_file_text(&file, range, &label)?,
             None => {
@@ -184,7 +185,7 @@ impl<'e> Js<'e> {
           if end >= n {
             texts = None;
           }
-          let parsed = self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))?;
+          let parsed = self.call(parse, undefined, &[text]).map_err(|e| Thrown::from(e).reading(&label))?;
           let one = self.array(1)?;
           self.set_index(one, 0, parsed)?;
           Ok(one)
@@ -206,13 +207,13 @@ impl<'e> Js<'e> {
         texts = None;
       }
       let Finished { text: mut buf, huge } = out.finish().ok_or_else(|| out_of_memory(&label))?;
-      let part = self.escaping(|| {
+      let part = self.escaping(|| -> JsResult<Val<'e>> {
         let text = self.file_text(&buf, &label)?;
         // The bytes are freed before the parse, which needs room of its own.
         if buf.capacity() > KEEP {
           buf = Vec::new();
         }
-        let parsed = self.call(parse, undefined, &[text]).map_err(|e| e.reading(&label))?;
+        let parsed = self.call(parse, undefined, &[text]).map_err(|e| Thrown::from(e).reading(&label))?;
         for h in &huge {
           self.put_huge(parsed, h).map_err(|e| e.reading(&label))?;
         }
@@ -242,19 +243,19 @@ impl<'e> Js<'e> {
     }
     let s = self.shared_latin1(&h.file, h.range.clone())?;
     match last {
-      Step::Index(i) => self.set_index(at, *i, s),
-      Step::Key(k) => self.set(at, k, s),
+      Step::Index(i) => Ok(self.set_index(at, *i, s)?),
+      Step::Key(k) => Ok(self.set(at, k, s)?),
     }
   }
 
   /// The arrays `parts` joined into one (`[]` for none).
   pub fn concat(self, parts: &[Val<'e>]) -> JsResult<Val<'e>> {
     match parts {
-      [] => self.array(0),
+      [] => Ok(self.array(0)?),
       [one] => Ok(*one),
       [first, rest @ ..] => {
         let concat = self.kept(self.realm()?.concat)?;
-        self.call(concat, *first, rest)
+        Ok(self.call(concat, *first, rest)?)
       }
     }
   }
@@ -272,8 +273,8 @@ impl<'e> Js<'e> {
     made.map_err(|e| match e {
       // V8 refuses a string longer than this many UTF-16 units without an
       // exception; a UTF-8 text of more bytes may still fit.
-      Thrown::Napi(_) if bytes.len() > MAX_STRING => too_long(label),
-      e => e.reading(label),
+      Fault::Status(_) if bytes.len() > MAX_STRING => too_long(label),
+      e => Thrown::from(e).reading(label),
     })
   }
 
@@ -293,7 +294,7 @@ impl<'e> Js<'e> {
     if bytes.len() > MAX_STRING {
       return Err(too_long(label));
     }
-    self.shared_latin1(file, range).map_err(|e| e.reading(label))
+    self.shared_latin1(file, range).map_err(|e| Thrown::from(e).reading(label))
   }
 
   /// `new Date(v).toISOString()`. Numbers are converted here; anything else
@@ -318,7 +319,7 @@ impl<'e> Js<'e> {
     let date = self.get(self.global()?, "Date")?;
     let now = self.prop(date, "now")?;
     let v = self.call(now, date, &[])?;
-    self.number_value(v)
+    Ok(self.number_value(v)?)
   }
 
   fn date_iso(self, args: &[Val<'e>]) -> JsResult<String> {
@@ -326,7 +327,7 @@ impl<'e> Js<'e> {
     let date = self.construct(ctor, args)?;
     let f = self.prop(date, "toISOString")?;
     let out = self.call(f, date, &[])?;
-    self.utf8(out)
+    Ok(self.utf8(out)?)
   }
 
   /// What quietFs's `typeof err?.code === "string" ? err.code : ...` says

@@ -9,6 +9,6 @@ use super::{export, Val};
 pub fn utc_date<'e>(env: &'e Env, now: Val<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
     let iso = js.iso_of(now)?;
-    js.str(iso.get(..10).unwrap_or(&iso))
+    Ok(js.str(iso.get(..10).unwrap_or(&iso))?)
   })
 }

@@ -53,7 +53,7 @@ impl<'e> TurnPath<'e> {
 
 /// `String(id)` as text.
 fn id_text<'e>(js: Js<'e>, id: Val<'e>) -> JsResult<String> {
-  js.utf8(js.js_string(id)?)
+  Ok(js.utf8(js.js_string(id)?)?)
 }
 
 #[napi(js_name = "writeTurn")]
