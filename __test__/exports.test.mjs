@@ -37,12 +37,26 @@ function documented() {
   return rows.flatMap((r) => [...r.split("|")[1].matchAll(/`([A-Za-z_]+)[`(]/g)].map((m) => m[1]));
 }
 
+// The TypeScript compiler is a devDependency: a copy installed without them
+// (the platform checks' roots) skips the declarations alone.
+let typescript = true;
+try {
+  require.resolve("typescript");
+} catch {
+  typescript = false;
+}
+
 describe("one list of exports", addonOnly, () => {
-  test("index.js, entry.js, index.d.ts, the README's table and journal.mjs name the same exports", async () => {
+  const index = () => sorted(Object.keys(require(join(root, "index.js"))));
+
+  test("index.d.ts declares the exports index.js has", typescript ? {} : { skip: "typescript (a devDependency) is not installed" }, () => {
+    assert.deepEqual(sorted(declared()), index(), "index.d.ts");
+  });
+
+  test("index.js, entry.js, the README's table and journal.mjs name the same exports", async () => {
     const index = sorted(Object.keys(require(join(root, "index.js"))));
     assert.equal(index.length, 49);
     assert.deepEqual(sorted(Object.keys(require(join(root, "entry.js")))), index, "entry.js");
-    assert.deepEqual(sorted(declared()), index, "index.d.ts");
     assert.deepEqual(sorted(documented()), index, "the README's API table");
     const spec = process.env.DISCORD_JOURNAL_SPEC ?? join(root, "..", "shared", "spec", "reference", "stack");
     const reference = join(spec, "packages", "discord", "src", "journal.mjs");
