@@ -33,8 +33,12 @@ function demoDir(dir) {
 }
 
 function build(dir) {
-  const t0 = Date.now() - 3_600_000;
+  const now = Date.now();
+  const t0 = now - 3_600_000;
   const at = (min) => new Date(t0 + min * 60_000).toISOString();
+  // The turns and admissions are today's (what the daily ceiling counts),
+  // also in the first hour after midnight UTC, when an hour ago is yesterday.
+  const today = (min) => new Date(Math.max(t0 + min * 60_000, Date.parse(J.utcDate(now)))).toISOString();
   const id = (n) => String(1_250_000_000_000_000_000n + BigInt(n) * 4_194_304n);
   try {
     J.ensureJournal(dir);
@@ -45,8 +49,8 @@ function build(dir) {
   }
   for (let i = 0; i < 5; i++) J.appendInbox(dir, { id: id(i), at: at(i * 5), channel: id(900), author: id(800 + (i % 2)) });
   for (let i = 0; i < 3; i++) {
-    J.appendAdmission(dir, { id: `turn-${i}`, at: at(i * 5 + 1), message: id(i) });
-    J.writeTurn(dir, `turn-${i}`, { startedAt: at(i * 5 + 1), finishedAt: at(i * 5 + 2), message: id(i), reply: `reply ${i}` });
+    J.appendAdmission(dir, { id: `turn-${i}`, at: today(i * 5 + 1), message: id(i) });
+    J.writeTurn(dir, `turn-${i}`, { startedAt: today(i * 5 + 1), finishedAt: today(i * 5 + 2), message: id(i), reply: `reply ${i}` });
     J.appendOutbox(dir, { nonce: `n${i}`, status: "intent", at: at(i * 5 + 2), channel: id(900) });
     J.appendOutbox(
       dir,
@@ -57,7 +61,7 @@ function build(dir) {
   }
   J.appendOutbox(dir, { nonce: "n3", status: "intent", at: at(20), channel: id(900) });
   J.appendDrop(dir, { at: at(22), reason: "ceiling", id: id(4) });
-  J.appendNotice(dir, { kind: "ceiling", date: J.utcDate(Date.now()), at: at(22) });
+  J.appendNotice(dir, { kind: "ceiling", date: J.utcDate(now), at: at(22) });
   J.appendReload(dir, { outcome: "applied", at: at(25), differences: { ceiling: [3, 5] } });
   // The connector's run: a separate process claims the binding and exits
   // without releasing it, as a crash or kill -9 would leave it.
