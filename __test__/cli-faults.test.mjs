@@ -6,14 +6,13 @@
 // unlock. Each fault is made real. The command is this package's own, so
 // these tests skip against another implementation.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import {
   chmodSync,
   chownSync,
   closeSync,
   existsSync,
   mkdirSync,
-  mkdtempSync,
   openSync,
   readdirSync,
   rmSync,
@@ -22,27 +21,16 @@ import {
   writeFileSync,
   writeSync,
 } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal } from "./helpers.mjs";
+import { M, addonOnly, journal, liveOwner, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
 const json = (...args) => {
   const r = cli(...args, "--json");
   return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
-};
-
-const made = [];
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-const scratch = () => {
-  const d = mkdtempSync(join(tmpdir(), "discord-journal-cli-"));
-  made.push(d);
-  return d;
 };
 
 // Another user: root drops to nobody with setpriv (util-linux).
@@ -412,10 +400,8 @@ describe("every stuck state named with its one fix", addonOnly, () => {
 
   test("unlock refused while a live owner holds the binding says that the STOP it wrote stays", async () => {
     const dir = journal();
-    const code = `require(${JSON.stringify(fileURLToPath(new URL("..", import.meta.url)))}).writePid(${JSON.stringify(dir)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`;
-    const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = await liveOwner(dir);
     try {
-      await new Promise((resolve) => child.stdout.on("data", resolve));
       const u = cli("unlock", dir);
       assert.equal(u.status, 1);
       assert.match(

@@ -4,29 +4,18 @@
 // 3 a brake). The command is this package's own, so these tests skip when
 // the suite runs against another implementation.
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, deadPid, journal } from "./helpers.mjs";
+import { M, addonOnly, deadPid, journal, liveOwner, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
 const cliIn = (cwd, ...args) => spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8" });
 const ESC = "\u001b[";
-
-const made = [];
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
-const scratch = () => {
-  const d = mkdtempSync(join(tmpdir(), "discord-journal-cli-"));
-  made.push(d);
-  return d;
-};
 
 describe("discord-journal command", addonOnly, () => {
   test("demo leaves a braked journal whose owner is gone, says what to run, and runs twice", () => {
@@ -277,10 +266,8 @@ describe("discord-journal command", addonOnly, () => {
 
   test("a live lock held by another process: status says live, unlock refuses with exit 1", async () => {
     const dir = journal();
-    const code = `require(${JSON.stringify(fileURLToPath(new URL("..", import.meta.url)))}).writePid(${JSON.stringify(dir)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`;
-    const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = await liveOwner(dir);
     try {
-      await new Promise((resolve) => child.stdout.on("data", resolve));
       const s = cli("status", dir);
       assert.match(s.stdout, new RegExp(`run\\.lock {2}live {2}pid ${child.pid}, a connector holds the binding\\n`));
       assert.match(s.stdout, /next: a connector runs: `discord-journal stop .+` to brake it/);

@@ -2,6 +2,7 @@
 // JOURNAL_MODULE (a path), or this package; the same tests run against the
 // reference journal.mjs, and those about what only the addon has skip there.
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtempSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -91,4 +92,22 @@ export function deadPid() {
 export function noHostPath(e, dir) {
   assert.ok(!e.message.includes(dir), `message names the host path: ${e.message}`);
   assert.ok(!e.message.includes(tmpdir()), `message names the temp dir: ${e.message}`);
+}
+
+/** A fresh temporary directory, removed after the file's tests. */
+export function scratch(prefix = "discord-journal-test-") {
+  const d = mkdtempSync(join(tmpdir(), prefix));
+  made.push(d);
+  return d;
+}
+
+/**
+ * Another process that claims `dir`'s binding with this package and holds
+ * it, alive, until it is killed; resolves once it has claimed.
+ */
+export async function liveOwner(dir) {
+  const code = `require(${JSON.stringify(root)}).writePid(${JSON.stringify(dir)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`;
+  const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+  await new Promise((resolve) => child.stdout.once("data", resolve));
+  return child;
 }

@@ -15,7 +15,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, isAddon, journal, modulePath } from "./helpers.mjs";
+import { M, isAddon, journal, liveOwner, modulePath } from "./helpers.mjs";
 
 const require = createRequire(import.meta.url);
 // The repair: this package's own, whatever the module under test.
@@ -308,10 +308,8 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
     readdirSync(dir).map((n) => [n, statSync(join(dir, n)).isFile() ? readFileSync(join(dir, n)).toString("hex") : "dir"]);
   test("repair refused while a live owner holds the binding: exit 3, nothing changed", async () => {
     const live = crashed();
-    const code = `require(${JSON.stringify(fileURLToPath(new URL("..", import.meta.url)))}).writePid(${JSON.stringify(live)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`;
-    const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    const child = await liveOwner(live);
     try {
-      await new Promise((r) => child.stdout.once("data", r));
       const before = snapshot(live);
       const r = cli(["repair", live, "--apply"]);
       assert.equal(r.status, 3, r.stderr);

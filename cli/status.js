@@ -275,4 +275,4 @@ function verdict(dir, s, found) {
   return { canStart, state, why, next, problems };
 }
 
-module.exports = { status, DAMAGE };
+module.exports = { status };

@@ -17,6 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+import { prng } from "../cli/verify/random.mjs";
 import { countOf, usageOf } from "../scripts/options.mjs";
 
 // `--cases 10k` once ran no case and passed (#13).
@@ -34,15 +35,7 @@ const SEED = count("seed", opts.seed, 0);
 const modulePath = resolve(opts.module ?? join(fileURLToPath(new URL("..", import.meta.url)), "index.js"));
 const M = modulePath.endsWith(".mjs") ? await import(pathToFileURL(modulePath).href) : createRequire(import.meta.url)(modulePath);
 
-let s = SEED >>> 0 || 1;
-const rnd = () => {
-  s ^= s << 13;
-  s >>>= 0;
-  s ^= s >>> 17;
-  s ^= s << 5;
-  s >>>= 0;
-  return s / 4294967296;
-};
+const rnd = prng(SEED);
 const int = (n) => Math.floor(rnd() * n);
 const pick = (a) => a[int(a.length)];
 

@@ -17,9 +17,12 @@
 //! A record file is read line by line through a buffer, so its size is
 //! bounded by nothing but its longest line.
 
+use std::fs::File;
 use std::io::{BufRead, BufReader};
-use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::OpenOptionsExt;
 
+use nix::fcntl::OFlag;
+use nix::sys::stat::Mode;
 use serde_json::{json, Value};
 
 use crate::cut::is_cut;
@@ -55,7 +58,7 @@ pub fn judge(chunk: &[u8]) -> Option<Damage> {
   if Doc::parse(&line_text(chunk).0).is_some() {
     return None;
   }
-  let body = chunk.iter().rposition(|&b| b != 0).map_or(&chunk[..0], |end| &chunk[..=end]);
+  let body = &chunk[..body_end(chunk)];
   if body.is_empty() {
     return Some(Damage::Zeros);
   }
@@ -64,6 +67,56 @@ pub fn judge(chunk: &[u8]) -> Option<Damage> {
     return Some(Damage::Zeros);
   }
   Some(if is_cut(&text) { Damage::Cut } else { Damage::Invalid })
+}
+
+/// Where a run of zero bytes at the end of `bytes` begins (their length
+/// when there is none): what a power loss leaves after the last write.
+pub fn body_end(bytes: &[u8]) -> usize {
+  bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1)
+}
+
+/// One line of a record file, as the readers number it.
+pub struct RawLine<'a> {
+  /// 1-based (empty lines count).
+  pub n: usize,
+  /// Where it starts, and where it ends after its newline.
+  pub offset: u64,
+  pub end: u64,
+  /// Its bytes, without the newline.
+  pub bytes: &'a [u8],
+  /// Whether a newline follows it (only the last line may lack one).
+  pub terminated: bool,
+}
+
+/// Hands `each` every line of `file` that is not empty, read through a
+/// buffer (so a file is bounded by nothing but its longest line), and
+/// returns the file's size. A failed read is refused as the readers refuse
+/// it, by `name`.
+pub fn each_line(file: File, name: &str, mut each: impl FnMut(RawLine<'_>)) -> Result<u64> {
+  let mut reader = BufReader::with_capacity(1 << 20, file);
+  let mut buf = Vec::new();
+  let (mut n, mut size) = (0, 0u64);
+  loop {
+    buf.clear();
+    let got = reader.read_until(b'\n', &mut buf).map_err(|e| quiet_io(&e, name, "read"))? as u64;
+    if got == 0 {
+      return Ok(size);
+    }
+    n += 1;
+    let offset = size;
+    size += got;
+    let terminated = buf.last() == Some(&b'\n');
+    let bytes = if terminated { &buf[..buf.len() - 1] } else { &buf[..] };
+    if !bytes.is_empty() {
+      each(RawLine {
+        n,
+        offset,
+        end: size,
+        bytes,
+        terminated,
+      });
+    }
+  }
 }
 
 /// One line the readers refuse.
@@ -111,50 +164,30 @@ pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
     Err(e) if crate::files::missing(&e, &path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read")),
   };
-  let mut reader = BufReader::with_capacity(1 << 20, file);
   let mut scan = LineScan::default();
-  let mut buf = Vec::new();
-  let mut n = 0;
-  loop {
-    buf.clear();
-    let got = reader.read_until(b'\n', &mut buf).map_err(|e| quiet_io(&e, name, "read"))?;
-    if got == 0 {
-      break;
-    }
-    n += 1;
-    let offset = scan.size;
-    scan.size += got as u64;
-    let line = match buf.last() {
-      Some(b'\n') => &buf[..buf.len() - 1],
-      _ => {
-        scan.unterminated = true;
-        &buf[..]
-      }
-    };
-    if line.is_empty() {
-      continue;
-    }
+  scan.size = each_line(file, name, |l| {
+    scan.unterminated |= !l.terminated;
     scan.lines += 1;
-    match judge(line) {
+    match judge(l.bytes) {
       None => {
-        if scan.nulls.len() < MAX_LISTED && Doc::parse(&line_text(line).0).is_some_and(|d| d.is_null()) {
-          scan.nulls.push(n);
+        if scan.nulls.len() < MAX_LISTED && Doc::parse(&line_text(l.bytes).0).is_some_and(|d| d.is_null()) {
+          scan.nulls.push(l.n);
         }
       }
       Some(damage) => {
         scan.bad_count += 1;
         if scan.bad.len() < MAX_LISTED {
           scan.bad.push(BadLine {
-            n,
-            offset,
-            len: line.len() as u64,
+            n: l.n,
+            offset: l.offset,
+            len: l.bytes.len() as u64,
             damage,
-            head: line[..line.len().min(HEAD)].to_vec(),
+            head: l.bytes[..l.bytes.len().min(HEAD)].to_vec(),
           });
         }
       }
     }
-  }
+  })?;
   // The last line, without its newline: torn rather than corrupt.
   if scan.unterminated {
     if let Some(last) = scan
@@ -199,17 +232,17 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
       "read",
     )
   };
-  let listing = match std::fs::read_dir(&turns) {
-    Ok(listing) => listing,
+  // O_DIRECTORY: a FIFO put where turns/ belongs is ENOTDIR, never waited on.
+  let held = match std::fs::OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY)
+    .open(&turns)
+  {
+    Ok(held) => held,
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TurnScan::default()),
     Err(e) => return Err(refuse(&e)),
   };
-  let mut names: Vec<Vec<u8>> = Vec::new();
-  for entry in listing {
-    names.push(entry.map_err(|e| refuse(&e))?.file_name().as_bytes().to_vec());
-  }
-  names.sort();
-  let held = std::fs::File::open(&turns).map_err(|e| refuse(&e))?;
+  let names = record_names(&held).map_err(|e| refuse(&e))?;
   let mut scan = TurnScan::default();
   for name in names.into_iter().map(decode_utf8) {
     let Some(id) = name.strip_suffix(".json") else { continue };
@@ -234,9 +267,24 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
   Ok(scan)
 }
 
+/// The names of the `*.json` records in the turns directory held open, in
+/// the order the readers list them (Node's readdirSync sorts by bytes).
+pub fn record_names(turns: &File) -> std::io::Result<Vec<Vec<u8>>> {
+  let listing = nix::dir::Dir::openat(turns, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+  let mut names = Vec::new();
+  for entry in listing {
+    let name = entry?.file_name().to_bytes().to_vec();
+    if name.ends_with(b".json") {
+      names.push(name);
+    }
+  }
+  names.sort();
+  Ok(names)
+}
+
 /// A turn record's verdict: its whole text is one JSON text (one leading
 /// U+FEFF dropped). An empty record is a cut (its write never came).
-fn judge_record(bytes: &[u8]) -> Option<Damage> {
+pub fn judge_record(bytes: &[u8]) -> Option<Damage> {
   if bytes.is_empty() {
     return Some(Damage::Cut);
   }

@@ -6,8 +6,8 @@
 import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 
-/** xorshift32: the same numbers for the same seed, everywhere. */
-function prng(seed) {
+/** xorshift32: the same numbers for the same seed, everywhere (the fuzzer's too). */
+export function prng(seed) {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;

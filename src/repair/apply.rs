@@ -33,10 +33,10 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
   let mut done = Vec::new();
   for f in plan.files.iter().filter(|f| f.changes()) {
     let refuse = |e: std::io::Error| quiet_io(&e, f.name, "repair");
-    let now = crate::files::open_at(&j.fd, f.name, 0)
-      .and_then(|file| stamp_of(&file))
-      .map_err(refuse)?;
-    if now != f.stamp {
+    // One descriptor for the check and every read after it: the file mended
+    // is the file checked.
+    let source = crate::files::open_at(&j.fd, f.name, 0).map_err(refuse)?;
+    if stamp_of(&source).map_err(refuse)? != f.stamp {
       return Err(JournalError::failed(format!(
         "{} changed while the repair read it (something wrote to it, though the binding was held); nothing of it was changed: run the repair again",
         f.name
@@ -45,7 +45,7 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
     let quarantine = if f.aside.is_empty() {
       None
     } else {
-      let q = quarantine(j, f, stamp).map_err(refuse)?;
+      let q = quarantine(j, f, &source, stamp).map_err(refuse)?;
       step(&format!("quarantined {}", f.name));
       Some(q)
     };
@@ -55,7 +55,7 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
         file.sync_all()
       })
     } else {
-      rewrite(j, f, step)
+      rewrite(j, f, &source, step)
     };
     if let Err(e) = mended {
       // The file is as it was, its bytes all in it: a quarantine made for
@@ -210,15 +210,14 @@ fn publish(dir: &File, name: &str, replace: bool, fill: impl FnOnce(&mut File) -
 /// Writes the parts of `f` set aside to its quarantine file, unless one
 /// from an earlier repair that stopped before the file was mended already
 /// holds exactly them. Returns its name, and whether it was made now.
-pub(super) fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Result<(String, bool)> {
-  let source = crate::files::open_at(&j.fd, f.name, 0)?;
+pub(super) fn quarantine(j: &Journal, f: &FilePlan, source: &File, stamp: &str) -> std::io::Result<(String, bool)> {
   // Truncation sets aside the whole tail, empty lines between cut ones too.
   let ranges: Vec<(u64, u64)> = match f.truncate {
     true => vec![(f.aside[0].start, f.size)],
     false => f.aside.iter().map(|a| (a.start, a.end)).collect(),
   };
   let mut wanted = Vec::new();
-  copy_ranges(&source, &mut wanted, &ranges)?;
+  copy_ranges(source, &mut wanted, &ranges)?;
   let prefix = format!("{}.aside-", f.name);
   for name in entries(j, ".")? {
     if name.starts_with(&prefix) && crate::files::read_at(&j.fd, &name).is_ok_and(|b| b == wanted) {
@@ -239,8 +238,7 @@ pub(super) fn quarantine(j: &Journal, f: &FilePlan, stamp: &str) -> std::io::Res
 /// Writes the file without the parts set aside (a whole record's newline
 /// restored where zeros followed it, and added where the last line lacked
 /// one) beside it, and renames it over the file.
-fn rewrite(j: &Journal, f: &FilePlan, step: &mut dyn FnMut(&str)) -> std::io::Result<()> {
-  let source = crate::files::open_at(&j.fd, f.name, 0)?;
+fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str)) -> std::io::Result<()> {
   let mut keep = Vec::new();
   let mut at = 0;
   for a in &f.aside {
@@ -253,7 +251,7 @@ fn rewrite(j: &Journal, f: &FilePlan, step: &mut dyn FnMut(&str)) -> std::io::Re
     let mut last = None;
     for &(start, end) in &keep {
       if end > start {
-        copy_ranges(&source, &mut w, &[(start, end)])?;
+        copy_ranges(source, &mut w, &[(start, end)])?;
         let mut b = [0u8; 1];
         use std::os::unix::fs::FileExt;
         source.read_exact_at(&mut b, end - 1)?;

@@ -378,7 +378,8 @@ mod tests {
     let j = Journal::open(d.path()).expect("open");
     let p = plan(&j).expect("plan");
     // The first repair stops once its quarantine is made (a kill there).
-    let first = quarantine(&j, &p.files[0], "T1").expect("quarantine");
+    let source = crate::files::open_at(&j.fd, "inbox.jsonl", 0).expect("open");
+    let first = quarantine(&j, &p.files[0], &source, "T1").expect("quarantine");
     assert!(first.1);
     clean(&j).expect("clean");
     let done = apply(&j, &plan(&j).expect("plan"), "T2", &mut |_| {}).expect("apply");
