@@ -35,6 +35,9 @@ function first(arch, gnu, musl, failed) {
   return undefined;
 }
 
+const PREBUILT =
+  "Binaries are prebuilt for linux-x64 and linux-arm64 (glibc 2.17 or later, or musl) and for darwin-x64 and darwin-arm64 (macOS 11 or later).";
+
 function loadBinding() {
   const tried = [];
   const failed = (file, e) => tried.push(`${file}: ${String(e.message).split("\n")[0]}`);
@@ -55,6 +58,18 @@ function loadBinding() {
     const musl = () => require("./discord-journal.linux-arm64-musl.node");
     const loaded = first("aarch64", gnu, musl, failed);
     if (loaded) return loaded;
+  } else if (process.platform === "darwin" && process.arch === "x64") {
+    try {
+      return require("./discord-journal.darwin-x64.node");
+    } catch (e) {
+      failed("discord-journal.darwin-x64.node", e);
+    }
+  } else if (process.platform === "darwin" && process.arch === "arm64") {
+    try {
+      return require("./discord-journal.darwin-arm64.node");
+    } catch (e) {
+      failed("discord-journal.darwin-arm64.node", e);
+    }
   } else if (process.platform === "linux") {
     for (const libc of ["gnu", "musl"]) {
       const file = `discord-journal.linux-${process.arch}-${libc}.node`;
@@ -66,11 +81,10 @@ function loadBinding() {
     }
   }
   const where = `${process.platform}-${process.arch}`;
-  const what =
-    process.platform === "linux"
-      ? "Binaries are prebuilt for linux-x64 and linux-arm64, with glibc 2.17 or later or with musl; elsewhere on Linux, build one from source: " +
-        "install Rust (https://rustup.rs, Cargo.toml's rust-version or later), then run `npx discord-journal-build` (in a checkout of the package, `npm install`)."
-      : "It runs on Linux only (it reads /proc, as journal.mjs does).";
+  const what = ["linux", "darwin"].includes(process.platform)
+    ? `${PREBUILT} Elsewhere on Linux or macOS, build one from source: ` +
+      "install Rust (https://rustup.rs, Cargo.toml's rust-version or later), then run `npx discord-journal-build` (in a checkout of the package, `npm install`)."
+    : `${PREBUILT} It does not run on ${process.platform}: its lock needs /proc's process identity, as journal.mjs's does, and no binary is built for it.`;
   const files = tried.length ? `\n  ${tried.join("\n  ")}` : " none (no binary is known for this platform)";
   throw new Error(`discord-journal: no native binding loads on ${where}. Tried:${files}\n${what}`);
 }

@@ -187,7 +187,18 @@ exports.ensureJournal = function ensureJournal(dir) {
   // words of its own (the `Received` part is util.inspect's): Node's
   // mkdirSync makes that refusal here, and nothing else.
   if (typeof dir === "string" && dir.includes("\0")) fs.mkdirSync(path.join(dir, "turns"), { recursive: true, mode: 0o700 });
-  return returned(native.ensureJournal(dir));
+  try {
+    return returned(native.ensureJournal(dir));
+  } catch (e) {
+    // A failed mkdir is made again by the runtime's own mkdirSync, whose
+    // error (or success, where the directory appeared meanwhile) is what
+    // journal.mjs gives there: on Node it is the native error's twin; Bun
+    // and Deno order an error's keys their own way, and Bun answers a
+    // dangling link at turns/ EEXIST where Node says ENOENT (#24).
+    if (!(e instanceof Error) || e.syscall !== "mkdir") throw e;
+    fs.mkdirSync(path.join(dir, "turns"), { recursive: true, mode: 0o700 });
+    return dir;
+  }
 };
 exports.appendInbox = appendInbox;
 exports.readInboxIds = function readInboxIds(dir) {

@@ -9,7 +9,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, deadPid, journal, liveOwner, scratch } from "./helpers.mjs";
+import { M, addonOnly, deadPid, journal, liveOwner, scratch, runFile } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
@@ -289,7 +289,9 @@ describe("discord-journal command", addonOnly, () => {
     const dir = journal();
     M.requestStop(dir, "operator");
     const onTty = (env) => {
-      const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} status ${JSON.stringify(dir)}`;
+      const command = runFile(bin, "status", dir)
+        .map((a) => JSON.stringify(a))
+        .join(" ");
       const r = spawnSync("script", ["-qec", command, "/dev/null"], {
         encoding: "utf8",
         env: { ...process.env, TERM: "xterm-256color", ...env },

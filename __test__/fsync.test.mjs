@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { M, isAddon, journal, modulePath } from "./helpers.mjs";
+import { M, isAddon, journal, modulePath, runModule } from "./helpers.mjs";
 
 const strace = spawnSync("strace", ["-V"]).status === 0;
 const logs = mkdtempSync(join(tmpdir(), "discord-journal-strace-"));
@@ -19,8 +19,9 @@ after(() => rmSync(logs, { recursive: true, force: true }));
 function syncs(call, env) {
   const log = join(logs, `${Math.random()}`);
   const code = `const p = ${JSON.stringify(modulePath)};
-    (p.endsWith(".mjs") ? import(require("node:url").pathToFileURL(p).href) : Promise.resolve(require(p))).then((M) => { ${call} });`;
-  const r = spawnSync("strace", ["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", log, process.execPath, "-e", code], {
+    const M = p.endsWith(".mjs") ? await import((await import("node:url")).pathToFileURL(p).href) : (await import("node:module")).createRequire(import.meta.url)(p);
+    ${call}`;
+  const r = spawnSync("strace", ["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", log, ...runModule(code)], {
     encoding: "utf8",
     env: { ...process.env, DISCORD_JOURNAL_FSYNC: undefined, ...env },
   });

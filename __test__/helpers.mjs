@@ -23,6 +23,24 @@ export const M = await load(modulePath);
 export const isAddon = typeof M.DiscordError === "function";
 export const addonOnly = isAddon ? {} : { skip: "the reference does not export DiscordError" };
 
+/**
+ * For a test of a TypeError's words: the addon words those it raises as V8
+ * does (Node, Deno); under Bun, JavaScriptCore words journal.mjs's its own
+ * way (README, "Runtimes").
+ */
+export const onV8 = process.versions.bun ? { skip: "Bun's engine words a TypeError its own way; the addon's are V8's" } : {};
+
+/**
+ * This runtime's command line for a script file or for ESM code, for a
+ * program that starts it in turn (setpriv, script, strace). Deno turns
+ * Node's command line into its own (`run -A`, `eval`) only where it spawns
+ * it directly.
+ */
+export const runFile = (file, ...args) =>
+  process.versions.deno ? [process.execPath, "run", "-A", file, ...args] : [process.execPath, file, ...args];
+export const runModule = (code) =>
+  process.versions.deno ? [process.execPath, "eval", code] : [process.execPath, "--input-type=module", "-e", code];
+
 export const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
 export const OTHER_GEN = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
 

@@ -69,6 +69,37 @@ describe("loader", addonOnly, () => {
     assert.match(r.stderr, new RegExp(`${ownPattern}: .*(invalid ELF header|too short|Exec format error)`));
   });
 
+  // No Windows, FreeBSD, macOS or RISC-V machine runs here: the platform is
+  // what process.platform and process.arch say, set before the loader runs.
+  const on = (platform, arch) =>
+    `Object.defineProperty(process, "platform", { value: ${JSON.stringify(platform)} });` +
+    `Object.defineProperty(process, "arch", { value: ${JSON.stringify(arch)} });`;
+  for (const [platform, arch, tried, says] of [
+    [
+      "win32",
+      "x64",
+      / none \(no binary is known for this platform\)/,
+      /It does not run on win32: its lock needs \/proc's process identity/,
+    ],
+    ["freebsd", "x64", / none \(no binary is known for this platform\)/, /It does not run on freebsd/],
+    [
+      "linux",
+      "riscv64",
+      /discord-journal\.linux-riscv64-gnu\.node: Cannot find module/,
+      /Elsewhere on Linux or macOS, build one from source: .*npx discord-journal-build/,
+    ],
+    ["darwin", "arm64", /discord-journal\.darwin-arm64\.node: Cannot find module/, /darwin-x64 and darwin-arm64 \(macOS 11 or later\)/],
+  ]) {
+    test(`on ${platform}-${arch} with no binary for it, loading says which platform, what was tried and what to do`, () => {
+      const r = node(["-e", `${on(platform, arch)} require(${JSON.stringify(bare())})`]);
+      assert.notEqual(r.status, 0);
+      assert.match(r.stderr, new RegExp(`discord-journal: no native binding loads on ${platform}-${arch}\\. Tried:`));
+      assert.match(r.stderr, tried);
+      assert.match(r.stderr, says);
+      assert.match(r.stderr, /prebuilt for linux-x64 and linux-arm64/);
+    });
+  }
+
   test("loading reads no process.report (it can wait on reverse DNS)", () => {
     const trap = `Object.defineProperty(process, "report", { get() { throw new Error("process.report read") } });`;
     const r = node(["-e", `${trap} console.log(typeof require(${JSON.stringify(root)}).writePid)`]);

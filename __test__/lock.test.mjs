@@ -6,7 +6,7 @@ import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, sy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { GEN, M, deadPid, journal, mode, modulePath, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
+import { GEN, M, deadPid, journal, mode, modulePath, noHostPath, onV8, refuses, throwsClass, underUmask, runModule } from "./helpers.mjs";
 
 const HINT = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
 const lockDir = (dir) => join(dir, "run.lock");
@@ -109,13 +109,9 @@ describe(
         M.requestStop(d, "operator");
         out.push(r(() => M.writePid(d, process.pid)), fs.existsSync(d + "/run.lock"));
         console.log(JSON.stringify(out));`;
-        const res = spawnSync(
-          "setpriv",
-          ["--reuid=65534", "--regid=65534", "--clear-groups", process.execPath, "--input-type=module", "-e", code],
-          {
-            encoding: "utf8",
-          },
-        );
+        const res = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...runModule(code)], {
+          encoding: "utf8",
+        });
         assert.equal(res.status, 0, res.stderr);
         assert.deepEqual(JSON.parse(res.stdout), [
           "ok",
@@ -201,7 +197,7 @@ describe("readPid and ownerState", () => {
     );
   });
 
-  test("null options and a seam's null identity are refused in V8's own words", () => {
+  test("null options and a seam's null identity are refused in V8's own words", onV8, () => {
     // What this V8 says of the reference's own patterns: options whose first
     // property has a default, and `const { start, boot } = identity(pid)`.
     const v8 = (f) => {

@@ -5,14 +5,15 @@
 # pages, and for glibc at most the floor the package promises (the highest
 # GLIBC_ symbol version, 2.17), for musl nothing but musl's libc (a musl
 # host need not have libgcc_s). Only binutils' readelf and objdump are
-# used. Prints what it found. With no FILE, checks the four binaries a published package
-# carries, each of which must be there.
+# used. A macOS binary is checked by check-macho.mjs. Prints what it found.
+# With no FILE, checks the six binaries a published package carries, each
+# of which must be there.
 #
 #   bash scripts/check-binary.sh [FILE...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 FLOOR=2.17
-[ $# -gt 0 ] || set -- discord-journal.linux-{x64,arm64}-{gnu,musl}.node
+[ $# -gt 0 ] || set -- $(node scripts/shipped.js)
 status=0
 for file in "$@"; do
   fail() {
@@ -23,6 +24,12 @@ for file in "$@"; do
     fail "missing (npm run build:dist builds it)"
     continue
   fi
+  case $file in
+    *.darwin-*)
+      node scripts/check-macho.mjs "$file" || status=1
+      continue
+      ;;
+  esac
   case $file in
     *-x64-*) arch="X86-64" ;;
     *-arm64-*) arch="AArch64" ;;

@@ -31,6 +31,7 @@ import {
   rmSync,
   writeFileSync,
 } from "node:fs";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -152,6 +153,7 @@ export function accept(dir, id) {
     `import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as journal from "discord-journal";
@@ -226,7 +228,7 @@ function consumerChecks(dir, env, { monorepo = true } = {}) {
 }
 
 /** The binaries a packed package carries (scripts/build-dist.sh). */
-const BINARIES = ["x64-gnu", "arm64-gnu", "x64-musl", "arm64-musl"].map((p) => `discord-journal.linux-${p}.node`);
+const BINARIES = createRequire(import.meta.url)("./shipped.js").shipped();
 
 let tarball;
 function pack() {

@@ -46,8 +46,8 @@ function main() {
   // The loader's refusal lists each file it tried, indented, with its error.
   const tried = first.why.split("\n").filter((l) => l.startsWith("  "));
   const lookedFor = `looked for a prebuilt binary that loads on ${where}:${tried.length ? `\n${tried.join("\n")}` : ` ${first.why}`}`;
-  if (process.platform !== "linux") {
-    say(`${lookedFor}\nit runs on Linux only (it reads /proc, as journal.mjs does)`);
+  if (process.platform !== "linux" && process.platform !== "darwin") {
+    say(`${lookedFor}\nit runs on Linux and macOS only (its lock needs /proc's process identity, as journal.mjs's does)`);
     return 1;
   }
   if (!fs.existsSync(path.join(root, "Cargo.toml"))) {
@@ -61,7 +61,7 @@ function main() {
     say(
       `${lookedFor}\nno prebuilt binary fits, and no Rust toolchain was found to build one (\`${cargo}\` is not on PATH).\n` +
         `Install Rust ${msrv ?? ""} or later (https://rustup.rs), then run \`npx discord-journal-build\`; ` +
-        `prebuilt binaries cover linux-x64 and linux-arm64, with glibc 2.17 or later or with musl.`,
+        `prebuilt binaries cover linux-x64 and linux-arm64 (glibc 2.17 or later, or musl) and darwin-x64 and darwin-arm64 (macOS 11 or later).`,
     );
     return 1;
   }
@@ -95,14 +95,15 @@ function main() {
       if (!line.startsWith("{")) continue;
       const m = JSON.parse(line);
       if (m.reason === "compiler-artifact" && m.target?.name === "discord_journal") {
-        lib = m.filenames.find((f) => f.endsWith(".so")) ?? lib;
+        lib = m.filenames.find((f) => f.endsWith(".so") || f.endsWith(".dylib")) ?? lib;
       }
     }
     if (!lib) {
-      say("cargo build reported no libdiscord_journal.so");
+      say("cargo build reported no libdiscord_journal library");
       return 1;
     }
-    const dest = path.join(root, `discord-journal.linux-${process.arch}-${cLib}.node`);
+    const platform = process.platform === "darwin" ? `darwin-${process.arch}` : `linux-${process.arch}-${cLib}`;
+    const dest = path.join(root, `discord-journal.${platform}.node`);
     fs.copyFileSync(lib, dest);
     const after = loads();
     if (!after.ok) {

@@ -155,7 +155,9 @@ pub fn fs_code(err: &io::Error) -> Option<String> {
 
 fn errno_name(errno: i32) -> String {
   match nix::errno::Errno::from_raw(errno) {
-    // The aliases libuv names differently from nix's first spelling.
+    // Linux's one number for both, which libuv names ENOTSUP where nix
+    // spells it EOPNOTSUPP first (macOS has two numbers, and nix names each).
+    #[cfg(target_os = "linux")]
     nix::errno::Errno::EOPNOTSUPP => "ENOTSUP".into(),
     nix::errno::Errno::UnknownErrno => format!("Unknown system error {}", -errno),
     e => format!("{e:?}"),
@@ -194,7 +196,7 @@ pub fn uv_message(errno: i32) -> &'static str {
     ENOSYS => "function not implemented",
     ENOTDIR => "not a directory",
     ENOTEMPTY => "directory not empty",
-    EOPNOTSUPP => "operation not supported on socket",
+    ENOTSUP => "operation not supported on socket",
     EOVERFLOW => "value too large for defined data type",
     EPERM => "operation not permitted",
     EROFS => "read-only file system",
@@ -202,6 +204,7 @@ pub fn uv_message(errno: i32) -> &'static str {
     ETXTBSY => "text file is busy",
     EXDEV => "cross-device link not permitted",
     ENXIO => "no such device or address",
+    #[cfg(target_os = "linux")]
     EREMOTEIO => "remote I/O error",
     ENOTTY => "inappropriate ioctl for device",
     EILSEQ => "illegal byte sequence",

@@ -70,6 +70,12 @@ pub enum Access {
 /// regular file: Linux ignores it for a regular file's read and write
 /// (mandatory locking, the one exception, is gone since 5.15), and the
 /// descriptor never leaves the call that opened it.
+/// O_NOATIME where there is one (Linux): a read that sets no access time.
+#[cfg(target_os = "linux")]
+pub const NOATIME: libc::c_int = libc::O_NOATIME;
+#[cfg(not(target_os = "linux"))]
+pub const NOATIME: libc::c_int = 0;
+
 const GUARD: libc::c_int = libc::O_NONBLOCK | libc::O_NOCTTY;
 
 /// Opens the journal file at `path` for `access`, with `extra` flags (the
@@ -320,7 +326,7 @@ mod tests {
     nix::sys::stat::umask(umask);
     assert_eq!(
       std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777,
-      0o600 & !umask.bits()
+      0o600 & !(umask.bits() as u32)
     );
     std::os::unix::fs::symlink(&p, format!("{}/link", d.path())).expect("link");
     assert_eq!(read(&format!("{}/link", d.path())).expect("through a link"), b"ab");

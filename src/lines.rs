@@ -39,7 +39,7 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   // access time (relatime), a metadata write per append; it is permitted
   // only to the file's owner (EPERM otherwise: then without it). A file
   // this user may write but not read is appended to as before, unchecked.
-  let opened = match open_stat(&path, Access::ReadAppend, nix::libc::O_NOATIME) {
+  let opened = match open_stat(&path, Access::ReadAppend, crate::files::NOATIME) {
     Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_stat(&path, Access::ReadAppend, 0),
     opened => opened,
   };
@@ -130,7 +130,7 @@ mod tests {
     nix::sys::stat::umask(umask);
     assert_eq!(
       std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
-      0o600 & !umask.bits()
+      0o600 & !(umask.bits() as u32)
     );
   }
 

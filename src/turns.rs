@@ -64,8 +64,7 @@ pub fn create(path: &str) -> std::io::Result<Draft> {
   if NAMED.load(Ordering::Relaxed) {
     return named(path, dir);
   }
-  let unnamed = OpenOptions::new().write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir);
-  match unnamed {
+  match unnamed(dir) {
     Ok(file) => Ok(Draft {
       file,
       path: path.to_string(),
@@ -78,11 +77,24 @@ pub fn create(path: &str) -> std::io::Result<Draft> {
   }
 }
 
+/// An inode with no name in `dir`, 0600 under the umask (O_TMPFILE).
+#[cfg(target_os = "linux")]
+fn unnamed(dir: &str) -> std::io::Result<File> {
+  OpenOptions::new().write(true).mode(0o600).custom_flags(libc::O_TMPFILE).open(dir)
+}
+
+/// No O_TMPFILE (macOS): every record goes under a temporary name first.
+#[cfg(not(target_os = "linux"))]
+fn unnamed(_dir: &str) -> std::io::Result<File> {
+  Err(std::io::Error::from_raw_os_error(libc::EOPNOTSUPP))
+}
+
 /// Distinct temporary names within this process (the pid tells processes
 /// apart).
 static TEMP: AtomicU64 = AtomicU64::new(0);
 
 /// Whether linkat(AT_EMPTY_PATH) is still worth trying in this process.
+#[cfg(target_os = "linux")]
 static EMPTY_PATH: AtomicBool = AtomicBool::new(true);
 
 /// Set once an unnamed inode could be linked neither directly nor through
@@ -135,6 +147,7 @@ impl Draft {
   /// unprivileged way, from then on (resolving /proc costs a few µs). Without
   /// /proc, the text goes under a temporary name instead.
   fn link_unnamed(&self, text: &[u8]) -> std::io::Result<()> {
+    #[cfg(target_os = "linux")]
     if EMPTY_PATH.load(Ordering::Relaxed) {
       match nix::unistd::linkat(
         &self.file,
@@ -409,7 +422,7 @@ mod tests {
     nix::sys::stat::umask(umask);
     assert_eq!(
       std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
-      0o600 & !umask.bits()
+      0o600 & !(umask.bits() as u32)
     );
     // Dropped unfinished: no trace at all.
     drop(create(&format!("{t}/t2.json")).expect("create"));

@@ -147,13 +147,17 @@ fn empty_held(held: OwnedFd) -> nix::Result<()> {
   empty(&mut entries, 0)
 }
 
-/// The journal directory, as a place to unlink in: O_PATH, which needs
-/// search permission alone, as the reference's rmSync by path does (a
-/// journal of mode 0300 can be cleaned by its owner; #22).
+/// The journal directory, as a place to unlink in: O_PATH (macOS: O_SEARCH),
+/// which needs search permission alone, as the reference's rmSync by path
+/// does (a journal of mode 0300 can be cleaned by its owner; #22).
 fn open_journal(dir: &str) -> nix::Result<OwnedFd> {
+  #[cfg(target_os = "linux")]
+  const SEARCH: OFlag = OFlag::O_PATH;
+  #[cfg(target_vendor = "apple")]
+  const SEARCH: OFlag = OFlag::O_SEARCH;
   open(
     crate::paths::under(dir, &["."]).as_str(),
-    OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
+    SEARCH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
     Mode::empty(),
   )
 }

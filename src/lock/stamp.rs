@@ -17,9 +17,10 @@ pub struct Stamp {
 }
 
 impl Stamp {
+  #[allow(clippy::unnecessary_cast)] // dev_t is u64 on Linux, i32 on macOS
   pub fn of(st: &FileStat) -> Stamp {
     Stamp {
-      dev: st.st_dev,
+      dev: st.st_dev as u64,
       ino: st.st_ino,
       dir: st.st_mode & SFlag::S_IFMT.bits() == SFlag::S_IFDIR.bits(),
     }
