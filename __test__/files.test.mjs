@@ -8,7 +8,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { GEN, M, isAddon, journal, modulePath, refuses, underUmask, mode } from "./helpers.mjs";
+import { GEN, M, isAddon, journal, modulePath, refuses, underUmask, mode, runModule } from "./helpers.mjs";
 
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 
@@ -35,7 +35,8 @@ const out = (f) => {
 function inChild(dir, body, limit = isAddon ? ADDON_LIMIT : REFERENCE_LIMIT) {
   const script = `${prelude}\nconst dir = ${JSON.stringify(dir)};\n${body}`;
   const t = performance.now();
-  const r = spawnSync(process.execPath, ["--input-type=module", "-e", script], { encoding: "utf8", timeout: limit, killSignal: "SIGKILL" });
+  const [runtime, ...args] = runModule(script);
+  const r = spawnSync(runtime, args, { encoding: "utf8", timeout: limit, killSignal: "SIGKILL" });
   const ms = Math.round(performance.now() - t);
   if (r.error?.code === "ETIMEDOUT" || r.signal) return { hung: ms };
   if (r.status !== 0) throw new Error(`child exited ${r.status}: ${r.stderr}`);
@@ -172,7 +173,8 @@ function growth(dir, body, mib) {
   const script = `${prelude}\nconst dir = ${JSON.stringify(dir)};\n${body}`;
   return new Promise((resolve) => {
     const t = performance.now();
-    const child = spawn(process.execPath, ["--input-type=module", "-e", script], { stdio: ["ignore", "pipe", "ignore"] });
+    const [runtime, ...args] = runModule(script);
+    const child = spawn(runtime, args, { stdio: ["ignore", "pipe", "ignore"] });
     let out = "";
     child.stdout.on("data", (d) => (out += d));
     const watch = setInterval(() => {
@@ -202,19 +204,12 @@ describe("turn records interrupted mid-write", () => {
       const dir = journal();
       // Records of 1 MiB: making and writing each takes long enough that
       // the kill lands inside a write most of the time.
-      const child = spawn(
-        process.execPath,
-        [
-          "--input-type=module",
-          "-e",
-          `${prelude}
+      const [runtime, ...args] = runModule(`${prelude}
         const dir = ${JSON.stringify(dir)};
         const body = "x".repeat(1 << 20);
         process.stdout.write("go\\n");
-        for (let i = 0; ; i++) M.writeTurn(dir, "k" + i, { i, body });`,
-        ],
-        { stdio: ["ignore", "pipe", "inherit"] },
-      );
+        for (let i = 0; ; i++) M.writeTurn(dir, "k" + i, { i, body });`);
+      const child = spawn(runtime, args, { stdio: ["ignore", "pipe", "inherit"] });
       await new Promise((resolve) => child.stdout.once("data", resolve));
       await new Promise((resolve) => setTimeout(resolve, 30 + ((trial * 37) % 90)));
       child.kill("SIGKILL");

@@ -41,6 +41,9 @@ export const runFile = (file, ...args) =>
 export const runModule = (code) =>
   process.versions.deno ? [process.execPath, "eval", code] : [process.execPath, "--input-type=module", "-e", code];
 
+/** Node itself, not Bun or Deno, for an assertion of Node's own behaviour. */
+export const onNode = !process.versions.bun && !process.versions.deno;
+
 export const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
 export const OTHER_GEN = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
 

@@ -12,6 +12,9 @@ import { M, isAddon, journal, modulePath } from "./helpers.mjs";
 
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+// Deno's terminate() settles before the thread stops: journal.mjs there
+// goes on writing for a thousand iterations after it, and so would anything.
+const stopsAtOnce = process.versions.deno ? { skip: "Deno's Worker.terminate() returns before the thread stops" } : {};
 
 /** Every entry below `dir`: name, size and mtime. */
 function snapshot(dir) {
@@ -109,7 +112,7 @@ for (const [kind, what] of [
   ["turns", "writeTurn"],
   ["writes", "appends, turn records and processing stops"],
 ]) {
-  test(`a Worker terminated while it loops over ${what} stops at once and leaves the journal readable`, async () => {
+  test(`a Worker terminated while it loops over ${what} stops at once and leaves the journal readable`, stopsAtOnce, async () => {
     const dir = journal();
     const { ms, after, atReturn, later } = await terminateMidLoop(dir, kind);
     const { empty, listed } = turnsState(dir);

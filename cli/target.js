@@ -135,8 +135,11 @@ function actAsOwner(target) {
   if (process.geteuid() !== 0 || st.uid === 0) return null;
   const name = userName(st.uid);
   try {
-    if (name) process.initgroups(name, st.gid);
-    else process.setgroups([st.gid]);
+    // Deno has neither initgroups nor setgroups: the groups stay root's
+    // (usually group 0 alone); uid and gid, which own what it writes, are
+    // the owner's all the same.
+    if (name && process.initgroups) process.initgroups(name, st.gid);
+    else process.setgroups?.([st.gid]);
     process.setegid(st.gid);
     process.seteuid(st.uid);
     fs.statSync(path.join(dir, "."));
@@ -144,7 +147,7 @@ function actAsOwner(target) {
   } catch (e) {
     process.seteuid(0);
     process.setegid(0);
-    process.setgroups([0]);
+    process.setgroups?.([0]);
     return `the journal's owner, ${who(st.uid)}, cannot reach it (${e.code ?? e.message}); acting as root: what this writes belongs to root`;
   }
 }
