@@ -146,3 +146,48 @@ describe("discord-journal-build", addonOnly, () => {
     assert.match(r.stderr, /Install Rust 1\.\d+ or later/);
   });
 });
+
+describe("npm pack", addonOnly, () => {
+  /** A copy of the package's JavaScript with the packing scripts, holding `binaries`. */
+  function checkout(binaries = []) {
+    const dir = bare();
+    const scripts = join(dir, "scripts");
+    spawnSync("mkdir", [scripts]);
+    for (const f of ["prepack.js", "shipped.js", "check-binary.sh", "check-macho.mjs"])
+      copyFileSync(join(root, "scripts", f), join(scripts, f));
+    for (const [name, from] of binaries) copyFileSync(from, join(dir, name));
+    return dir;
+  }
+  const prepack = (dir, command) => node([join(dir, "scripts", "prepack.js")], { npm_command: command });
+
+  test("refuses without every shipped binary, naming those missing and the command that makes a release tarball", () => {
+    const dir = checkout([[own, binary]]);
+    for (const command of ["pack", "publish", undefined]) {
+      const r = prepack(dir, command);
+      assert.equal(r.status, 1, `${command}: ${r.stderr}`);
+      assert.match(r.stderr, /^discord-journal: refusing to pack: a tarball must carry all 6 binaries, and 5 are missing: /);
+      assert.match(r.stderr, /discord-journal\.darwin-arm64\.node/);
+      assert.match(r.stderr, /Run `npm run pack:release`/);
+    }
+  });
+
+  test("refuses a set whose binaries fail their check", () => {
+    const index = join(root, "index.js");
+    const dir = checkout(shippedNames().map((name) => [name, index]));
+    const r = prepack(dir, "pack");
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /refusing to pack: a binary fails its check/);
+    assert.match(r.stderr, /npm run pack:release/);
+  });
+
+  test("stands aside where npm installs a git dependency (npm_command=install), which packs this machine's binary alone", () => {
+    const r = prepack(checkout([[own, binary]]), "install");
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stderr, "");
+  });
+});
+
+/** The six binaries a release carries, by scripts/shipped.js. */
+function shippedNames() {
+  return createRequire(import.meta.url)(join(root, "scripts", "shipped.js")).shipped();
+}

@@ -91,7 +91,7 @@ for (const [kind, what] of [
   ["reads", "every reader"],
   ["big", "readTurn of a 1 MiB record"],
 ]) {
-  test(`a Worker terminated while it loops over ${what} stops at once and changes nothing`, async () => {
+  test(`a Worker terminated while it loops over ${what} stops at once and changes nothing`, stopsAtOnce, async () => {
     const dir = filled();
     const before = snapshot(dir);
     const { ms, after, atReturn, later } = await terminateMidLoop(dir, kind);

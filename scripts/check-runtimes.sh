@@ -21,6 +21,8 @@ spec=$(realpath -q "${2:-../shared/spec}" || true)
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# the tests that run as another user (setpriv) reach the package through it
+chmod 755 "$work"
 npm install --no-save --no-package-lock --no-audit --no-fund --prefix "$work/tools" \
   "@oven/bun-linux-x64@$BUN" "@deno/linux-x64-glibc@$DENO" >/dev/null
 bun="$work/tools/node_modules/@oven/bun-linux-x64/bin/bun"
