@@ -14,10 +14,13 @@ import { addonOnly } from "./helpers.mjs";
 const root = fileURLToPath(new URL("..", import.meta.url));
 // The binary this process loaded (helpers.mjs loads the package), and the
 // names the loader tries here: the build for the C library Node runs on.
-const loaded = readFileSync("/proc/self/maps", "utf8").match(/\S*discord-journal\.[\w-]+\.node/)?.[0];
+// (Linux: macOS has no /proc, and its binary has one name.)
+const maps = process.platform === "linux" ? readFileSync("/proc/self/maps", "utf8") : "";
+const loaded = maps.match(/\S*discord-journal\.[\w-]+\.node/)?.[0];
 const libc = loaded?.match(/-(gnu|musl)\.node$/)?.[1] ?? "gnu";
-const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? loaded ?? join(root, `discord-journal.linux-${process.arch}-${libc}.node`);
-const own = `discord-journal.linux-${process.arch}-${libc}.node`;
+const own =
+  process.platform === "darwin" ? `discord-journal.darwin-${process.arch}.node` : `discord-journal.linux-${process.arch}-${libc}.node`;
+const binary = process.env.NAPI_RS_NATIVE_LIBRARY_PATH ?? loaded ?? join(root, own);
 const ownPattern = own.replaceAll(".", "\\.");
 const other = `discord-journal.linux-${process.arch}-${libc === "gnu" ? "musl" : "gnu"}.node`;
 const made = [];
