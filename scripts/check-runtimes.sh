@@ -51,7 +51,7 @@ suite() {
   local name=$1 summary=$2 status=0
   shift 2
   echo "== $name: the suite"
-  env "${env[@]}" "$@" >"$work/suite.log" 2>&1 || status=$?
+  env "${env[@]}" NO_COLOR=1 "$@" >"$work/suite.log" 2>&1 || status=$?
   grep -aE "$summary" "$work/suite.log" || true
   if [ "$status" != 0 ]; then
     tail -n 60 "$work/suite.log"
@@ -61,7 +61,7 @@ suite() {
 }
 suite "Bun $BUN" '^\(fail\)|^\(skip\)|^ *[0-9]+ (pass|fail|skip)$|^Ran ' "$bun" test --timeout 120000 __test__/
 # Deno's report is coloured; its skipped steps say "ignored"
-suite "Deno $DENO" 'FAILED|ignored|^(ok|FAILED) \|' "$deno" test -A --no-check __test__/
+suite "Deno $DENO" 'FAILED|ignored|^(ok|FAILED) \| ' "$deno" test -A --no-check __test__/
 for runtime in bun deno; do
   echo "== $runtime: the demo"
   demo="$work/demo-$runtime"
