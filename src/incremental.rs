@@ -4,8 +4,8 @@
 //! the next call, parses only what was appended since.
 //!
 //! It may never answer what a fresh read would not: every call reads the
-//! whole file and proves the part already parsed unchanged (`proof`: BLAKE3,
-//! on every core for a large file); any difference (truncation, a file
+//! whole file and proves the part already parsed unchanged (`proof`: a keyed
+//! XXH3-128, on two cores for a large file); any difference (truncation, a file
 //! replaced by rename, an in-place rewrite of any size) starts over from the
 //! first byte. Reading and hashing are the only work that grows with the
 //! whole file. Only complete lines (up to the last

@@ -1,0 +1,64 @@
+//! The floor of the per-message path and of `unresolvedOutbox` at scale
+//! (#25): the bytes a proof must look at, copied out of the page cache with
+//! `pread` in the proof's own chunks, on the proof's threads, with no hash
+//! and no parse. Nothing that sees every rewrite of a file can read less.
+//! Prints the median and the fastest of RUNS runs in milliseconds, as JSON.
+//!
+//!   cargo run --release --example copy_floor -- RUNS THREADS FILE...
+use std::fs::File;
+use std::os::unix::fs::FileExt;
+use std::time::Instant;
+
+const CHUNK: usize = 256 << 10;
+
+fn copy(file: &File, from: u64, to: u64, buf: &mut [u8]) -> std::io::Result<u64> {
+  let (mut at, mut sum) = (from, 0u64);
+  while at < to {
+    let want = ((to - at) as usize).min(buf.len());
+    let got = file.read_at(&mut buf[..want], at)?;
+    if got == 0 {
+      break;
+    }
+    // One byte a chunk, so that the copy cannot be left out.
+    sum = sum.wrapping_add(u64::from(buf[got - 1]));
+    at += got as u64;
+  }
+  Ok(sum)
+}
+
+fn main() -> std::io::Result<()> {
+  let args: Vec<String> = std::env::args().skip(1).collect();
+  let usage = || std::io::Error::other("usage: copy_floor RUNS THREADS FILE...");
+  let runs: usize = args.first().and_then(|a| a.parse().ok()).filter(|&n| n > 0).ok_or_else(usage)?;
+  let threads: u64 = args.get(1).and_then(|a| a.parse().ok()).ok_or_else(usage)?;
+  let files = args[2..].iter().map(File::open).collect::<std::io::Result<Vec<_>>>()?;
+  let mut times = Vec::with_capacity(runs);
+  for _ in 0..runs {
+    let t = Instant::now();
+    for file in &files {
+      let len = file.metadata()?.len();
+      let n = if len < 16 << 20 { 1 } else { threads };
+      std::thread::scope(|s| -> std::io::Result<()> {
+        let parts: Vec<_> = (0..n)
+          .map(|i| {
+            let (from, to) = (len * i / n, len * (i + 1) / n);
+            s.spawn(move || copy(file, from, to, &mut vec![0; CHUNK]))
+          })
+          .collect();
+        for p in parts {
+          p.join().map_err(|_| std::io::Error::other("a copy thread panicked"))??;
+        }
+        Ok(())
+      })?;
+    }
+    times.push(t.elapsed().as_secs_f64() * 1e3);
+  }
+  times.sort_by(f64::total_cmp);
+  let bytes: u64 = files.iter().map(|f| f.metadata().map_or(0, |m| m.len())).sum();
+  println!(
+    "{{\"medianMs\":{:.3},\"minMs\":{:.3},\"bytes\":{bytes}}}",
+    times[times.len() / 2],
+    times[0]
+  );
+  Ok(())
+}
