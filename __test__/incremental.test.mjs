@@ -85,4 +85,49 @@ describe("repeated reads", () => {
     assert.deepEqual(M.readDrops(dir), [{ a: 1 }]);
     assert.notEqual(M.readInboxIds(dir), M.readInboxIds(dir));
   });
+  test("unresolvedOutbox of an outbox over 16 MiB (only its unresolved records' bytes kept) answers as a fresh read", () => {
+    const dir = journal();
+    const file = join(dir, "outbox.jsonl");
+    // 100,000 deliveries: every 97th ends unknown, every 50th refused, the
+    // rest confirmed; an object `at` on some, so that intentAt shares it.
+    const rows = [];
+    for (let n = 0; n < 100_000; n++) {
+      const at = n % 7 === 0 ? { t: n } : `2021-01-01T00:00:${String(n % 60).padStart(2, "0")}.000Z`;
+      rows.push(line({ nonce: `n${n}`, status: "intent", at, pad: "p".repeat(60) }));
+      const status = n % 97 === 0 ? "unknown" : n % 50 === 0 ? "refused" : "confirmed";
+      rows.push(line({ nonce: `n${n}`, status, ...(n % 3 ? { at: "2021-01-02T00:00:00.000Z" } : {}) }));
+    }
+    writeFileSync(file, rows.join(""));
+    assert.ok(readFileSync(file).length > 16 << 20);
+    // What a fresh read gives: the merged records of those unresolved.
+    const fresh = () => {
+      const merged = new Map();
+      for (const l of readFileSync(file, "utf8").split("\n")) {
+        if (!l) continue;
+        const e = JSON.parse(l);
+        const prev = merged.get(e.nonce);
+        merged.set(e.nonce, { ...prev, ...e, intentAt: prev ? prev.intentAt : e.at });
+      }
+      return [...merged.values()].filter((r) => r.status === "intent" || r.status === "unknown");
+    };
+    const same = (label) => {
+      const got = M.unresolvedOutbox(dir);
+      assert.deepEqual(got, fresh(), label);
+    };
+    same("the first read");
+    same("again, nothing changed");
+    appendFileSync(file, line({ nonce: "n1", status: "unknown" }) + line({ nonce: "new", status: "intent", at: { t: 1 } }));
+    same("an old delivery unresolved again, and a new one, appended");
+    // in place, same size: an unresolved record's bytes, then a resolved one's
+    const text = readFileSync(file, "utf8");
+    writeFileSync(file, text.replace('"nonce":"n97","status":"unknown"', '"nonce":"n97","status":"refused"'));
+    same("an unresolved record rewritten in place");
+    writeFileSync(file, readFileSync(file, "utf8").replace('"nonce":"n2","status":"confirmed"', '"nonce":"n2","status":"unknown"  '));
+    same("a resolved record rewritten in place");
+    appendFileSync(file, '{"nonce":"n5","status":"unknown"}');
+    same("a last line without its newline");
+    // cut inside a line: refused as a fresh read refuses it
+    truncateSync(file, readFileSync(file, "utf8").indexOf('"nonce":"n9000"'));
+    assert.throws(() => M.unresolvedOutbox(dir), /not valid JSON/);
+  });
 });

@@ -14,6 +14,7 @@
 use std::any::Any;
 use std::borrow::Cow;
 use std::collections::HashMap;
+use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -188,15 +189,129 @@ fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, 
 /// them as soon as it has made what it returns from them (#10: a reader's
 /// peak memory is the file and its result, not the file twice).
 pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>) -> Result<Option<R>, E> {
+  let Some((file, key)) = open::<F>(dir, name)? else {
+    return Ok(None);
+  };
+  let entry: Entry<F> = take(&key);
+  whole(file, key, entry, name, f).map(Some)
+}
+
+/// The file and its cache key; `None` when it does not exist.
+fn open<F: Fold>(dir: &str, name: &str) -> Result<Option<(File, Key)>> {
   let path = paths::under(dir, &[name]);
-  let mut file = match crate::files::open(&path, crate::files::Access::Read, 0) {
-    Ok(file) => file,
-    Err(e) if crate::files::missing(&e, &path) => return Ok(None),
-    Err(e) => return Err(quiet_io(&e, name, "read").into()),
+  match crate::files::open(&path, crate::files::Access::Read, 0) {
+    Ok(file) => Ok(Some((file, (std::any::TypeId::of::<F>(), path)))),
+    Err(e) if crate::files::missing(&e, &path) => Ok(None),
+    Err(e) => Err(quiet_io(&e, name, "read")),
+  }
+}
+
+/// Below this many parsed bytes, `read_picked` reads the whole file as
+/// `read` does: the copy costs less than keeping the parts apart.
+const PICKED_MIN: usize = if cfg!(test) { 1 } else { 16 << 20 };
+
+/// `read` for an answer that needs only some of the file's bytes, which
+/// `wanted` names (absolute ranges) from the fold that will answer: the
+/// unresolved deliveries of a large outbox (#25). The bytes appended since
+/// the last call are read and folded first; then the part parsed before is
+/// proved unchanged as `read` proves it, and the wanted bytes in it are
+/// kept from the very reads the proof hashed. `f` gets a buffer of the
+/// file's length holding those bytes and the appended ones, zeros
+/// elsewhere: untouched, its pages are never allocated. A changed old part
+/// starts over with a whole read, as `read` does.
+pub fn read_picked<F: Fold, R, E: From<JournalError>>(
+  dir: &str,
+  name: &str,
+  wanted: impl Fn(&F) -> Vec<Range<usize>>,
+  f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>,
+) -> Result<Option<R>, E> {
+  let Some((mut file, key)) = open::<F>(dir, name)? else {
+    return Ok(None);
   };
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
-  let key: Key = (std::any::TypeId::of::<F>(), path);
   let mut entry: Entry<F> = take(&key);
+  let old = entry.parsed;
+  if old < PICKED_MIN || entry.invalid.is_some() {
+    return whole(file, key, entry, name, f).map(Some);
+  }
+  file.seek(SeekFrom::Start(old as u64)).map_err(refuse)?;
+  let mut new = Vec::new();
+  file.read_to_end(&mut new).map_err(refuse)?;
+  let end = old + new.len();
+  let complete = new.iter().rposition(|&b| b == b'\n').map_or(old, |i| old + i + 1);
+  // Folded before the proof, since what is wanted depends on them; the
+  // entry is dropped below if the old part turns out changed.
+  let invalid = feed(&mut entry.fold, &new, old, old..complete, entry.lines + 1);
+  let tail = match invalid {
+    None if complete < end => {
+      let mut fold = entry.fold.clone();
+      match feed(
+        &mut fold,
+        &new,
+        old,
+        complete..end,
+        entry.lines + 1 + count_lines(&new[..complete - old]),
+      ) {
+        Some(bad) => Err(bad),
+        None => Ok(Some(fold)),
+      }
+    }
+    _ => Ok(None),
+  };
+  let mut keep: Vec<Range<usize>> = match &tail {
+    Ok(Some(fold)) => wanted(fold),
+    _ => wanted(&entry.fold),
+  };
+  keep.retain(|r| r.start < old);
+  keep.sort_by_key(|r| r.start);
+  // One range where they touch or overlap (a line's members and its `at`).
+  let keep = keep.into_iter().fold(Vec::<Range<usize>>::new(), |mut merged, r| {
+    match merged.last_mut() {
+      Some(last) if r.start <= last.end => last.end = last.end.max(r.end),
+      _ => merged.push(r),
+    }
+    merged
+  });
+  let (proved, kept) = proof::check_file_keeping(&file, &entry.proof, &keep).map_err(refuse)?;
+  let Some(mut proof) = proved else {
+    file.rewind().map_err(refuse)?;
+    return whole(file, key, Entry::default(), name, f).map(Some);
+  };
+  let mut data = vec![0u8; end];
+  for (at, bytes) in kept {
+    data[at..at + bytes.len()].copy_from_slice(&bytes);
+  }
+  data[old..].copy_from_slice(&new);
+  if complete > old {
+    proof.update(&new[..complete - old]);
+    entry.lines += count_lines(&new[..complete - old]);
+    entry.parsed = complete;
+    entry.invalid = invalid;
+  }
+  entry.proof = proof.finish();
+  let answer = match (entry.invalid, tail) {
+    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
+    (None, Ok(Some(fold))) => f(data, &fold),
+    (None, Ok(None)) => f(data, &entry.fold),
+  };
+  put(key, entry);
+  answer.map(Some)
+}
+
+fn count_lines(bytes: &[u8]) -> usize {
+  bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// Reads the whole file for `entry` (proving its parsed part unchanged, or
+/// starting over) and answers with `f`.
+fn whole<F: Fold, R, E: From<JournalError>>(
+  mut file: File,
+  key: Key,
+  mut entry: Entry<F>,
+  name: &str,
+  f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>,
+) -> Result<R, E> {
+  let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
   // `data` is the file from `origin` on: from the end of the parsed part
   // when it was streamed and proved unchanged, else the whole file.
   let streamed = !F::SPANS && entry.parsed > 0;
@@ -229,7 +344,7 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
     }
     let new = &data[entry.parsed - origin..complete - origin];
     proof.update(new);
-    entry.lines += new.iter().filter(|&&b| b == b'\n').count();
+    entry.lines += count_lines(new);
     entry.parsed = complete;
     entry.proof = proof.finish();
   }
@@ -253,7 +368,7 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
     (None, Ok(None)) => f(data, &entry.fold),
   };
   put(key, entry);
-  answer.map(Some)
+  answer
 }
 
 /// Whether `dir/name` has an entry for `F` (for tests of the eviction).
@@ -442,5 +557,73 @@ mod tests {
     // An invalid UTF-8 line is carried as decoded text.
     std::fs::write(&path, b"1\n\"\xff\"\n").expect("write");
     assert_eq!(pieces(d.path()), ["1", "\"\u{fffd}\""]);
+  }
+
+  /// Every other line, through `read_picked`: only those lines' bytes wanted.
+  fn picked(dir: &str) -> Vec<String> {
+    let every_other = |all: &All| all.0.iter().step_by(2).cloned().collect::<Vec<_>>();
+    let got = read_picked::<All, _, JournalError>(
+      dir,
+      "t.jsonl",
+      |all| {
+        every_other(all)
+          .into_iter()
+          .filter_map(|p| match p {
+            Piece::Span(r) => Some(r),
+            Piece::Owned(_) => None,
+          })
+          .collect()
+      },
+      |file, all| {
+        Ok(
+          every_other(all)
+            .iter()
+            .map(|p| String::from_utf8_lossy(p.bytes(&file)).into_owned())
+            .collect(),
+        )
+      },
+    );
+    got.expect("read").expect("exists")
+  }
+
+  /// What a fresh read gives: every other non-empty line.
+  fn fresh(path: &str) -> Vec<String> {
+    let text = std::fs::read_to_string(path).expect("read");
+    text.split('\n').filter(|l| !l.is_empty()).step_by(2).map(str::to_string).collect()
+  }
+
+  #[test]
+  fn a_picked_read_answers_as_a_fresh_one_through_appends_and_rewrites() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    let lines = |from: usize, to: usize| (from..to).map(|i| format!("{{\"n\":{i}}}\n")).collect::<String>();
+    std::fs::write(&path, lines(0, 50)).expect("write");
+    assert_eq!(picked(d.path()), fresh(&path), "first read");
+    let append = |text: &str| {
+      use std::io::Write;
+      std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .expect("open")
+        .write_all(text.as_bytes())
+        .expect("append");
+    };
+    append(&lines(50, 53));
+    assert_eq!(picked(d.path()), fresh(&path), "appended");
+    // A last line still being written, valid JSON as it stands, then more.
+    append("53");
+    assert_eq!(picked(d.path()), fresh(&path), "a line being written");
+    append("4\n");
+    assert_eq!(picked(d.path()), fresh(&path), "the line completed");
+    // A wanted line and an unwanted one rewritten in place, same size.
+    for at in ["{\"n\":0}", "{\"n\":1}", "{\"n\":48}"] {
+      let text = std::fs::read_to_string(&path).expect("read").replacen(at, &at.replace('n', "m"), 1);
+      std::fs::write(&path, &text).expect("rewrite");
+      assert_eq!(picked(d.path()), fresh(&path), "{at} rewritten");
+    }
+    std::fs::write(&path, lines(0, 10)).expect("truncate");
+    assert_eq!(picked(d.path()), fresh(&path), "shorter");
+    std::fs::write(&path, format!("{}x\n", lines(0, 10))).expect("bad line");
+    assert!(read_picked::<All, _, JournalError>(d.path(), "t.jsonl", |_| Vec::new(), |_, _| Ok(())).is_err());
   }
 }

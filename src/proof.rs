@@ -143,12 +143,23 @@ impl Extending {
   }
 }
 
+/// Bytes kept from the file while it was checked: each at its offset.
+pub type Kept = Vec<(usize, Vec<u8>)>;
+
 /// Checks the first `proof.len()` bytes of `file` (read with `pread`, so
 /// the file's offset does not move). `Some` with the proof ready to be
 /// extended when they are unchanged, `None` when they differ or the file is
 /// shorter now.
 pub fn check_file(file: &File, proof: &Proof) -> std::io::Result<Option<Extending>> {
-  check(proof, |range, hasher, buf| {
+  check_file_keeping(file, proof, &[]).map(|(proved, _)| proved)
+}
+
+/// `check_file`, keeping the bytes of `keep` (ranges sorted by start, below
+/// `proof.len()`) from the very reads it hashed: when the check passes, they
+/// are bytes of the proved part, with no window in which the file could
+/// have changed between the check and the copy.
+pub fn check_file_keeping(file: &File, proof: &Proof, keep: &[Range<usize>]) -> std::io::Result<(Option<Extending>, Kept)> {
+  check(proof, |range, hasher, buf, kept| {
     let mut at = range.start;
     while at < range.end {
       let want = (range.end - at).min(buf.len());
@@ -156,6 +167,7 @@ pub fn check_file(file: &File, proof: &Proof) -> std::io::Result<Option<Extendin
         Ok(0) => return Ok(false),
         Ok(got) => {
           hasher.write(&buf[..got]);
+          keep_from(keep, at, &buf[..got], kept);
           at += got;
         }
         Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
@@ -166,16 +178,33 @@ pub fn check_file(file: &File, proof: &Proof) -> std::io::Result<Option<Extendin
   })
 }
 
+/// The parts of `keep` within the bytes read at `at`.
+fn keep_from(keep: &[Range<usize>], at: usize, bytes: &[u8], kept: &mut Kept) {
+  if keep.is_empty() {
+    return;
+  }
+  let end = at + bytes.len();
+  // The first range that ends after `at`: ranges sorted by start, and never
+  // overlapping, also end in order.
+  let first = keep.partition_point(|r| r.end <= at);
+  for r in keep[first..].iter().take_while(|r| r.start < end) {
+    let (from, to) = (r.start.max(at), r.end.min(end));
+    if from < to {
+      kept.push((from, bytes[from - at..to - at].to_vec()));
+    }
+  }
+}
+
 /// Checks the first `proof.len()` bytes of `data`, as `check_file` does.
 pub fn check_bytes(data: &[u8], proof: &Proof) -> Option<Extending> {
-  let checked = check(proof, |range, hasher, _| match data.get(range) {
+  let checked = check(proof, |range, hasher, _, _| match data.get(range) {
     Some(part) => {
       hasher.write(part);
       Ok(true)
     }
     None => Ok(false),
   });
-  checked.ok().flatten()
+  checked.ok().and_then(|(proved, _)| proved)
 }
 
 /// A segment's range, by index; the index `segs.len()` is the tail.
@@ -186,30 +215,33 @@ fn segment(proof: &Proof, i: usize) -> Range<usize> {
 /// Hashes segments `from..to` of the proof through `read`, stopping at the
 /// first difference (or when `stop` says another group found one). Returns
 /// whether all matched, and the tail's hasher when the group held it.
-fn check_group<R>(proof: &Proof, group: Range<usize>, read: &R, stop: &AtomicBool) -> std::io::Result<(bool, Option<Xxh3>)>
+type Checked = (bool, Option<Xxh3>, Kept);
+
+fn check_group<R>(proof: &Proof, group: Range<usize>, read: &R, stop: &AtomicBool) -> std::io::Result<Checked>
 where
-  R: Fn(Range<usize>, &mut Xxh3, &mut [u8]) -> std::io::Result<bool>,
+  R: Fn(Range<usize>, &mut Xxh3, &mut [u8], &mut Kept) -> std::io::Result<bool>,
 {
   let mut buf = vec![0; CHUNK];
   let mut tail = None;
+  let mut kept = Vec::new();
   for i in group {
     if stop.load(Ordering::Relaxed) {
-      return Ok((false, None));
+      return Ok((false, None, Vec::new()));
     }
     let mut hasher = hasher();
-    if !read(segment(proof, i), &mut hasher, &mut buf)? {
-      return Ok((false, None));
+    if !read(segment(proof, i), &mut hasher, &mut buf, &mut kept)? {
+      return Ok((false, None, Vec::new()));
     }
     let want = proof.segs.get(i).unwrap_or(&proof.tail);
     if hasher.finish_128() != *want {
       stop.store(true, Ordering::Relaxed);
-      return Ok((false, None));
+      return Ok((false, None, Vec::new()));
     }
     if i == proof.segs.len() {
       tail = Some(hasher);
     }
   }
-  Ok((true, tail))
+  Ok((true, tail, kept))
 }
 
 fn threads() -> usize {
@@ -217,15 +249,15 @@ fn threads() -> usize {
   *N.get_or_init(|| std::thread::available_parallelism().map_or(1, |n| n.get()).min(THREADS_MAX))
 }
 
-fn check<R>(proof: &Proof, read: R) -> std::io::Result<Option<Extending>>
+fn check<R>(proof: &Proof, read: R) -> std::io::Result<(Option<Extending>, Kept)>
 where
-  R: Fn(Range<usize>, &mut Xxh3, &mut [u8]) -> std::io::Result<bool> + Sync,
+  R: Fn(Range<usize>, &mut Xxh3, &mut [u8], &mut Kept) -> std::io::Result<bool> + Sync,
 {
   let count = proof.segs.len() + 1;
   let n = if proof.len < PARALLEL_MIN { 1 } else { threads().min(count) };
   let stop = AtomicBool::new(false);
   let groups: Vec<Range<usize>> = (0..n).map(|t| t * count / n..(t + 1) * count / n).collect();
-  let results: Vec<std::io::Result<(bool, Option<Xxh3>)>> = std::thread::scope(|s| {
+  let results: Vec<std::io::Result<Checked>> = std::thread::scope(|s| {
     let (first, rest) = groups.split_first().map_or((0..0, &[][..]), |(f, r)| (f.clone(), r));
     // The other groups on threads of their own; one that cannot be started
     // (a thread limit) is checked here instead.
@@ -241,25 +273,29 @@ where
     let mut results = vec![check_group(proof, first, &read, &stop)];
     for h in spawned {
       results.push(match h {
-        Ok(h) => h.join().unwrap_or(Ok((false, None))),
+        Ok(h) => h.join().unwrap_or(Ok((false, None, Vec::new()))),
         Err(g) => check_group(proof, g, &read, &stop),
       });
     }
     results
   });
   let mut tail = None;
+  let mut kept = Vec::new();
   for r in results {
     match r? {
-      (false, _) => return Ok(None),
-      (true, Some(h)) => tail = Some(h),
-      (true, None) => {}
+      (false, _, _) => return Ok((None, Vec::new())),
+      (true, h, k) => {
+        tail = h.or(tail);
+        kept.extend(k);
+      }
     }
   }
-  Ok(tail.map(|hasher| Extending {
+  let proved = tail.map(|hasher| Extending {
     segs: proof.segs.clone(),
     hasher,
     len: proof.len,
-  }))
+  });
+  Ok((proved, kept))
 }
 
 #[cfg(test)]

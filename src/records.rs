@@ -9,6 +9,7 @@
 //! code units, numbers by value (-0 equals 0), a fresh object never equal.
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Range;
 
 use crate::error::{JournalError, Result};
 use crate::incremental::{Fold, Line, Piece};
@@ -254,6 +255,21 @@ impl Outbox {
   pub fn deliveries(&self) -> Result<&[Delivery]> {
     null_read(self.null, "nonce")?;
     Ok(&self.deliveries)
+  }
+
+  /// The bytes of the file that the unresolved deliveries' merged records
+  /// are made of (their lines' members and intentAt), for
+  /// `incremental::read_picked` (#25).
+  pub fn unresolved_spans(&self) -> Vec<Range<usize>> {
+    let mut spans = Vec::new();
+    for d in self.deliveries.iter().filter(|d| d.unresolved) {
+      for piece in self.members_of(d).chain(d.intent_at.as_ref()) {
+        if let Piece::Span(r) = piece {
+          spans.push(r.clone());
+        }
+      }
+    }
+    spans
   }
 
   /// A delivery's lines' members, in order.

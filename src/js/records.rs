@@ -195,7 +195,7 @@ impl Texts for Merged<'_> {
 /// record whose intentAt is undefined is mended, and one whose intentAt is
 /// its `at` object is given that same object.
 fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e>> {
-  let parsed = incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
+  let answer = |file, outbox: &Outbox| {
     let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
     let mend: Vec<u32> = (0..picked.len() as u32)
       .filter(|&i| picked[i as usize].intent_at_undefined() || picked[i as usize].shares_at)
@@ -221,7 +221,12 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
       js.set(record, "intentAt", intent_at)?;
     }
     Ok(parsed)
-  })?;
+  };
+  // unresolvedOutbox needs the bytes of the unresolved deliveries alone.
+  let parsed = match unresolved_only {
+    true => incremental::read_picked::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, Outbox::unresolved_spans, answer)?,
+    false => incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, answer)?,
+  };
   match parsed {
     Some(parsed) => Ok(parsed),
     None => Ok(js.array(0)?),
