@@ -288,24 +288,24 @@ describe("discord-journal command", addonOnly, () => {
   test("status on a terminal: symbols and colour, NO_COLOR honoured", withTty, () => {
     const dir = journal();
     M.requestStop(dir, "operator");
-    const onTty = (env) => {
-      const command = runFile(bin, "status", dir)
+    // The terminal's environment is set by env(1) inside script(1): Deno's
+    // child_process adds the parent's variables to a child's `env`.
+    // Node takes no colour where CI is set (as in this project's CI),
+    // whatever the terminal.
+    const onTty = (...set) => {
+      const command = ["env", "-u", "NO_COLOR", "-u", "FORCE_COLOR", "-u", "NODE_DISABLE_COLORS", "-u", "CI", "TERM=xterm-256color", ...set]
+        .concat(runFile(bin, "status", dir))
         .map((a) => JSON.stringify(a))
         .join(" ");
-      const r = spawnSync("script", ["-qec", command, "/dev/null"], {
-        encoding: "utf8",
-        env: { ...process.env, TERM: "xterm-256color", ...env },
-      });
+      const r = spawnSync("script", ["-qec", command, "/dev/null"], { encoding: "utf8" });
       assert.equal(r.status, 0, r.stderr);
       return r.stdout;
     };
-    // Node takes no colour where CI is set (as in this project's CI), whatever the terminal.
-    const env = { NO_COLOR: undefined, FORCE_COLOR: undefined, NODE_DISABLE_COLORS: undefined, CI: undefined };
-    const coloured = onTty(env);
+    const coloured = onTty();
     assert.ok(coloured.includes(`${ESC}31m✗ on${ESC}39m`), coloured);
     assert.ok(coloured.includes(`${ESC}32m✓ free${ESC}39m`), coloured);
     // NO_COLOR: words alone, as in a pipe.
-    const plain = onTty({ ...env, NO_COLOR: "1" });
+    const plain = onTty("NO_COLOR=1");
     assert.equal(plain.includes(ESC), false);
     assert.match(plain, /\nSTOP {6}on {4}operator at /);
     assert.doesNotMatch(plain, /[✓✗]/);
