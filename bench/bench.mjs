@@ -672,9 +672,9 @@ async function bench() {
 //   of its bytes; the copy is the least such reading costs.
 // - readInboxIds: the same Set built in JavaScript from one string of the
 //   ids (split, then new Set): the million strings V8 must make.
-// - unresolvedOutbox: outbox.jsonl copied as above. Its answer is the few
-//   unresolved entries, kept from the last call; what must be paid each
-//   call is the proof that the file's old part is unchanged.
+// - unresolvedOutbox: outbox.jsonl copied as above (the proof that its old
+//   part is unchanged), plus its answer made in JavaScript from one string
+//   (JSON.parse of the unresolved records' text): fresh objects each call.
 
 /** The copy floor of `files` in ms (median of PAIRS runs), on two threads. */
 function copyFloor(files) {
@@ -682,6 +682,18 @@ function copyFloor(files) {
   const exe = join(root, "target", "release", "examples", "copy_floor");
   execFileSync("cargo", ["build", "--quiet", "--release", "--example", "copy_floor"], { cwd: root, stdio: "inherit" });
   return JSON.parse(execFileSync(exe, [String(PAIRS), "2", ...files], { encoding: "utf8" })).medianMs;
+}
+
+/** The median ms of JSON.parse(text). */
+function parseFloor(text) {
+  const ts = [];
+  for (let i = 0; i < PAIRS; i++) {
+    gc();
+    const t = process.hrtime.bigint();
+    JSON.parse(text);
+    ts.push(Number(process.hrtime.bigint() - t) / 1e6);
+  }
+  return median(ts);
 }
 
 /** readInboxIds's floor in ms: its Set, built from one string of the ids. */
@@ -714,7 +726,11 @@ async function scale() {
       floor: (d) => copyFloor([join(d, "admissions.jsonl"), join(d, "notices.jsonl")]),
     },
     { name: "readInboxIds", run: (M, d) => M.readInboxIds(d), floor: (d) => setFloor(ours.readInboxIds(d)) },
-    { name: "unresolvedOutbox", run: (M, d) => M.unresolvedOutbox(d), floor: (d) => copyFloor([join(d, "outbox.jsonl")]) },
+    {
+      name: "unresolvedOutbox",
+      run: (M, d) => M.unresolvedOutbox(d),
+      floor: (d) => copyFloor([join(d, "outbox.jsonl")]) + parseFloor(JSON.stringify(ours.unresolvedOutbox(d))),
+    },
   ];
   const results = [];
   try {

@@ -210,20 +210,60 @@ fn open<F: Fold>(dir: &str, name: &str) -> Result<Option<(File, Key)>> {
 /// `read` does: the copy costs less than keeping the parts apart.
 const PICKED_MIN: usize = if cfg!(test) { 1 } else { 16 << 20 };
 
+/// Some of a file's bytes, packed: each kept range of the file at its
+/// place in `bytes`, in file order.
+pub struct Packed {
+  pub bytes: Vec<u8>,
+  /// (file start, file end, start in `bytes`), sorted and apart.
+  map: Vec<(usize, usize, usize)>,
+}
+
+impl Packed {
+  /// The whole file: every range is where it is.
+  fn whole(bytes: Vec<u8>) -> Packed {
+    let map = vec![(0, bytes.len(), 0)];
+    Packed { bytes, map }
+  }
+
+  /// Adds bytes that sit in the file at `at`, after all added before.
+  fn push(&mut self, at: usize, bytes: &[u8]) {
+    match self.map.last_mut() {
+      Some(last) if last.1 == at => last.1 += bytes.len(),
+      _ => self.map.push((at, at + bytes.len(), self.bytes.len())),
+    }
+    self.bytes.extend_from_slice(bytes);
+  }
+
+  /// Where the file's bytes `r` are in `bytes`, if they were kept.
+  pub fn at(&self, r: &Range<usize>) -> Option<Range<usize>> {
+    let i = self.map.partition_point(|m| m.1 < r.end);
+    let &(start, end, to) = self.map.get(i)?;
+    (start <= r.start && r.end <= end).then(|| to + (r.start - start)..to + (r.end - start))
+  }
+
+  /// A piece of the file as a piece of `bytes`.
+  pub fn piece(&self, p: &Piece) -> Option<Piece> {
+    match p {
+      Piece::Span(r) => self.at(r).map(Piece::Span),
+      Piece::Owned(s) => Some(Piece::Owned(s.clone())),
+    }
+  }
+}
+
 /// `read` for an answer that needs only some of the file's bytes, which
-/// `wanted` names (absolute ranges) from the fold that will answer: the
+/// `wanted` names (file ranges) from the fold that will answer: the
 /// unresolved deliveries of a large outbox (#25). The bytes appended since
 /// the last call are read and folded first; then the part parsed before is
 /// proved unchanged as `read` proves it, and the wanted bytes in it are
-/// kept from the very reads the proof hashed. `f` gets a buffer of the
-/// file's length holding those bytes and the appended ones, zeros
-/// elsewhere: untouched, its pages are never allocated. A changed old part
-/// starts over with a whole read, as `read` does.
+/// kept from the very reads the proof hashed, so there is no moment between
+/// the check and the copy for the file to change in. `f` gets those bytes
+/// and the appended ones, packed (the whole file where the read is whole:
+/// the first, and after any change to the old part, which starts over).
 pub fn read_picked<F: Fold, R, E: From<JournalError>>(
   dir: &str,
   name: &str,
   wanted: impl Fn(&F) -> Vec<Range<usize>>,
-  f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>,
+  f: impl FnOnce(Packed, &F) -> Result<R, E>,
 ) -> Result<Option<R>, E> {
   let Some((mut file, key)) = open::<F>(dir, name)? else {
     return Ok(None);
@@ -232,7 +272,7 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
   let mut entry: Entry<F> = take(&key);
   let old = entry.parsed;
   if old < PICKED_MIN || entry.invalid.is_some() {
-    return whole(file, key, entry, name, f).map(Some);
+    return whole(file, key, entry, name, |bytes, fold| f(Packed::whole(bytes), fold)).map(Some);
   }
   file.seek(SeekFrom::Start(old as u64)).map_err(refuse)?;
   let mut new = Vec::new();
@@ -275,13 +315,16 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
   let (proved, kept) = proof::check_file_keeping(&file, &entry.proof, &keep).map_err(refuse)?;
   let Some(mut proof) = proved else {
     file.rewind().map_err(refuse)?;
-    return whole(file, key, Entry::default(), name, f).map(Some);
+    return whole(file, key, Entry::default(), name, |bytes, fold| f(Packed::whole(bytes), fold)).map(Some);
   };
-  let mut data = vec![0u8; end];
-  for (at, bytes) in kept {
-    data[at..at + bytes.len()].copy_from_slice(&bytes);
+  let mut data = Packed {
+    bytes: Vec::with_capacity(kept.iter().map(|(_, b)| b.len()).sum::<usize>() + new.len()),
+    map: Vec::new(),
+  };
+  for (at, bytes) in &kept {
+    data.push(*at, bytes);
   }
-  data[old..].copy_from_slice(&new);
+  data.push(old, &new);
   if complete > old {
     proof.update(&new[..complete - old]);
     entry.lines += count_lines(&new[..complete - old]);
@@ -574,11 +617,11 @@ mod tests {
           })
           .collect()
       },
-      |file, all| {
+      |packed, all| {
         Ok(
           every_other(all)
             .iter()
-            .map(|p| String::from_utf8_lossy(p.bytes(&file)).into_owned())
+            .map(|p| String::from_utf8_lossy(packed.piece(p).expect("kept").bytes(&packed.bytes)).into_owned())
             .collect(),
         )
       },

@@ -12,7 +12,7 @@ use std::collections::{HashMap, HashSet};
 use std::ops::Range;
 
 use crate::error::{JournalError, Result};
-use crate::incremental::{Fold, Line, Piece};
+use crate::incremental::{Fold, Line, Packed, Piece};
 use crate::json::{str_eq, units, Doc, Scalar, Top};
 use crate::part::{Part, Shared};
 
@@ -255,6 +255,35 @@ impl Outbox {
   pub fn deliveries(&self) -> Result<&[Delivery]> {
     null_read(self.null, "nonce")?;
     Ok(&self.deliveries)
+  }
+
+  /// The deliveries `picked`, alone and with their pieces moved into
+  /// `packed`'s bytes: an outbox whose merged records are theirs, made
+  /// from the bytes `read_picked` kept. `None` if a piece was not kept.
+  pub fn packed(&self, picked: &[&Delivery], packed: &Packed) -> Option<Outbox> {
+    let mut out = Outbox::default();
+    for d in picked {
+      let first = out.members.len();
+      for m in self.members_of(d) {
+        let at = out.members.len();
+        if let Some(prev) = out.members.last_mut().filter(|_| at > first) {
+          prev.1 = at;
+        }
+        out.members.push((packed.piece(m)?, NONE));
+      }
+      out.deliveries.push(Delivery {
+        nonce: packed.piece(&d.nonce).unwrap_or(Piece::Owned("".into())),
+        first,
+        last: out.members.len().saturating_sub(1),
+        intent_at: match &d.intent_at {
+          Some(p) => Some(packed.piece(p)?),
+          None => None,
+        },
+        shares_at: d.shares_at,
+        unresolved: d.unresolved,
+      });
+    }
+    Some(out)
   }
 
   /// The bytes of the file that the unresolved deliveries' merged records

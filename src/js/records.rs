@@ -195,8 +195,7 @@ impl Texts for Merged<'_> {
 /// record whose intentAt is undefined is mended, and one whose intentAt is
 /// its `at` object is given that same object.
 fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e>> {
-  let answer = |file, outbox: &Outbox| {
-    let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved || !unresolved_only).collect();
+  let answer = |file: Vec<u8>, outbox: &Outbox, picked: Vec<&Delivery>| -> JsResult<Val<'e>> {
     let mend: Vec<u32> = (0..picked.len() as u32)
       .filter(|&i| picked[i as usize].intent_at_undefined() || picked[i as usize].shares_at)
       .collect();
@@ -222,10 +221,20 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
     }
     Ok(parsed)
   };
-  // unresolvedOutbox needs the bytes of the unresolved deliveries alone.
+  // unresolvedOutbox needs the bytes of the unresolved deliveries alone:
+  // they are made from those bytes, packed, and an outbox of their own.
   let parsed = match unresolved_only {
-    true => incremental::read_picked::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, Outbox::unresolved_spans, answer)?,
-    false => incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, answer)?,
+    true => incremental::read_picked::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, Outbox::unresolved_spans, |packed, outbox| {
+      let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved).collect();
+      let alone = outbox
+        .packed(&picked, &packed)
+        .ok_or_else(|| JournalError::failed("outbox.jsonl: a part of an unresolved delivery was not kept"))?;
+      let all = alone.deliveries()?.iter().collect();
+      answer(packed.bytes, &alone, all)
+    })?,
+    false => incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
+      answer(file, outbox, outbox.deliveries()?.iter().collect())
+    })?,
   };
   match parsed {
     Some(parsed) => Ok(parsed),
