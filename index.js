@@ -183,19 +183,17 @@ exports.RECOVER_REASON = native.RECOVER_REASON;
 exports.UNLOCK_HINT = native.UNLOCK_HINT;
 exports.journalLabel = journalLabel;
 exports.ensureJournal = function ensureJournal(dir) {
-  // A path with a NUL byte is refused by Node before any system call, in
-  // words of its own (the `Received` part is util.inspect's): Node's
-  // mkdirSync makes that refusal here, and nothing else.
-  if (typeof dir === "string" && dir.includes("\0")) fs.mkdirSync(path.join(dir, "turns"), { recursive: true, mode: 0o700 });
   try {
     return returned(native.ensureJournal(dir));
   } catch (e) {
-    // A failed mkdir is made again by the runtime's own mkdirSync, whose
-    // error (or success, where the directory appeared meanwhile) is what
-    // journal.mjs gives there: on Node it is the native error's twin; Bun
-    // and Deno order an error's keys their own way, and Bun answers a
-    // dangling link at turns/ EEXIST where Node says ENOENT (#24).
-    if (!(e instanceof Error) || e.syscall !== "mkdir") throw e;
+    // A failed mkdir, or a path with a NUL byte, is made again by the
+    // runtime's own mkdirSync, whose error (or success, where the directory
+    // appeared meanwhile) is what journal.mjs gives there: on Node a failed
+    // mkdir's error is the native error's twin, and a NUL byte is refused in
+    // words of Node's own (the `Received` part is util.inspect's); Bun and
+    // Deno order an error's keys their own way, and Bun answers a dangling
+    // link at turns/ EEXIST where Node says ENOENT (#24).
+    if (!(e instanceof Error) || (e.syscall !== "mkdir" && e.code !== "ERR_INVALID_ARG_VALUE")) throw e;
     fs.mkdirSync(path.join(dir, "turns"), { recursive: true, mode: 0o700 });
     return dir;
   }

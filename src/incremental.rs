@@ -282,22 +282,8 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
   // Folded before the proof, since what is wanted depends on them; the
   // entry is dropped below if the old part turns out changed.
   let invalid = feed(&mut entry.fold, &new, old, old..complete, entry.lines + 1);
-  let tail = match invalid {
-    None if complete < end => {
-      let mut fold = entry.fold.clone();
-      match feed(
-        &mut fold,
-        &new,
-        old,
-        complete..end,
-        entry.lines + 1 + count_lines(&new[..complete - old]),
-      ) {
-        Some(bad) => Err(bad),
-        None => Ok(Some(fold)),
-      }
-    }
-    _ => Ok(None),
-  };
+  let first = entry.lines + 1 + count_lines(&new[..complete - old]);
+  let tail = unfinished(&entry.fold, invalid, &new, old, complete..end, first);
   let mut keep: Vec<Range<usize>> = match &tail {
     Ok(Some(fold)) => wanted(fold),
     _ => wanted(&entry.fold),
@@ -332,17 +318,52 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
     entry.invalid = invalid;
   }
   entry.proof = proof.finish();
-  let answer = match (entry.invalid, tail) {
-    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
-    (None, Ok(Some(fold))) => f(data, &fold),
-    (None, Ok(None)) => f(data, &entry.fold),
-  };
+  let answer = answer(name, &entry, tail, data, f);
   put(key, entry);
   answer.map(Some)
 }
 
 fn count_lines(bytes: &[u8]) -> usize {
   bytes.iter().filter(|&&b| b == b'\n').count()
+}
+
+/// The fold that answers when the file ends in a line still being written
+/// (bytes `range` of `data`, which holds the file from `origin` on): the
+/// kept one with that line fed to a copy, never kept. `Ok(None)` when there
+/// is no such line or a line before it did not parse; `Err` with the line's
+/// number when it does not parse.
+fn unfinished<F: Fold>(
+  fold: &F,
+  invalid: Option<usize>,
+  data: &[u8],
+  origin: usize,
+  range: Range<usize>,
+  first: usize,
+) -> Result<Option<F>, usize> {
+  if invalid.is_some() || range.is_empty() {
+    return Ok(None);
+  }
+  let mut fold = fold.clone();
+  match feed(&mut fold, data, origin, range, first) {
+    Some(bad) => Err(bad),
+    None => Ok(Some(fold)),
+  }
+}
+
+/// `f`'s answer from the fold that answers, or the refusal of the first
+/// line that does not parse.
+fn answer<F: Fold, D, R, E: From<JournalError>>(
+  name: &str,
+  entry: &Entry<F>,
+  tail: Result<Option<F>, usize>,
+  data: D,
+  f: impl FnOnce(D, &F) -> Result<R, E>,
+) -> Result<R, E> {
+  match (entry.invalid, tail) {
+    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
+    (None, Ok(Some(fold))) => f(data, &fold),
+    (None, Ok(None)) => f(data, &entry.fold),
+  }
 }
 
 /// Reads the whole file for `entry` (proving its parsed part unchanged, or
@@ -392,24 +413,11 @@ fn whole<F: Fold, R, E: From<JournalError>>(
     entry.proof = proof.finish();
   }
   // A last line without its newline is parsed for this answer only.
-  let tail = match entry.invalid {
-    None if complete < end => {
-      let mut fold = entry.fold.clone();
-      match feed(&mut fold, &data, origin, complete..end, entry.lines + 1) {
-        Some(bad) => Err(bad),
-        None => Ok(Some(fold)),
-      }
-    }
-    _ => Ok(None),
-  };
+  let tail = unfinished(&entry.fold, entry.invalid, &data, origin, complete..end, entry.lines + 1);
   if !F::SPANS {
     data = Vec::new();
   }
-  let answer = match (entry.invalid, tail) {
-    (Some(n), _) | (None, Err(n)) => Err(not_json(name, n).into()),
-    (None, Ok(Some(fold))) => f(data, &fold),
-    (None, Ok(None)) => f(data, &entry.fold),
-  };
+  let answer = answer(name, &entry, tail, data, f);
   put(key, entry);
   answer
 }

@@ -272,6 +272,8 @@ impl Outbox {
         out.members.push((packed.piece(m)?, NONE));
       }
       out.deliveries.push(Delivery {
+        // Not kept, and never asked for: unresolvedOutbox's records carry
+        // no Map key.
         nonce: packed.piece(&d.nonce).unwrap_or(Piece::Owned("".into())),
         first,
         last: out.members.len().saturating_sub(1),
