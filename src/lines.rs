@@ -34,21 +34,20 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   }
   let path = paths::under(dir, &[name]);
   let refuse = |e: std::io::Error| quiet_io(&e, name, "append to");
-  use crate::files::{open_stat, Access};
+  use crate::files::{open_sized, Access};
   // O_NOATIME: a read right after a write would otherwise update the
   // access time (relatime), a metadata write per append; it is permitted
   // only to the file's owner (EPERM otherwise: then without it). A file
   // this user may write but not read is appended to as before, unchecked.
-  let opened = match open_stat(&path, Access::ReadAppend, crate::files::NOATIME) {
-    Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_stat(&path, Access::ReadAppend, 0),
+  let opened = match open_sized(&path, Access::ReadAppend, crate::files::NOATIME) {
+    Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_sized(&path, Access::ReadAppend, 0),
     opened => opened,
   };
-  let (mut file, st) = match opened {
-    Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_stat(&path, Access::Append, 0),
+  let (mut file, size) = match opened {
+    Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_sized(&path, Access::Append, 0),
     opened => opened,
   }
   .map_err(refuse)?;
-  let size = crate::files::size_of(&st);
   let cut = size > 0 && last_byte(&file, size).is_some_and(|b| b != b'\n');
   let mut buf = Vec::with_capacity(line.len() + 2);
   if cut {

@@ -54,13 +54,13 @@ pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> R
 /// whatever it threw.
 pub fn append(dir: &str, line: impl FnOnce() -> Result<String, ThrownCode>) -> Result<String> {
   let path = stop_path(dir);
-  let (file, st) =
-    crate::files::open_stat(&path, crate::files::Access::Append, nix::libc::O_NOFOLLOW).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+  let (file, size) =
+    crate::files::open_sized(&path, crate::files::Access::Append, nix::libc::O_NOFOLLOW).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   let mut text = line().map_err(|code| code.refusal(&label(dir), "write"))?;
   text.push('\n');
   write_synced(file, &text).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   // The line is synced always (as in the reference); its name only opted in.
-  if crate::files::size_of(&st) == 0 {
+  if size == 0 {
     crate::durable::dir(dir).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   }
   Ok(path)
