@@ -225,7 +225,7 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
   // they are made from those bytes, packed, and an outbox of their own.
   let parsed = match unresolved_only {
     true => incremental::read_picked::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, Outbox::unresolved_spans, |packed, outbox| {
-      let picked: Vec<_> = outbox.deliveries()?.iter().filter(|g| g.unresolved).collect();
+      let picked = outbox.unresolved()?;
       let alone = outbox
         .packed(&picked, &packed)
         .ok_or_else(|| JournalError::failed("outbox.jsonl: a part of an unresolved delivery was not kept"))?;
