@@ -206,7 +206,12 @@ const rows = [
   {
     empty: true,
     name: "writeTurn x200",
-    target: 0.9,
+    // More kernel work than journal.mjs by design (#10): an lstat, so that
+    // "already exists" refuses before the record is stringified as the
+    // exclusive open does, then an unnamed inode linked into place when
+    // whole, so a kill leaves no empty or torn record. In C on this disk
+    // that is 1.07 to 1.24 of the exclusive create (#25).
+    target: 1.25,
     fresh: true,
     run: (M, d) => {
       for (let i = 0; i < 200; i++) M.writeTurn(d, `new-${i}`, { startedAt: "2024-01-30T00:00:00.000Z", prompt: "x".repeat(200) });
@@ -681,7 +686,11 @@ async function bench() {
 // A side whose untimed first run takes over SLOW_MS is not timed at that size.
 //
 // Beside each row, its floor (#25): what any implementation must pay,
-// measured in the same run.
+// measured in the same run, and at the largest size a target for ours /
+// floor: 1.50 for the per-message path and 2.00 for readInboxIds (#25),
+// 3.00 for unresolvedOutbox (its proof is the per-message path's, and its
+// answer is made twice over: the records' text from the kept bytes, then
+// V8's parse of it, which alone is in the floor).
 // - the per-message path: the admissions and notices files copied out of
 //   the page cache on two threads, no hash, no parse (examples/copy_floor.rs,
 //   built with cargo). A proof that sees every rewrite of a file reads each
@@ -743,14 +752,19 @@ async function scale() {
         return M.noticeOn(d, "ceiling", day);
       },
       floor: (d) => copyFloor([join(d, "admissions.jsonl"), join(d, "notices.jsonl")]),
+      target: 1.5,
     },
-    { name: "readInboxIds", run: (M, d) => M.readInboxIds(d), floor: (d) => setFloor(ours.readInboxIds(d)) },
+    { name: "readInboxIds", run: (M, d) => M.readInboxIds(d), floor: (d) => setFloor(ours.readInboxIds(d)), target: 2 },
     {
       name: "unresolvedOutbox",
       run: (M, d) => M.unresolvedOutbox(d),
       floor: (d) => copyFloor([join(d, "outbox.jsonl")]) + parseFloor(JSON.stringify(ours.unresolvedOutbox(d))),
+      target: 3,
     },
   ];
+  // Each row's target (ours / floor) is judged at the largest size, where
+  // the files' bytes are the cost; below it the call's own fixed cost is.
+  const judgedAt = Math.max(...SCALE);
   const results = [];
   try {
     console.log(
@@ -758,10 +772,10 @@ async function scale() {
     );
     console.log(
       theirs
-        ? "| row | lines per file | ours (ms) | journal.mjs (ms) | ratio | floor (ms) | ours / floor |"
-        : "| row | lines per file | ours (ms) | floor (ms) | ours / floor |",
+        ? "| row | lines per file | ours (ms) | journal.mjs (ms) | ratio | floor (ms) | ours / floor | target |"
+        : "| row | lines per file | ours (ms) | floor (ms) | ours / floor | target |",
     );
-    console.log(theirs ? "| --- | ---: | ---: | ---: | ---: | ---: | ---: |" : "| --- | ---: | ---: | ---: | ---: |");
+    console.log(theirs ? "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" : "| --- | ---: | ---: | ---: | ---: | ---: |");
     for (const lines of SCALE) {
       const dirs = { ours: join(work, `${lines}`, "ours", "alpha"), theirs: join(work, `${lines}`, "theirs", "alpha") };
       makeJournal(dirs.ours, lines, 0);
@@ -794,12 +808,15 @@ async function scale() {
         const f = (n) => (n === null ? "— (over 5 s)" : n.toFixed(2));
         const ratio = r.oursMs !== null && r.theirsMs !== null ? r.oursMs / r.theirsMs : null;
         const toFloor = r.oursMs !== null ? r.oursMs / r.floorMs : null;
-        results.push({ ...r, ratio, toFloor });
+        const judged = lines === judgedAt;
+        const met = judged ? toFloor !== null && toFloor <= row.target : null;
+        results.push({ ...r, ratio, toFloor, target: judged ? row.target : null, met });
         const x = (v) => (v === null ? "—" : v.toFixed(2));
+        const target = judged ? `≤ ${row.target.toFixed(2)}${met ? "" : " ✗"}` : "—";
         console.log(
           theirs
-            ? `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${ratio === null ? "—" : ratio.toFixed(3)} | ${f(r.floorMs)} | ${x(toFloor)} |`
-            : `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.floorMs)} | ${x(toFloor)} |`,
+            ? `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${ratio === null ? "—" : ratio.toFixed(3)} | ${f(r.floorMs)} | ${x(toFloor)} | ${target} |`
+            : `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.floorMs)} | ${x(toFloor)} | ${target} |`,
         );
       }
       rmSync(join(work, `${lines}`), { recursive: true, force: true });
