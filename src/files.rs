@@ -197,7 +197,7 @@ pub fn to_end(file: &File) -> Result<Vec<u8>> {
 }
 
 /// A regular file's content as Node's readFileSync reads it: the size
-/// fstat reported, or less if the file ends first (it does not read on past
+/// its open reported, or less if the file ends first (it does not read on past
 /// a file that grew meanwhile); a file that reports no size (0), to its end.
 /// The size read exactly also saves the read that would find the end.
 fn sized(file: &File, size: u64) -> Result<Vec<u8>> {
