@@ -89,10 +89,7 @@ pub fn open(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
 
 /// `open`, with the size of the file opened.
 pub fn open_sized(path: &str, access: Access, extra: libc::c_int) -> Result<(File, u64)> {
-  let file = open_path(path, access, extra)?;
-  let (mode, size) = kind(&file)?;
-  judged(mode)?;
-  Ok((file, size))
+  with_size(open_path(path, access, extra)?)
 }
 
 /// `open`, with what fstat said of the file opened. Its device, inode and
@@ -132,7 +129,11 @@ fn open_at_sized(dir: &impl AsFd, name: &str, extra: libc::c_int) -> Result<(Fil
       .map(File::from)
       .map_err(Error::from)
   };
-  let file = opened(attempt(GUARD), extra & libc::O_NONBLOCK == 0, || attempt(libc::O_NOCTTY))?;
+  with_size(opened(attempt(GUARD), extra & libc::O_NONBLOCK == 0, || attempt(libc::O_NOCTTY))?)
+}
+
+/// The file opened, judged, with its size.
+fn with_size(file: File) -> Result<(File, u64)> {
   let (mode, size) = kind(&file)?;
   judged(mode)?;
   Ok((file, size))

@@ -183,7 +183,7 @@ pub struct Delivery {
   pub shares_at: bool,
   /// The merged status is "intent" or "unknown" (the last line with a
   /// status decides).
-  pub unresolved: bool,
+  unresolved: bool,
   /// Its place in `Outbox::open` while unresolved.
   open_at: usize,
 }
