@@ -4,9 +4,9 @@
 # Each gets a root of its own, with no glibc in a musl root, and a Node
 # built for it; arm64 runs under qemu-user through binfmt_misc. The tarball
 # is installed there with npm and no Rust on PATH, then scripts/smoke.mjs
-# and the demo run inside it with chroot, and on x64 musl and arm64 glibc
-# the whole test suite runs there too, from a copy of this checkout. Needs
-# root; it leaves qemu-aarch64 registered with binfmt_misc.
+# and the demo run inside it with chroot, and on x64 musl (Node 20.17) and
+# arm64 glibc the whole test suite runs there too, from a copy of this
+# checkout. Needs root; it leaves qemu-aarch64 registered with binfmt_misc.
 #
 #   bash scripts/check-platforms.sh TARBALL [PLATFORM...]
 #
@@ -227,11 +227,13 @@ for platform in "$@"; do
     rm -rf "$work/package"
     args=""
     for s in "${skip[@]}"; do args="$args --test-skip-pattern='$s'"; done
-    for node in "${nodes[@]}"; do
-      chroot "$root" /bin/sh -c "cd /opt/src && $node --test --test-reporter=tap --test-concurrency=1 $args __test__/*.test.mjs" >"$work/suite.log" 2>&1 ||
-        { cat "$work/suite.log"; exit 1; }
-      printf 'suite on Node %s: %s\n' "$(chroot "$root" "$node" --version)" "$(grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' ')"
-    done
+    # On the root's first Node (x64 musl: the package's floor) only: the
+    # binary is one for every Node (N-API), and the glibc runs cover each
+    # Node line's own behaviour; the others load it and run the smoke test.
+    node=${nodes[0]}
+    chroot "$root" /bin/sh -c "cd /opt/src && $node --test --test-reporter=tap --test-concurrency=1 $args __test__/*.test.mjs" >"$work/suite.log" 2>&1 ||
+      { cat "$work/suite.log"; exit 1; }
+    printf 'suite on Node %s: %s\n' "$(chroot "$root" "$node" --version)" "$(grep -E '^# (tests|pass|fail|skipped)' "$work/suite.log" | tr '\n' ' ')"
   fi
   unmount
   rm -rf --one-file-system "$root"
