@@ -49,37 +49,6 @@ const verifyAsync = (reference, ...args) =>
   });
 const leftovers = () => readdirSync(own).length;
 
-/** Runs `jobs` (each returns a promise) `width` at a time: one settled promise per job, in order. */
-function pooled(jobs, width) {
-  const outcomes = [];
-  const settle = jobs.map(() => {
-    let done;
-    outcomes.push(new Promise((resolve) => (done = resolve)));
-    return done;
-  });
-  let next = 0;
-  const lane = async () => {
-    while (next < jobs.length) {
-      const i = next++;
-      settle[i](
-        await Promise.resolve()
-          .then(jobs[i])
-          .then(
-            (value) => ({ value }),
-            (error) => ({ error }),
-          ),
-      );
-    }
-  };
-  for (let k = 0; k < width; k++) lane();
-  return outcomes.map((o) =>
-    o.then(({ value, error }) => {
-      if (error) throw error;
-      return value;
-    }),
-  );
-}
-
 /** A copy of the specification's package tree with `journal.mjs` changed by `edit`. */
 function mutant(edit) {
   const top = mkdtempSync(join(tmpdir(), "discord-journal-mutant-"));
@@ -157,20 +126,27 @@ describe("discord-journal verify", { skip }, () => {
     assert.equal(leftovers(), before);
   });
 
-  // Each mutant is a process of its own (and verify's child): compared two
-  // at a time, whatever the runner's own concurrency (Bun's node:test runs
-  // tests one by one), on a two-core machine the suite's longest part halves.
-  let compared;
-  const comparison = (i) => {
-    compared ??= pooled(
-      MUTANTS.map(
-        ([, edit]) =>
-          () =>
-            verifyAsync(mutant(edit), "--sequences", "40", "--json"),
-      ),
-      2,
-    );
-    return compared[i];
+  // Each mutant is a process of its own (and verify's child): each test
+  // starts its own comparison and the next one, so two run at a time
+  // whatever the runner's own concurrency (Bun's node:test runs tests one
+  // by one), and on a two-core machine the suite's longest part halves.
+  // A comparison that fails is that test's failure, not an unhandled one.
+  const compared = [];
+  const start = (i) => {
+    if (i >= MUTANTS.length || compared[i]) return;
+    compared[i] = Promise.resolve()
+      .then(() => verifyAsync(mutant(MUTANTS[i][1]), "--sequences", "40", "--json"))
+      .then(
+        (value) => ({ value }),
+        (error) => ({ error }),
+      );
+  };
+  const comparison = async (i) => {
+    start(i);
+    start(i + 1);
+    const { value, error } = await compared[i];
+    if (error) throw error;
+    return value;
   };
   for (const [i, [what, , name]] of MUTANTS.entries()) {
     test(`a mutant (${what}) is told apart, naming ${name}`, async () => {
