@@ -181,10 +181,8 @@ pub struct Delivery {
   /// same object (the spreads carry `at` on, `intentAt` is `first.at`),
   /// which two parsed copies are not (#10).
   pub shares_at: bool,
-  /// The merged status is "intent" or "unknown" (the last line with a
-  /// status decides).
-  unresolved: bool,
-  /// Its place in `Outbox::open` while unresolved.
+  /// Its place in `Outbox::open` while its merged status is "intent" or
+  /// "unknown" (the last line with a status decides); `NONE` otherwise.
   open_at: usize,
 }
 
@@ -246,7 +244,6 @@ impl Fold for Outbox {
           last: entry,
           intent_at: first_at.map(|m| l.piece(m.value_span.clone())),
           shares_at: first_at.is_some_and(|m| matches!(m.value, Scalar::Obj | Scalar::Arr)),
-          unresolved: false,
           open_at: NONE,
         });
         self.deliveries.len() - 1
@@ -280,10 +277,9 @@ impl Outbox {
   /// Marks delivery `at` unresolved or not, keeping `open` in step.
   fn set_open(&mut self, at: usize, open: bool) {
     let Some(d) = self.deliveries.get_mut(at) else { return };
-    if d.unresolved == open {
+    if d.unresolved() == open {
       return;
     }
-    d.unresolved = open;
     if open {
       d.open_at = self.open.len();
       self.open.push(at);
@@ -325,10 +321,9 @@ impl Outbox {
           None => None,
         },
         shares_at: d.shares_at,
-        unresolved: false,
         open_at: NONE,
       });
-      out.set_open(out.deliveries.len() - 1, d.unresolved);
+      out.set_open(out.deliveries.len() - 1, d.unresolved());
     }
     Some(out)
   }
@@ -397,6 +392,11 @@ impl Outbox {
 }
 
 impl Delivery {
+  /// Whether its merged status is "intent" or "unknown".
+  pub fn unresolved(&self) -> bool {
+    self.open_at != NONE
+  }
+
   /// Whether the merged record's intentAt is undefined (set after the parse).
   pub fn intent_at_undefined(&self) -> bool {
     self.intent_at.is_none()
@@ -486,7 +486,7 @@ mod tests {
     for (text, _, size) in &texts {
       assert_eq!(text.len(), *size);
     }
-    assert!(d[0].unresolved && d[1].unresolved);
+    assert!(d[0].unresolved() && d[1].unresolved());
   }
 
   use crate::testutil::TempDir;
@@ -755,7 +755,7 @@ mod tests {
       let (listed, walked) = read_as::<Outbox, _>(OUTBOX, text.as_bytes(), |file, o| {
         let nonce = |g: &Delivery| String::from_utf8_lossy(g.nonce.bytes(&file)).into_owned();
         let listed: Vec<String> = o.unresolved()?.into_iter().map(nonce).collect();
-        let walked: Vec<String> = o.deliveries()?.iter().filter(|g| g.unresolved).map(nonce).collect();
+        let walked: Vec<String> = o.deliveries()?.iter().filter(|g| g.unresolved()).map(nonce).collect();
         // Each listed delivery knows its place in the list.
         for (place, &i) in o.open.iter().enumerate() {
           assert_eq!(o.deliveries[i].open_at, place);
@@ -802,7 +802,7 @@ mod tests {
         .iter()
         .map(|g| String::from_utf8_lossy(g.nonce.bytes(&file)).into_owned())
         .collect();
-      let open: Vec<bool> = d.iter().map(|g| g.unresolved).collect();
+      let open: Vec<bool> = d.iter().map(|g| g.unresolved()).collect();
       let undefined: Vec<bool> = d.iter().map(|g| g.intent_at_undefined()).collect();
       Ok((nonces, open, undefined, merged))
     });
