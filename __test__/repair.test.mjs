@@ -354,20 +354,29 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
     }
   });
 
-  test("a second repair while one runs, and a symlinked record file, are refused; --missing-ok answers for a binding that has not run", () => {
+  test("a second repair while one runs, and a symlinked record file, are refused; --missing-ok answers for a binding that has not run", async () => {
     const dir = crashed();
-    if (spawnSync("flock", ["--version"]).status === 0) {
-      // Another repair holds the journal directory's flock.
-      const other = spawn("flock", ["-n", dir, "sleep", "5"], { stdio: "ignore" });
-      try {
-        spawnSync("sleep", ["0.3"]);
-        const r = cli(["repair", dir, "--apply"]);
-        assert.equal(r.status, 3, r.stderr);
-        assert.match(r.stderr, /another repair is running for this binding/);
-        assert.equal(aside(dir).length, 0);
-      } finally {
-        other.kill("SIGKILL");
-      }
+    // A repair paused while it holds the binding.
+    const first = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
+      env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: "held" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    try {
+      let err = "";
+      await new Promise((resolve, reject) => {
+        first.stderr.on("data", (d) => {
+          err += d;
+          if (err.includes("repair paused: held")) resolve();
+        });
+        first.on("exit", () => reject(new Error(`exited before it held the binding: ${err}`)));
+      });
+      const r = cli(["repair", dir, "--apply"]);
+      assert.equal(r.status, 3, r.stderr);
+      assert.match(r.stderr, /another repair is running for this binding/);
+      assert.equal(aside(dir).length, 0);
+    } finally {
+      first.kill("SIGKILL");
+      await new Promise((r) => first.on("close", r));
     }
     const linked = crashed();
     const elsewhere = join(linked, "..", "inbox-elsewhere.jsonl");

@@ -40,7 +40,7 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
       let plan = repair::plan(&repair::Journal::open(d)?)?;
       return Ok(js.str(&json!({ "applied": false, "tookOver": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string())?);
     }
-    let j = repair::Journal::exclusive(d)?;
+    let j = repair::Journal::open(d)?;
     let now = js.now_iso()?;
     let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
     let held = repair::hold(d, &now)?;

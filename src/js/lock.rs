@@ -42,8 +42,10 @@ pub fn unlock<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val
       None => js.str("unlock")?,
     };
     let d = Dir::from(js, dir)?;
-    append_stop(js, &d, reason)?;
-    match lock::unlock_after_stop(d.fs(), &mut JsSeams::new(js, identity, before_remove))? {
+    let unlocked = lock::unlock(d.fs(), &mut JsSeams::new(js, identity, before_remove), || {
+      append_stop(js, &d, reason).map(drop)
+    });
+    match unlocked? {
       Unlocked::NoLock => Ok(js.boolean(false)?),
       Unlocked::Cleared(rec) => owner_object(js, rec.as_ref()),
     }

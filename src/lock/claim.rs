@@ -11,6 +11,7 @@ use crate::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::paths::{journal_label, under};
 use crate::stop;
 
+use super::guard::guarded;
 use super::lock_refusal;
 use super::owner::{lock_path, parse_owner};
 use super::remove::{self, Judged, Record, Stamp};
@@ -34,14 +35,20 @@ pub fn claim<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
-  claim_gated(dir, pid, seams, owner_text, true)
+  guarded(dir, || claim_gated(dir, pid, seams, owner_text, true)).map(drop)
 }
 
 /// A claim without the STOP gate: the binding held by a process that takes
 /// no turn (`discord-journal repair`), STOP or no STOP, so that no
-/// connector can claim it meanwhile. Released with `clear_pid`.
-pub fn hold<S: Seams>(dir: &str, pid: f64, seams: &mut S, owner_text: impl FnOnce() -> Result<String, ThrownCode>) -> Result<(), S::Error> {
-  claim_gated(dir, Some(pid), seams, owner_text, false)
+/// connector can claim it meanwhile. Released with `clear_pid`. Returns
+/// the directory held, open (none where a descriptor could not be kept).
+pub fn hold<S: Seams>(
+  dir: &str,
+  pid: f64,
+  seams: &mut S,
+  owner_text: impl FnOnce() -> Result<String, ThrownCode>,
+) -> Result<Option<File>, S::Error> {
+  guarded(dir, || claim_gated(dir, Some(pid), seams, owner_text, false))
 }
 
 fn claim_gated<S: Seams>(
@@ -50,7 +57,7 @@ fn claim_gated<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
   gate: bool,
-) -> Result<(), S::Error> {
+) -> Result<Option<File>, S::Error> {
   let lock = lock_path(dir);
   if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
@@ -131,7 +138,7 @@ fn claim_gated<S: Seams>(
   if !standing {
     return Err(lost_claim().into());
   }
-  Ok(())
+  Ok(made.held)
 }
 
 /// The directory a claim made: its path, what it is, and the descriptor it

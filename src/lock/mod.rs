@@ -25,12 +25,14 @@ use crate::paths::journal_label;
 use crate::stop;
 
 mod claim;
+mod guard;
 mod owner;
 mod remove;
 mod stamp;
 mod state;
 
 pub use claim::{claim, hold};
+pub use guard::guarded;
 use owner::pid_text;
 use owner::read_owner;
 pub use owner::{lock_path, owner_path, read_pid, Owner};
@@ -110,11 +112,24 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
 /// `clearPid`: removes the lock when its record names `pid`; the lock
 /// removed is the one whose record was read (#10).
 pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
-  let (rec, judged) = judge(dir);
-  if rec.is_some_and(|rec| rec.names(pid)) {
-    remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
-  }
-  Ok(())
+  guarded(dir, || {
+    let (rec, judged) = judge(dir);
+    if rec.is_some_and(|rec| rec.names(pid)) {
+      remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
+    }
+    Ok(())
+  })
+}
+
+/// `unlock`: `request_stop` writes its STOP line (the reference's
+/// `requestStop(dir, reason)`), then the lock is judged and removed, all
+/// under the guard, so that no claim, release or recover of this package
+/// runs between the STOP and the removal.
+pub fn unlock<S: Seams>(dir: &str, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
+  guarded(dir, || {
+    request_stop()?;
+    unlock_after_stop(dir, seams)
+  })
 }
 
 /// `stopTarget`: the verified live owner to signal, or `None`. Never a pid
@@ -156,6 +171,14 @@ pub enum Recovered {
 /// without a hand, while every operator brake holds. `stop_line(reason)`
 /// makes a STOP line for `unlock`'s STOP. See the README for each refusal.
 pub fn recover<S: Seams>(
+  dir: &str,
+  seams: &mut S,
+  stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
+) -> Result<Recovered, S::Error> {
+  guarded(dir, || recover_guarded(dir, seams, stop_line))
+}
+
+fn recover_guarded<S: Seams>(
   dir: &str,
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,

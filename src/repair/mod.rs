@@ -121,33 +121,12 @@ impl Plan {
 /// is not the one written into.
 pub struct Journal {
   fd: File,
-  /// An exclusive flock(2) on the directory while a repair changes it:
-  /// two repairs never run at once (a kill releases it).
-  _only: Option<nix::fcntl::Flock<File>>,
 }
 
 impl Journal {
-  /// The journal to plan a repair of.
+  /// The journal to plan or repair.
   pub fn open(dir: &str) -> Result<Journal> {
-    Ok(Journal {
-      fd: open_dir(dir)?,
-      _only: None,
-    })
-  }
-
-  /// The journal to repair: refused (exit 3) while another repair runs.
-  pub fn exclusive(dir: &str) -> Result<Journal> {
-    let fd = open_dir(dir)?;
-    let only = match nix::fcntl::Flock::lock(open_dir(dir)?, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-      Ok(only) => only,
-      Err((_, nix::errno::Errno::EWOULDBLOCK)) => {
-        return Err(JournalError::brake(
-          "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
-        ))
-      }
-      Err((_, e)) => return Err(quiet_io(&e.into(), "the journal directory", "lock")),
-    };
-    Ok(Journal { fd, _only: Some(only) })
+    Ok(Journal { fd: open_dir(dir)? })
   }
 
   /// A descriptor of its own for a listing, so that no read position is
@@ -215,45 +194,76 @@ impl Plan {
 /// How the binding is held while a repair changes it: by a run.lock this
 /// repair made, with its own owner record, released after (a repair killed
 /// midway leaves a dead owner's lock, which the next repair or `recover`
-/// clears).
-#[derive(Debug, PartialEq)]
+/// clears). The run.lock directory is flocked while the repair holds it,
+/// which is how a second repair knows it is one (a kill releases it).
+#[derive(Debug)]
 pub struct Held {
   pid: f64,
   /// The pid of the dead owner whose lock was cleared to make this one.
   pub took_over: Option<String>,
+  _only: Option<nix::fcntl::Flock<File>>,
 }
 
 /// Holds the binding for a repair, as a claim holds it but STOP or no
 /// STOP. A dead owner's lock (or one whose pid is another process now) is
 /// cleared first, as `unlock` clears it (judged, removed by descriptor),
 /// so that no `recover` can clear it during the repair and let a connector
-/// start in its middle. Refuses (exit 3) while a live owner holds it, or
-/// one whose record is missing, unreadable or unverifiable, as a claim
-/// would.
+/// start in its middle. Refuses (exit 3) while another repair runs, and
+/// while a live owner holds it, or one whose record is missing, unreadable
+/// or unverifiable, as a claim would. The judgement, the clearing and the
+/// claim are one operation under the lock guard (docs/lock.md): no
+/// `recover` or claim runs between them.
 pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
-  let mut system = System;
-  let mut took_over = None;
-  if crate::files::exists(&lock::lock_path(dir)) {
-    let existing = lock::read_pid(dir);
-    match lock::state_of(existing.as_ref(), &mut system)? {
-      OwnerState::Dead | OwnerState::Mismatch => {
-        if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(dir, &mut system)? {
-          took_over = Some(format!("{pid}"));
-        }
-      }
-      _ => return Err(lock::refusal(dir, &mut system)?),
+  lock::guarded(dir, || {
+    if another_repair(dir) {
+      return Err(JournalError::brake(
+        "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
+      ));
     }
-  }
-  let pid = f64::from(std::process::id());
-  let me = format!("{pid}");
-  let (Some(start), Some(boot)) = (crate::identity::process_start(&me), crate::identity::boot_id()) else {
-    return Err(JournalError::failed(
-      "cannot read this process's start time or the boot id from /proc; refusing to hold the binding for the repair",
-    ));
+    let mut system = System;
+    let mut took_over = None;
+    if crate::files::exists(&lock::lock_path(dir)) {
+      let existing = lock::read_pid(dir);
+      match lock::state_of(existing.as_ref(), &mut system)? {
+        OwnerState::Dead | OwnerState::Mismatch => {
+          if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(dir, &mut system)? {
+            took_over = Some(format!("{pid}"));
+          }
+        }
+        _ => return Err(lock::refusal(dir, &mut system)?),
+      }
+    }
+    let pid = f64::from(std::process::id());
+    let me = format!("{pid}");
+    let (Some(start), Some(boot)) = (crate::identity::process_start(&me), crate::identity::boot_id()) else {
+      return Err(JournalError::failed(
+        "cannot read this process's start time or the boot id from /proc; refusing to hold the binding for the repair",
+      ));
+    };
+    let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
+    let held = lock::hold(dir, pid, &mut system, || Ok(text))?;
+    let only = held.and_then(|d| nix::fcntl::Flock::lock(d, nix::fcntl::FlockArg::LockExclusiveNonblock).ok());
+    Ok(Held {
+      pid,
+      took_over,
+      _only: only,
+    })
+  })
+}
+
+/// Whether run.lock is a directory another repair holds flocked.
+fn another_repair(dir: &str) -> bool {
+  let Ok(lock) = std::fs::OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
+    .open(lock::lock_path(dir))
+  else {
+    return false;
   };
-  let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
-  lock::hold(dir, pid, &mut system, || Ok(text))?;
-  Ok(Held { pid, took_over })
+  matches!(
+    nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock),
+    Err((_, nix::errno::Errno::EWOULDBLOCK))
+  )
 }
 
 /// Releases what `hold` took.
@@ -395,10 +405,13 @@ mod tests {
   #[test]
   fn a_second_repair_at_once_is_refused() {
     let d = TempDir::new();
-    let _first = Journal::exclusive(d.path()).expect("first");
+    let first = hold(d.path(), "2021-01-01T00:00:00.000Z").expect("first");
     assert!(matches!(
-      Journal::exclusive(d.path()),
-      Err(JournalError::Discord { exit_code: 3, .. })
+      hold(d.path(), "2021-01-01T00:00:00.000Z"),
+      Err(JournalError::Discord { exit_code: 3, ref message }) if message.starts_with("another repair is running")
     ));
+    release(d.path(), &first).expect("released");
+    let again = hold(d.path(), "2021-01-01T00:00:00.000Z").expect("after the first");
+    release(d.path(), &again).expect("released");
   }
 }

@@ -1,0 +1,160 @@
+//! The lock guard: an exclusive flock(2) on the journal directory, held by
+//! every operation of this package that changes `run.lock` (a claim, a
+//! release, `unlock`, `recover`, a repair's hold) from its first look at the
+//! lock to its last change. Among processes of this package those
+//! operations are therefore never interleaved: each runs as if alone, and
+//! the protocol only has to be right one operation at a time (and where a
+//! process dies inside one, which the kernel answers by dropping its
+//! flock). Nothing is written for it: the journal's files stay the
+//! reference's. The argument, and what a `journal.mjs` process in the same
+//! journal can still do, is in docs/lock.md.
+//!
+//! Where the guard cannot be had, the operation runs without it, as before
+//! it existed, on the defenses that need no guard (a lock removed only
+//! while it is the directory and record judged, a claim that stands only
+//! while its directory is run.lock with its record): a journal directory
+//! that cannot be opened for reading (mode 0300), a file system without
+//! flock, or the last free descriptor (the reference works with one, and
+//! so must a claim).
+
+use std::cell::RefCell;
+use std::fs::File;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::time::{Duration, Instant};
+
+use nix::errno::Errno;
+use nix::fcntl::{Flock, FlockArg};
+
+use crate::error::JournalError;
+use crate::paths::under;
+
+/// How long an operation waits for another to finish before it refuses.
+/// Every operation under the guard is a handful of system calls and at most
+/// two fsyncs (and `unlock`'s removal retries, about a second at worst); a
+/// holder that takes longer is stopped or paused, and a start that waits
+/// on it without end would hang its supervisor.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+thread_local! {
+  /// The journal directories (device, inode) this thread holds the guard
+  /// of: an operation that a test seam runs inside another (the same
+  /// thread, the same journal) does not wait for its own caller.
+  static HELD: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
+}
+
+/// The guard of one journal, held until dropped.
+pub struct Guard {
+  held: Option<(Flock<File>, (u64, u64))>,
+}
+
+impl Drop for Guard {
+  fn drop(&mut self) {
+    if let Some((lock, key)) = self.held.take() {
+      HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if let Some(at) = h.iter().rposition(|k| *k == key) {
+          h.remove(at);
+        }
+      });
+      // Flock's drop unlocks before the descriptor closes, so a child that
+      // inherited it (until its exec) does not keep the guard.
+      drop(lock);
+    }
+  }
+}
+
+impl Guard {
+  /// Whether this operation holds the guard (false where it runs without:
+  /// see the module's comment).
+  #[cfg(test)]
+  pub fn held(&self) -> bool {
+    self.held.is_some()
+  }
+}
+
+/// Takes the guard of the journal `dir`, waiting for another process's
+/// operation to end; refuses once it has waited `PATIENCE`.
+pub fn take(dir: &str) -> Result<Guard, JournalError> {
+  let unguarded = Guard { held: None };
+  let Ok(file) = std::fs::OpenOptions::new()
+    .read(true)
+    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
+    .open(under(dir, &["."]))
+  else {
+    return Ok(unguarded);
+  };
+  let Ok(meta) = file.metadata() else { return Ok(unguarded) };
+  let key = (meta.dev(), meta.ino());
+  if HELD.with(|h| h.borrow().contains(&key)) {
+    return Ok(unguarded);
+  }
+  // One descriptor more than the guard's must be free: the operation
+  // itself needs one, as the reference's does.
+  if nix::unistd::dup(&file).is_err() {
+    return Ok(unguarded);
+  }
+  let deadline = Instant::now() + PATIENCE;
+  let mut pause = Duration::from_millis(1);
+  let mut file = file;
+  let lock = loop {
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+      Ok(lock) => break lock,
+      Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
+        if Instant::now() >= deadline {
+          return Err(JournalError::failed(format!(
+            "run.lock is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover or repair); refusing. Run the command again once it has finished",
+            PATIENCE.as_secs()
+          )));
+        }
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(50));
+        file = back;
+      }
+      // No flock here (ENOLCK, an NFS mount without it): unguarded.
+      Err(_) => return Ok(unguarded),
+    }
+  };
+  HELD.with(|h| h.borrow_mut().push(key));
+  Ok(Guard { held: Some((lock, key)) })
+}
+
+/// Runs `action` holding the guard of `dir`.
+pub fn guarded<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+  let _guard = take(dir)?;
+  action()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  #[test]
+  fn the_guard_excludes_another_holder_and_is_reentrant_on_its_thread() {
+    let d = TempDir::new();
+    let first = take(d.path()).expect("first");
+    assert!(first.held());
+    // The same thread, inside: not waited for.
+    let inner = take(d.path()).expect("inner");
+    assert!(!inner.held());
+    drop(inner);
+    // Another thread waits until the first is dropped.
+    let path = d.path().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let other = std::thread::spawn(move || {
+      let g = take(&path).expect("other");
+      tx.send(g.held()).expect("send");
+    });
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "the other thread waits");
+    drop(first);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(true));
+    other.join().expect("join");
+  }
+
+  #[test]
+  fn a_journal_that_cannot_be_opened_runs_unguarded() {
+    let d = TempDir::new();
+    let g = take(&format!("{}/missing", d.path())).expect("unguarded");
+    assert!(!g.held());
+  }
+}
