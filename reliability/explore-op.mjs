@@ -70,6 +70,28 @@ const operations = {
   },
 };
 
+// A claim that stands, then (told "release") releases: the owner whose
+// release races the others.
+if (op === "hold") {
+  out(`ready ${process.pid}`);
+  if (line() !== "go") process.exit(0);
+  mark("begin");
+  const result = { op, tag, pid: process.pid, ok: true };
+  try {
+    M.writePid(dir, process.pid);
+    result.stood = true;
+  } catch (e) {
+    Object.assign(result, { ok: false, error: String(e?.message ?? e), exitCode: e?.exitCode ?? null });
+  }
+  out(result);
+  if (result.stood && line() === "release") {
+    M.clearPid(dir, process.pid);
+    out({ released: true });
+  }
+  mark("end");
+  line();
+  process.exit(0);
+}
 if (!(op in operations)) {
   console.error(`explore-op: no operation ${op}`);
   process.exit(2);

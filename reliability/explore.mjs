@@ -91,7 +91,12 @@ export function combinations() {
     ["claim", "recover", "claim"],
     ["recover", "recover", "claim"],
     ["claim", "recover", "recover"],
-    ...(isAddon ? [["recover", "repair", "claim"], ["repair", "recover", "claim"]] : []),
+    ...(isAddon
+      ? [
+          ["recover", "repair", "claim"],
+          ["repair", "recover", "claim"],
+        ]
+      : []),
   ];
   return [...pairs, ...triples];
 }
@@ -236,7 +241,8 @@ function check(dir, top, ops, results) {
   if (stood.length > 1) problems.push(`${stood.length} claims stood: ${stood.map((r) => r.tag).join(", ")}`);
   if (stood.length === 1) {
     const rec = M.readPid(dir);
-    if (rec === null || rec.invalid || rec.pid !== stood[0].pid) problems.push(`the claim that stood lost its lock (readPid ${JSON.stringify(rec)})`);
+    if (rec === null || rec.invalid || rec.pid !== stood[0].pid)
+      problems.push(`the claim that stood lost its lock (readPid ${JSON.stringify(rec)})`);
   }
   const texts = readdirSync(dir)
     .filter((n) => n === "inbox.jsonl" || n.startsWith("inbox.jsonl.aside-"))
@@ -248,10 +254,13 @@ function check(dir, top, ops, results) {
   const stop = existsSync(join(dir, "STOP")) ? readFileSync(join(dir, "STOP"), "utf8") : "";
   for (const r of results) {
     if (r.braked && !stop.includes(`"reason":"${r.braked}"`)) problems.push(`the brake of ${r.tag} is gone`);
-    if (r.op === "unlock" && !/STOP update is locked/.test(r.error ?? "") && !stop.includes('"reason":"unlock"')) problems.push(`the brake of ${r.tag} (unlock) is gone`);
+    if (r.op === "unlock" && !/STOP update is locked/.test(r.error ?? "") && !stop.includes('"reason":"unlock"'))
+      problems.push(`the brake of ${r.tag} (unlock) is gone`);
   }
   if (!ops.includes("stop") && !ops.includes("unlock")) {
-    for (const r of results) if (/operator|brake|STOP is present/.test(r.error ?? "")) problems.push(`${r.tag} refused naming a brake no operator set: ${r.error}`);
+    for (const r of results)
+      if (/operator|brake|STOP is present/.test(r.error ?? ""))
+        problems.push(`${r.tag} refused naming a brake no operator set: ${r.error}`);
   }
   if (!existsSync(join(top, "outside", "canary"))) problems.push("the canary outside the journal is gone");
   return problems;
@@ -296,6 +305,113 @@ async function play(ops, base, step) {
 }
 
 /**
+ * Plays one scripted sequence: several processes, each told to go (and a
+ * holder, to release) at a given time, each with its own pauses, named by
+ * the system call and its place among the operation's calls of that name
+ * (`nth`, counted from the operation's first call; `match` picks among the
+ * calls A made alone instead). Resolves with the checks' problems, every
+ * process's result, and whether each pause was put where it was meant to be.
+ */
+export async function sequence({ base, ops, procs: specs }) {
+  const names = [...new Set(specs.flatMap((s) => (s.pauses ?? []).map((p) => p.name)))];
+  // Where each pause falls: the op alone, traced, from the same start.
+  for (const spec of specs) {
+    if (!spec.pauses?.length) continue;
+    const { top, dir } = prepare(ops, base);
+    const out = join(top, "trace");
+    const p = start(spec.op, dir, "record", { out, args: ["-e", `trace=${NAMES.join(",")}`] });
+    try {
+      const tid = Number((await p.next()).split(" ")[1]);
+      p.send("go");
+      await p.next();
+      if (spec.op === "hold") {
+        p.send("release");
+        await p.next();
+      }
+      p.send("exit");
+      await p.exited;
+      const trace = readFileSync(out, "utf8");
+      const before = {};
+      for (const line of trace.split("\n")) {
+        const c = call(line, tid, top);
+        if (!c || c.resumed) continue;
+        if (c.args.includes("/@explore-begin")) break;
+        before[c.name] = (before[c.name] ?? 0) + 1;
+      }
+      const recorded = steps(trace, tid, top);
+      for (const pause of spec.pauses) {
+        if (pause.match) {
+          const hits = recorded.filter((s) => s.name === pause.name && pause.match.test(s.args));
+          pause.k = hits[(pause.nth ?? 1) - 1]?.k;
+        } else pause.k = (before[pause.name] ?? 0) + (pause.nth ?? 1);
+      }
+    } finally {
+      p.child.kill("SIGKILL");
+      rmSync(top, { recursive: true, force: true });
+    }
+  }
+  const missing = specs.flatMap((s) => (s.pauses ?? []).filter((p) => p.k === undefined).map((p) => `${s.tag}: ${p.name} ${p.match}`));
+  if (missing.length) return { applicable: false, missing };
+  const { top, dir } = prepare(ops, base);
+  const procs = specs.map((spec) => {
+    const pauses = spec.pauses ?? [];
+    const strace = pauses.length
+      ? {
+          out: join(top, `trace-${spec.tag}`),
+          args: [
+            "-e",
+            `trace=${names.join(",")}`,
+            ...pauses.flatMap((p) => ["-e", `inject=${p.name}:delay_enter=${p.ms * 1000}:when=${p.k}`]),
+          ],
+        }
+      : null;
+    return { spec, ...start(spec.op, dir, spec.tag, strace) };
+  });
+  try {
+    const ready = await Promise.all(procs.map((p) => p.next()));
+    if (ready.some((l) => !l?.startsWith("ready "))) throw new Error(`not ready: ${JSON.stringify(ready)}`);
+    const t0 = Date.now();
+    const results = procs.map((p) => ({ op: p.spec.op, tag: p.spec.tag }));
+    const played = procs.map(async (p, i) => {
+      const [goAt, releaseAt] = p.spec.at;
+      await sleep(Math.max(0, t0 + goAt - Date.now()));
+      p.send("go");
+      Object.assign(results[i], JSON.parse(await p.next()));
+      if (p.spec.op === "hold" && results[i].stood && releaseAt !== undefined) {
+        await sleep(Math.max(0, t0 + releaseAt - Date.now()));
+        p.send("release");
+        const r = JSON.parse(await p.next());
+        if (r.released) results[i].stood = false;
+      }
+    });
+    await Promise.all(played);
+    const problems = check(dir, top, ops, results);
+    for (const p of procs) p.send("exit");
+    await Promise.all(procs.map((p) => p.exited));
+    // The pauses the schedule reached (one never reached is a schedule that
+    // could not happen: another process waited for this one instead).
+    const unreached = procs.flatMap((p, i) => {
+      if (!p.spec.pauses?.length) return [];
+      const trace = readFileSync(join(top, `trace-${p.spec.tag}`), "utf8").split("\n");
+      const tid = Number(ready[i].split(" ")[1]);
+      return p.spec.pauses
+        .filter(
+          (pause) =>
+            !trace.some(
+              (l) => l.includes("(DELAYED)") && new RegExp(`^${tid}\\s+(${pause.name}\\(|<\\.\\.\\. ${pause.name} resumed>)`).test(l),
+            ),
+        )
+        .map((pause) => `${p.spec.tag}'s ${pause.name}`);
+    });
+    if (process.env.EXPLORE_KEEP) console.log(JSON.stringify(results), top);
+    return { applicable: true, problems, results, unreached };
+  } finally {
+    for (const p of procs) p.child.kill("SIGKILL");
+    if (!process.env.EXPLORE_KEEP) rmSync(top, { recursive: true, force: true });
+  }
+}
+
+/**
  * Explores the combinations; `sample` spreads about that many schedules
  * over every combination (all of them when absent). Returns the counts and
  * each broken schedule.
@@ -317,7 +433,13 @@ export async function explore({ sample, only, log = () => {} } = {}) {
         log(`unverified: ${c.ops.join(" / ")} (${c.base}) paused at ${step.name}#${step.k} ${step.args}`);
       }
       if (r.problems.length) {
-        tally.broken.push({ ops: c.ops, base: c.base, step: `${step.name}#${step.k} ${step.args}`, problems: r.problems, results: r.results });
+        tally.broken.push({
+          ops: c.ops,
+          base: c.base,
+          step: `${step.name}#${step.k} ${step.args}`,
+          problems: r.problems,
+          results: r.results,
+        });
         log(`broken: ${c.ops.join(" / ")} (${c.base}) paused at ${step.name}#${step.k} ${step.args}: ${r.problems.join("; ")}`);
       }
     }

@@ -152,6 +152,31 @@ switch (role) {
     out({ stopAt: now(), result: String(result) });
     break;
   }
+  // An operator who unlocks and lifts the brake again, until `ms` passed:
+  // unlock (STOP first; a live owner refuses), 10 ms, clearStop, 10 ms.
+  case "unlock-loop": {
+    const [ms] = numbers(args);
+    const end = now() + ms;
+    const seen = {};
+    while (now() < end) {
+      let r;
+      try {
+        r = M.unlock(dir) === false ? "no lock" : "cleared";
+      } catch (e) {
+        r = e.message.split(":")[0].slice(0, 40);
+      }
+      seen[r] = (seen[r] ?? 0) + 1;
+      sleep(10);
+      try {
+        M.clearStop(dir);
+      } catch {
+        // Another STOP update at the same moment: the next round lifts it.
+      }
+      sleep(10);
+    }
+    out(seen);
+    break;
+  }
   // Runs recover until `ms` passed, counting what it did.
   case "recover": {
     const [ms] = numbers(args);

@@ -1,0 +1,152 @@
+// The lock under schedules (#30, docs/lock.md): the explorer's sample, the
+// sequences that broke it before the lock guard, replayed with the same
+// pauses, and the random stress rows. Each prints its figure; the addon must
+// break no promise, the reference's figure is printed beside it.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { canTrace, explore, isAddon, sequence } from "./explore.mjs";
+import { journal } from "../__test__/helpers.mjs";
+
+const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
+const traced = canTrace ? {} : { skip: "strace cannot trace and inject here" };
+const worker = fileURLToPath(new URL("worker.mjs", import.meta.url));
+
+/** What a sequence did, in one line. */
+const said = (r) =>
+  r.applicable
+    ? `${r.problems.length ? r.problems.join("; ") : "no promise broken"}${r.unreached.length ? ` (never reached: ${r.unreached.join(", ")})` : ""}`
+    : `not applicable (${r.missing.join(", ")}: this implementation makes no such call)`;
+
+describe("schedules", () => {
+  test("the explorer's sample: every combination, each paused at its system calls in turn", { ...traced, timeout: 600_000 }, async () => {
+    const sample = Number(process.env.EXPLORE_SAMPLE ?? 150);
+    const t = await explore({ sample });
+    figure(
+      "schedule explorer",
+      `${t.combinations} combinations, ${t.steps} steps; ${t.explored} schedules explored (${t.unverified} whose pause could not be verified), ${t.broken.length} broke a promise`,
+    );
+    for (const b of t.broken.slice(0, 5)) console.log(`# broken: ${b.ops.join(" / ")} (${b.base}) at ${b.step}: ${b.problems.join("; ")}`);
+    assert.ok(t.explored >= Math.min(sample, t.steps) * 0.9, `explored ${t.explored}`);
+    if (isAddon) assert.deepEqual(t.broken, []);
+  });
+
+  // #30, sequence 1: V's mkdir, then a recover removes V's ownerless
+  // directory and X claims a new one, which V's open then finds; X's
+  // release meets V's temporary file (ENOTEMPTY) and is paused in its
+  // listing while V links its record and stands; X's listing then removes
+  // V's record, and Z stands beside V.
+  test("a release never empties a directory that holds another claimant's record", { ...traced, timeout: 120_000 }, async () => {
+    const r = await sequence({
+      base: "empty",
+      ops: ["claim", "recover", "hold", "claim"],
+      procs: [
+        {
+          op: "claim",
+          tag: "V",
+          at: [0],
+          pauses: [
+            { name: "openat", match: /run\.lock", O_RDONLY\|O_NOFOLLOW/, ms: 1500 },
+            { name: "linkat", nth: 1, ms: 3000 },
+          ],
+        },
+        { op: "recover", tag: "R", at: [200] },
+        { op: "hold", tag: "X", at: [500, 2000], pauses: [{ name: "getdents64", nth: 1, ms: 3000 }] },
+        { op: "claim", tag: "Z", at: [5500] },
+      ],
+    });
+    figure("sequence 1 (a release empties another claimant's directory)", said(r));
+    if (isAddon) {
+      assert.ok(r.applicable, said(r));
+      assert.deepEqual(r.problems, [], JSON.stringify(r.results));
+      assert.equal(r.results.filter((x) => x.stood).length, 1, JSON.stringify(r.results));
+    }
+  });
+
+  // #30, sequence 2: recover judges a crashed run's lock and is paused
+  // before removing it; a repair clears the same lock and claims a new one,
+  // whose directory and record get the old ones' inode numbers; recover
+  // resumes and removes the repair's lock, a connector claims and appends,
+  // and the repair's truncation drops that record.
+  test("a removal judged before a repair's hold never removes the repair's lock", { ...traced, timeout: 120_000 }, async (t) => {
+    if (!isAddon) return t.skip("repair is this package's command");
+    const r = await sequence({
+      base: "stale",
+      ops: ["recover", "repair", "claim"],
+      procs: [
+        { op: "recover", tag: "R", at: [0], pauses: [{ name: "openat", match: /run\.lock", O_RDONLY\|O_NOFOLLOW/, ms: 1500 }] },
+        { op: "repair", tag: "P", at: [300], pauses: [{ name: "ftruncate", nth: 1, ms: 2500 }] },
+        { op: "claim", tag: "C", at: [2000] },
+      ],
+    });
+    figure("sequence 2 (a recover removes a repair's lock by reused inode numbers)", said(r));
+    assert.ok(r.applicable, said(r));
+    assert.deepEqual(r.problems, [], JSON.stringify(r.results));
+  });
+});
+
+/** Runs one worker role to its end; resolves with its JSON result. */
+function run(role, dir, ...args) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [worker, role, dir, ...args.map(String)], { stdio: ["ignore", "pipe", "pipe"] });
+    let out = "",
+      err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("exit", (code) =>
+      code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${role} exited ${code}: ${err}`)),
+    );
+  });
+}
+
+describe("stress", () => {
+  const rounds = Number(process.env.STRESS_ROUNDS ?? 2);
+  /** `rounds` rounds of 3 s; claims stood and lost, and recover's refusals that name a brake. */
+  async function stress(claimers, recovers, unlockLoop) {
+    let stood = 0,
+      lost = 0,
+      falseBrakes = 0;
+    const losses = [];
+    for (let i = 0; i < rounds; i++) {
+      const dir = journal();
+      const runs = [
+        ...Array.from({ length: claimers }, () => run("claim", dir, 3000, 5)),
+        ...Array.from({ length: recovers }, () => run("recover", dir, 3000)),
+        ...(unlockLoop ? [run("unlock-loop", dir, 3000)] : []),
+      ];
+      const results = await Promise.all(runs);
+      for (const c of results.slice(0, claimers)) {
+        stood += c.stood.length;
+        lost += c.lost;
+        losses.push(...c.losses);
+      }
+      if (!unlockLoop)
+        for (const r of results.slice(claimers, claimers + recovers))
+          for (const [k, n] of Object.entries(r)) if (/STOP (is present|was written)/.test(k)) falseBrakes += n;
+    }
+    return { stood, lost, falseBrakes, losses };
+  }
+
+  test(`2 claimers and 2 recovers, ${rounds} rounds of 3 s: no standing claim lost`, { timeout: 60_000 + rounds * 10_000 }, async () => {
+    const r = await stress(2, 2, false);
+    figure(
+      "2 claimers, 2 recovers",
+      `${r.stood} claims stood, ${r.lost} lost their lock; ${r.falseBrakes} recovers refused naming a brake no operator set (${rounds} rounds of 3 s)`,
+    );
+    if (isAddon) {
+      assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
+      assert.equal(r.falseBrakes, 0);
+    }
+  });
+
+  test(
+    `4 claimers, 2 recovers and an unlock loop, ${rounds} rounds of 3 s: no standing claim lost`,
+    { timeout: 60_000 + rounds * 10_000 },
+    async () => {
+      const r = await stress(4, 2, true);
+      figure("4 claimers, 2 recovers, unlock loop", `${r.stood} claims stood, ${r.lost} lost their lock (${rounds} rounds of 3 s)`);
+      if (isAddon) assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
+    },
+  );
+});
