@@ -227,7 +227,7 @@ function delayedAsExpected(trace, tid, top, step) {
     }
     if (c.name !== step.name) continue;
     if (++n === step.k) {
-      if (!/ <unfinished \.\.\.>$/.test(line)) return c.delayed && c.args === step.args;
+      if (!line.endsWith(" <unfinished ...>")) return c.delayed && c.args === step.args;
       found = { args: c.args, pending: true };
     }
   }
