@@ -32,4 +32,14 @@ function scanTurns(dir) {
   return JSON.parse(native.scanTurns(dir));
 }
 
-module.exports = { J, native, scanLines, scanTurns };
+/**
+ * Where the owner record's process is, when the library calls it unknown:
+ * its pid here if it is alive in a PID namespace below this one (a
+ * connector in a container, seen from the host), else null.
+ */
+function ownerElsewhere(owner) {
+  if (owner === null || owner.invalid || typeof owner.start !== "string" || typeof owner.boot !== "string") return null;
+  return native.ownerElsewhere(owner.pid, owner.start, owner.boot);
+}
+
+module.exports = { J, native, scanLines, scanTurns, ownerElsewhere, seesEveryProcess: () => native.seesEveryProcess() };

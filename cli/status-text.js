@@ -42,7 +42,12 @@ function render(s) {
   if (s.lock === null) head.push(["run.lock", mark("ok", "free"), "no connector holds the binding"]);
   else {
     const { state, owner } = s.lock;
-    const level = state === "live" ? "ok" : state === "dead" || state === "mismatch" || state === "invalid" ? "bad" : "warn";
+    const level =
+      state === "live" || (state === "unknown" && s.lock.elsewhere)
+        ? "ok"
+        : state === "dead" || state === "mismatch" || state === "invalid"
+          ? "bad"
+          : "warn";
     const whose = {
       live: "a connector holds the binding",
       dead: "which is gone",
@@ -51,6 +56,10 @@ function render(s) {
     };
     let who = "no owner record";
     if (state === "invalid") who = "owner.json cannot be read";
+    else if (state === "unknown" && s.lock.elsewhere)
+      who = `pid ${owner.pid} of another PID namespace, alive (pid ${s.lock.elsewhere} here)`;
+    else if ((state === "dead" || state === "mismatch") && !s.lock.seesEveryProcess)
+      who = `pid ${owner.pid}, not running in this PID namespace (this command cannot see the others)`;
     else if (owner) who = `pid ${owner.pid}, ${whose[state]}`;
     head.push(["run.lock", mark(level, state), who]);
   }

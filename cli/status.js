@@ -7,7 +7,7 @@
 "use strict";
 
 const path = require("node:path");
-const { J, scanLines, scanTurns } = require("./journal.js");
+const { J, scanLines, scanTurns, ownerElsewhere, seesEveryProcess } = require("./journal.js");
 const { RECORD_FILES, survey, keepBrake } = require("./target.js");
 const { sh } = require("./output.js");
 
@@ -64,8 +64,14 @@ const recoversOwn = (stop) => stop.value !== undefined && stop.value.length === 
  * `recover` refuses (the brake is on), so a dead owner's lock is cleared by
  * `unlock` and the binding runs again once STOP is removed.
  */
-function lockNext(dir, state, braked) {
+function lockNext(dir, state, braked, lock = null) {
   const d = sh(dir);
+  if (state === "unknown" && lock?.elsewhere) {
+    return `a connector in another PID namespace holds the binding (pid ${lock.elsewhere} here): \`discord-journal stop ${d}\` brakes it (it is signalled from its own namespace only); never unlock or recover it from here`;
+  }
+  if ((state === "dead" || state === "mismatch") && lock && !lock.seesEveryProcess) {
+    return `this command cannot see every PID namespace: where no connector runs for this binding in any container, \`discord-journal recover ${d}\` in the connector's own namespace, before it starts`;
+  }
   const clear = braked
     ? `\`discord-journal unlock ${d}\`, then \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`
     : `\`discord-journal recover ${d}\` (or unlock)`;
@@ -126,7 +132,12 @@ function status(target, now = Date.now()) {
   let lock = null;
   if (seen.entries["run.lock"] !== undefined) {
     const owner = J.readPid(dir);
-    lock = { owner, state: J.ownerState(owner) };
+    const state = J.ownerState(owner);
+    // Beyond the library's state, what the command can tell of the owner's
+    // namespace: alive in one below this (its pid here), and whether this
+    // process sees every process (a container does not: an owner "gone"
+    // from here may run in another).
+    lock = { owner, state, elsewhere: state === "unknown" ? ownerElsewhere(owner) : null, seesEveryProcess: seesEveryProcess() };
   }
   const s = {
     verdict: null,
@@ -235,10 +246,14 @@ function verdict(dir, s, found) {
       : "STOP is on: it is empty (a STOP write cut short, or made by hand), and an empty STOP is a brake all the same";
     next =
       s.lock && s.lock.state !== "live"
-        ? lockNext(dir, s.lock.state, true)
+        ? lockNext(dir, s.lock.state, true, s.lock)
         : s.lock
           ? lockNext(dir, "live", true)
           : `the brake is on: \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
+  } else if (lockState === "unknown" && s.lock.elsewhere) {
+    state = "running";
+    why = `a connector runs in another PID namespace (pid ${s.lock.owner.pid} there, pid ${s.lock.elsewhere} here)`;
+    next = lockNext(dir, lockState, false, s.lock);
   } else if (s.lock && (lockState === "absent" || lockState === "invalid" || lockState === "unknown")) {
     state = "stuck";
     why = {
@@ -254,11 +269,13 @@ function verdict(dir, s, found) {
   } else if (s.lock || ours) {
     // recover writes (lock) or removes (its own STOP) under .stop.lock.
     state = stopLockLeft ? "stuck" : "crashed";
-    why = s.lock
-      ? `the last run (pid ${s.lock.owner?.pid}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
-      : "a recover did not finish and left its own STOP; the next `recover` removes it";
+    why = !s.lock
+      ? "a recover did not finish and left its own STOP; the next `recover` removes it"
+      : s.lock.seesEveryProcess
+        ? `the last run (pid ${s.lock.owner?.pid}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
+        : `the last run (pid ${s.lock.owner?.pid}) is not running in this PID namespace, and this command cannot see the others; run.lock is left, and \`recover\` in the connector's own namespace clears it if no connector runs there`;
     if (state === "stuck") why += ", but .stop.lock is left, so recover refuses (STOP update is locked)";
-    next = s.lock ? lockNext(dir, lockState, false) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
+    next = s.lock ? lockNext(dir, lockState, false, s.lock) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
   } else {
     state = "ready";
     why = null;

@@ -3,11 +3,13 @@
 // pauses, and the random stress rows. Each prints its figure; the addon must
 // break no promise, the reference's figure is printed beside it.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { canTrace, explore, isAddon, sequence } from "./explore.mjs";
-import { journal } from "../__test__/helpers.mjs";
+import { M, journal, modulePath, refuses } from "../__test__/helpers.mjs";
 
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 const traced = canTrace ? {} : { skip: "strace cannot trace and inject here" };
@@ -149,4 +151,96 @@ describe("stress", () => {
       if (isAddon) assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
     },
   );
+});
+
+const canUnshare = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "true"]).status === 0;
+const unshared = canUnshare ? {} : { skip: "unshare --pid --mount-proc is not permitted here (needs root)" };
+const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+const root = fileURLToPath(new URL("..", import.meta.url));
+const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
+
+/** A connector in a PID namespace of its own (pid 1 there) that claims `dir` and holds it. */
+async function containedOwner(dir) {
+  const code = `const J = require(${JSON.stringify(modulePath)}); J.writePid(${JSON.stringify(dir)}, process.pid); console.log(process.pid); setInterval(() => {}, 1000)`;
+  const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, "-e", code], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const inner = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
+  return { child, inner };
+}
+
+describe("PID namespaces", () => {
+  test("a live connector in another PID namespace is never cleared from the host", { ...unshared, timeout: 60_000 }, async () => {
+    const dir = journal();
+    const { child, inner } = await containedOwner(dir);
+    try {
+      const record = readFileSync(join(dir, "run.lock", "owner.json"), "utf8");
+      const state = M.ownerState(M.readPid(dir));
+      let recovered;
+      try {
+        recovered = M.recover(dir);
+      } catch (e) {
+        recovered = `refused (${e.exitCode})`;
+      }
+      const kept = existsSync(join(dir, "run.lock", "owner.json")) && readFileSync(join(dir, "run.lock", "owner.json"), "utf8") === record;
+      figure(
+        "an owner in another PID namespace",
+        `pid ${inner} there: ownerState ${state}, recover ${recovered}, its lock ${kept ? "kept" : "removed"}`,
+      );
+      if (!isAddon) return;
+      assert.equal(inner, 1);
+      assert.equal(state, "unknown");
+      assert.equal(recovered, "refused (3)");
+      assert.ok(kept);
+      refuses(
+        () => M.unlock(dir),
+        "refusing to unlock: pid 1 is alive and its identity cannot be verified; nothing removed. Stop that process first",
+        1,
+      );
+      M.clearStop(dir);
+      const r = cli("repair", dir, "--apply");
+      assert.equal(r.status, 3, r.stdout + r.stderr);
+      assert.equal(readFileSync(join(dir, "run.lock", "owner.json"), "utf8"), record);
+      const s = cli("status", "--json", dir);
+      const status = JSON.parse(s.stdout);
+      assert.equal(typeof status.lock.elsewhere, "number");
+      assert.equal(readFileSync(`/proc/${status.lock.elsewhere}/status`, "utf8").match(/^NSpid:\s+\d+\s+(\d+)$/m)?.[1], "1");
+      assert.equal(status.verdict.state, "running");
+      assert.equal(status.verdict.canStart, false);
+      assert.match(status.verdict.why, /another PID namespace/);
+      assert.doesNotMatch(s.stdout, /gone/);
+    } finally {
+      child.kill("SIGKILL");
+      await new Promise((r) => child.on("close", r));
+    }
+  });
+
+  test("seen from a PID namespace that cannot see the owner's, status never calls it gone", { ...unshared, timeout: 60_000 }, async () => {
+    const dir = journal();
+    const owner = spawn(
+      process.execPath,
+      [
+        "-e",
+        `require(${JSON.stringify(root)}).writePid(${JSON.stringify(dir)}, process.pid); console.log("held"); setInterval(() => {}, 1000)`,
+      ],
+      {
+        stdio: ["ignore", "pipe", "inherit"],
+      },
+    );
+    try {
+      await new Promise((resolve) => owner.stdout.once("data", resolve));
+      const s = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, bin, "status", "--json", dir], {
+        encoding: "utf8",
+      });
+      const status = JSON.parse(s.stdout);
+      assert.equal(status.lock.seesEveryProcess, false);
+      assert.doesNotMatch(JSON.stringify(status.verdict), /gone/);
+      assert.match(status.verdict.why, /cannot see the others/);
+      const t = spawnSync("unshare", ["--pid", "--fork", "--mount-proc", process.execPath, bin, "status", dir], { encoding: "utf8" });
+      assert.doesNotMatch(t.stdout, /gone/);
+    } finally {
+      owner.kill("SIGKILL");
+      await new Promise((r) => owner.on("close", r));
+    }
+  });
 });

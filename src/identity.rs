@@ -83,9 +83,84 @@ pub fn pid_alive(pid: f64) -> bool {
   }
 }
 
+/// The processes of a PID namespace below this one whose pid there is
+/// `pid`: their pids here (`NSpid` in /proc/<pid>/status lists a process's
+/// pid in each namespace it belongs to, this one first). A connector in a
+/// container records its pid in its own namespace; seen from the host that
+/// number is another process or none (#30).
+pub fn inner_pids(pid: f64) -> Vec<u32> {
+  if !(pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)) {
+    return Vec::new();
+  }
+  let want = pid as u64;
+  let Ok(entries) = std::fs::read_dir("/proc") else {
+    return Vec::new();
+  };
+  let mut found = Vec::new();
+  for entry in entries.flatten() {
+    let name = entry.file_name();
+    let Some(here) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
+      continue;
+    };
+    let Ok(status) = std::fs::read(format!("/proc/{here}/status")) else {
+      continue;
+    };
+    let Some(line) = status.split(|b| *b == b'\n').find(|l| l.starts_with(b"NSpid:")) else {
+      continue;
+    };
+    let ids: Vec<u64> = line[6..]
+      .split(|b| b.is_ascii_whitespace())
+      .filter_map(|f| std::str::from_utf8(f).ok()?.parse().ok())
+      .collect();
+    if ids.len() >= 2 && ids.last() == Some(&want) {
+      found.push(here);
+    }
+  }
+  found
+}
+
+/// The process of a namespace below this one that a record `{pid, start,
+/// boot}` names: its pid here, where one has that pid in its own namespace
+/// and the record's start time (the same kernel's ticks since boot, which
+/// no other process shares) under this boot.
+pub fn elsewhere(candidates: &[u32], start: &str, boot: &str) -> Option<u32> {
+  if candidates.is_empty() || boot_id().as_deref() != Some(boot) {
+    return None;
+  }
+  candidates
+    .iter()
+    .copied()
+    .find(|here| process_start(&here.to_string()).as_deref() == Some(start))
+}
+
+/// Whether this process sees every process of the machine: it is in the
+/// first PID namespace (whose inode number the kernel fixes) and can read
+/// other users' /proc entries (no `hidepid`, or root). Elsewhere an owner
+/// that looks gone may be alive where this process cannot look.
+pub fn sees_every_process() -> bool {
+  const INIT_PID_NS: &str = "pid:[4026531836]";
+  let first = std::fs::read_link("/proc/self/ns/pid").is_ok_and(|l| l.as_os_str() == INIT_PID_NS);
+  first && std::fs::read("/proc/1/status").is_ok()
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn no_process_here_is_found_in_a_namespace_below() {
+    // This process is in no namespace below this one.
+    let me = std::process::id();
+    assert!(!inner_pids(f64::from(me)).contains(&me));
+    assert!(inner_pids(0.0).is_empty() && inner_pids(1.5).is_empty() && inner_pids(-1.0).is_empty());
+    let start = process_start(&me.to_string()).expect("start");
+    let boot = boot_id().expect("boot");
+    assert_eq!(elsewhere(&[], &start, &boot), None);
+    // A candidate is confirmed by its start time under this boot, never by its pid alone.
+    assert_eq!(elsewhere(&[me], &start, &boot), Some(me));
+    assert_eq!(elsewhere(&[me], "1", &boot), None);
+    assert_eq!(elsewhere(&[me], &start, "00000000-0000-0000-0000-000000000000"), None);
+  }
 
   #[test]
   fn start_syntax() {

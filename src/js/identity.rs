@@ -32,6 +32,21 @@ pub fn pid_alive<'e>(env: &'e Env, pid: Val<'e>) -> napi::Result<bool> {
   export(env, |js| alive_of(js, pid))
 }
 
+/// The command's (not journal.mjs's): the pid here of the process that a
+/// record `{pid, start, boot}` names in a PID namespace below this one, or
+/// null.
+#[napi(js_name = "ownerElsewhere")]
+pub fn owner_elsewhere(env: &Env, pid: f64, start: String, boot: String) -> napi::Result<Option<u32>> {
+  export(env, |_| Ok(identity::elsewhere(&identity::inner_pids(pid), &start, &boot)))
+}
+
+/// The command's: whether this process sees every process of the machine
+/// (an owner it cannot see may be alive where it cannot look).
+#[napi(js_name = "seesEveryProcess")]
+pub fn sees_every_process(env: &Env) -> napi::Result<bool> {
+  export(env, |_| Ok(identity::sees_every_process()))
+}
+
 /// `processStart(pid)`: the template `/proc/${pid}/stat` runs inside the
 /// reference's try, so a pid that cannot become a string reads as null.
 pub fn start_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<Option<String>> {

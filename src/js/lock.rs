@@ -186,6 +186,8 @@ struct JsOwner<'e> {
   js: Js<'e>,
   rec: Val<'e>,
   identity: Option<Val<'e>>,
+  /// `rec.pid` as `pidAlive` read it.
+  pid: Option<Val<'e>>,
 }
 
 impl<'e> OwnerView for JsOwner<'e> {
@@ -197,7 +199,9 @@ impl<'e> OwnerView for JsOwner<'e> {
     Ok(self.js.truthy(self.js.prop(self.rec, "invalid")?)?)
   }
   fn alive(&mut self) -> JsResult<bool> {
-    alive_of(self.js, self.js.get(self.rec, "pid")?)
+    let pid = self.js.get(self.rec, "pid")?;
+    self.pid = Some(pid);
+    alive_of(self.js, pid)
   }
   fn lacks_identity(&mut self) -> JsResult<bool> {
     let js = self.js;
@@ -226,11 +230,33 @@ impl<'e> OwnerView for JsOwner<'e> {
         && js.strict_equals(js.get(now, "boot")?, js.get(self.rec, "boot")?)?,
     ))
   }
+  fn elsewhere(&mut self) -> JsResult<bool> {
+    let js = self.js;
+    let Some(pid) = self.pid.filter(|p| js.is(*p, sys::ValueType::napi_number).unwrap_or(false)) else {
+      return Ok(false);
+    };
+    // The record's start and boot are read again only where a process of a
+    // namespace below has its pid (never, outside containers), so a record
+    // with getters sees the reference's reads everywhere else.
+    let candidates = identity::inner_pids(js.number_value(pid)?);
+    if candidates.is_empty() {
+      return Ok(false);
+    }
+    let (Some(start), Some(boot)) = (js.string_of(js.get(self.rec, "start")?)?, js.string_of(js.get(self.rec, "boot")?)?) else {
+      return Ok(false);
+    };
+    Ok(identity::elsewhere(&candidates, &start, &boot).is_some())
+  }
 }
 
 fn state_of<'e>(js: Js<'e>, rec: Val<'e>, opts: Val<'e>) -> JsResult<OwnerState> {
   let [identity] = options(js, opts, ["identity"])?;
-  lock::owner_state(&mut JsOwner { js, rec, identity })
+  lock::owner_state(&mut JsOwner {
+    js,
+    rec,
+    identity,
+    pid: None,
+  })
 }
 
 /// `writePid(dir, pid, { now = Date.now(), identity = identityOf })`.

@@ -70,6 +70,10 @@ pub trait OwnerView {
   /// Asks the identity seam; `None` when it reports a null start or boot,
   /// else whether both match the record.
   fn identity_matches(&mut self) -> Result<Option<bool>, Self::Error>;
+  /// Whether the record's owner, gone or another process here, is alive in
+  /// a PID namespace below this one: a process there has the record's pid
+  /// and its start time under this boot (identity::elsewhere).
+  fn elsewhere(&mut self) -> Result<bool, Self::Error>;
 }
 
 pub fn owner_state<V: OwnerView>(v: &mut V) -> Result<OwnerState, V::Error> {
@@ -78,13 +82,21 @@ pub fn owner_state<V: OwnerView>(v: &mut V) -> Result<OwnerState, V::Error> {
   } else if v.invalid()? {
     OwnerState::Invalid
   } else if !v.alive()? {
-    OwnerState::Dead
+    // Beyond the reference, which calls such an owner gone: a connector in
+    // a container, seen from the host, is unknown here, so that nothing
+    // clears its lock or signals the pid it recorded (docs/lock.md).
+    if v.elsewhere()? {
+      OwnerState::Unknown
+    } else {
+      OwnerState::Dead
+    }
   } else if v.lacks_identity()? {
     OwnerState::Unknown
   } else {
     match v.identity_matches()? {
       None => OwnerState::Unknown,
       Some(true) => OwnerState::Live,
+      Some(false) if v.elsewhere()? => OwnerState::Unknown,
       Some(false) => OwnerState::Mismatch,
     }
   })
@@ -154,6 +166,17 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     };
     self.seams.identity_matches(*pid, start, boot)
   }
+  fn elsewhere(&mut self) -> Result<bool, S::Error> {
+    let Some(Owner::Valid {
+      pid,
+      start: Some(start),
+      boot: Some(boot),
+    }) = self.rec
+    else {
+      return Ok(false);
+    };
+    Ok(crate::identity::elsewhere(&crate::identity::inner_pids(*pid), start, boot).is_some())
+  }
 }
 
 pub fn state_of<S: Seams>(rec: Option<&Owner>, seams: &mut S) -> Result<OwnerState, S::Error> {
@@ -214,6 +237,10 @@ mod tests {
       self.asked.push("identity");
       Ok(self.identity)
     }
+    fn elsewhere(&mut self) -> Result<bool> {
+      self.asked.push("elsewhere");
+      Ok(false)
+    }
   }
 
   fn run(answers: [bool; 4], identity: Option<bool>) -> (OwnerState, Vec<&'static str>) {
@@ -233,14 +260,19 @@ mod tests {
     use OwnerState::*;
     assert_eq!(run([true, true, true, true], None), (Absent, vec!["null"]));
     assert_eq!(run([false, true, true, true], None), (Invalid, vec!["null", "invalid"]));
-    assert_eq!(run([false, false, false, true], None), (Dead, vec!["null", "invalid", "alive"]));
+    assert_eq!(
+      run([false, false, false, true], None),
+      (Dead, vec!["null", "invalid", "alive", "elsewhere"])
+    );
     assert_eq!(
       run([false, false, true, true], Some(true)),
       (Unknown, vec!["null", "invalid", "alive", "lacks"])
     );
     let all = vec!["null", "invalid", "alive", "lacks", "identity"];
     assert_eq!(run([false, false, true, false], None), (Unknown, all.clone()));
-    assert_eq!(run([false, false, true, false], Some(false)), (Mismatch, all.clone()));
+    let mut mismatch = all.clone();
+    mismatch.push("elsewhere");
+    assert_eq!(run([false, false, true, false], Some(false)), (Mismatch, mismatch));
     assert_eq!(run([false, false, true, false], Some(true)), (Live, all));
   }
 
