@@ -195,13 +195,22 @@ function call(line, tid, top) {
     .replace(/0x[0-9a-f]+/g, "ADDR")
     .replace(/aside-[^"]*/g, "aside-STAMP")
     .replace(/\d{5,}/g, "N");
-  return { name, args, delayed: text.includes("(DELAYED)") };
+  const ret = / = (-?\d+)/.exec(text)?.[1];
+  return { name, args, ret, delayed: text.includes("(DELAYED)") };
 }
 
-/** A's system calls between the markers, each with its place among A's calls of that name. */
+/**
+ * A's system calls between the markers, each with its place among A's calls
+ * of that name. The look through /proc for an owner in another PID
+ * namespace (a stat of each process's namespace link, a read of each
+ * status) only reads other processes: one pause at each kind of its calls
+ * stands for all of them.
+ */
 function steps(trace, tid, top) {
   const counts = {};
   const out = [];
+  const scanFds = new Set();
+  const scanKinds = new Set();
   let inside = false;
   for (const line of trace.split("\n")) {
     const c = call(line, tid, top);
@@ -209,7 +218,17 @@ function steps(trace, tid, top) {
     counts[c.name] = (counts[c.name] ?? 0) + 1;
     if (c.args.includes("/@explore-begin")) inside = true;
     else if (c.args.includes("/@explore-end")) break;
-    else if (inside) out.push({ name: c.name, k: counts[c.name], args: c.args });
+    else if (inside) {
+      const fd = /^\w+\((\d+)/.exec(c.args)?.[1];
+      let scan = /"(\d+|N|PID)\/ns\/pid"|"\/proc\/(\d+|N|PID)\/status"/.test(c.args) || (fd !== undefined && scanFds.has(fd));
+      if (c.name === "openat" && /"\/proc\/(\d+|N|PID)\/status"/.test(c.args) && c.ret !== undefined) scanFds.add(c.ret);
+      if (c.name === "close" && fd !== undefined) scan = scanFds.delete(fd) || scan;
+      if (scan) {
+        if (scanKinds.has(c.name)) continue;
+        scanKinds.add(c.name);
+      }
+      out.push({ name: c.name, k: counts[c.name], args: c.args });
+    }
   }
   return out;
 }

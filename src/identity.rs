@@ -89,10 +89,15 @@ pub fn pid_alive(pid: f64) -> bool {
 /// container records its pid in its own namespace; seen from the host that
 /// number is another process or none (#30).
 pub fn inner_pids(pid: f64) -> Vec<u32> {
+  use nix::fcntl::AtFlags;
+  use nix::sys::stat::fstatat;
   if !(pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)) {
     return Vec::new();
   }
   let want = pid as u64;
+  let (Ok(proc), Ok(mine)) = (std::fs::File::open("/proc"), nix::sys::stat::stat("/proc/self/ns/pid")) else {
+    return Vec::new();
+  };
   let Ok(entries) = std::fs::read_dir("/proc") else {
     return Vec::new();
   };
@@ -102,7 +107,14 @@ pub fn inner_pids(pid: f64) -> Vec<u32> {
     let Some(here) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
       continue;
     };
-    let Ok(status) = std::fs::read(format!("/proc/{here}/status")) else {
+    // Most processes share this one's namespace: one stat of the namespace
+    // link each (no status read) rules them out.
+    match fstatat(&proc, format!("{here}/ns/pid").as_str(), AtFlags::empty()) {
+      Ok(ns) if ns.st_ino == mine.st_ino && ns.st_dev == mine.st_dev => continue,
+      Ok(_) => {}
+      Err(_) => continue,
+    }
+    let Some(status) = read_proc(&format!("/proc/{here}/status")) else {
       continue;
     };
     let Some(line) = status.split(|b| *b == b'\n').find(|l| l.starts_with(b"NSpid:")) else {
@@ -122,7 +134,16 @@ pub fn inner_pids(pid: f64) -> Vec<u32> {
 /// The process of a namespace below this one that a record `{pid, start,
 /// boot}` names: its pid here, where one has that pid in its own namespace
 /// and the record's start time (the same kernel's ticks since boot, which
-/// no other process shares) under this boot.
+/// no other process shares) under this boot. The boot is asked first: a
+/// record of another boot (a reboot's leftover) costs no scan of /proc.
+pub fn owner_elsewhere(pid: f64, start: &str, boot: &str) -> Option<u32> {
+  if boot_id().as_deref() != Some(boot) {
+    return None;
+  }
+  elsewhere(&inner_pids(pid), start, boot)
+}
+
+/// `owner_elsewhere` among `candidates` already found (`inner_pids`).
 pub fn elsewhere(candidates: &[u32], start: &str, boot: &str) -> Option<u32> {
   if candidates.is_empty() || boot_id().as_deref() != Some(boot) {
     return None;

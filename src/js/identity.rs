@@ -37,7 +37,7 @@ pub fn pid_alive<'e>(env: &'e Env, pid: Val<'e>) -> napi::Result<bool> {
 /// null.
 #[napi(js_name = "ownerElsewhere")]
 pub fn owner_elsewhere(env: &Env, pid: f64, start: String, boot: String) -> napi::Result<Option<u32>> {
-  export(env, |_| Ok(identity::elsewhere(&identity::inner_pids(pid), &start, &boot)))
+  export(env, |_| Ok(identity::owner_elsewhere(pid, &start, &boot)))
 }
 
 /// The command's: whether this process sees every process of the machine

@@ -175,7 +175,7 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     else {
       return Ok(false);
     };
-    Ok(crate::identity::elsewhere(&crate::identity::inner_pids(*pid), start, boot).is_some())
+    Ok(crate::identity::owner_elsewhere(*pid, start, boot).is_some())
   }
 }
 
