@@ -89,13 +89,11 @@ pub fn pid_alive(pid: f64) -> bool {
 /// container records its pid in its own namespace; seen from the host that
 /// number is another process or none (#30).
 pub fn inner_pids(pid: f64) -> Vec<u32> {
-  use nix::fcntl::AtFlags;
-  use nix::sys::stat::fstatat;
   if !(pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)) {
     return Vec::new();
   }
   let want = pid as u64;
-  let (Ok(proc), Ok(mine)) = (std::fs::File::open("/proc"), nix::sys::stat::stat("/proc/self/ns/pid")) else {
+  let (Ok(proc), Ok(mine)) = (std::fs::File::open("/proc"), std::fs::read_link("/proc/self/ns/pid")) else {
     return Vec::new();
   };
   let Ok(entries) = std::fs::read_dir("/proc") else {
@@ -107,10 +105,10 @@ pub fn inner_pids(pid: f64) -> Vec<u32> {
     let Some(here) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
       continue;
     };
-    // Most processes share this one's namespace: one stat of the namespace
+    // Most processes share this one's namespace: one read of the namespace
     // link each (no status read) rules them out.
-    match fstatat(&proc, format!("{here}/ns/pid").as_str(), AtFlags::empty()) {
-      Ok(ns) if ns.st_ino == mine.st_ino && ns.st_dev == mine.st_dev => continue,
+    match nix::fcntl::readlinkat(&proc, format!("{here}/ns/pid").as_str()) {
+      Ok(ns) if ns == mine.as_os_str() => continue,
       Ok(_) => {}
       Err(_) => continue,
     }
