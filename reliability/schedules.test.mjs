@@ -23,7 +23,7 @@ const said = (r) =>
 
 describe("schedules", () => {
   test("the explorer's sample: every combination, each paused at its system calls in turn", { ...traced, timeout: 600_000 }, async () => {
-    const sample = Number(process.env.EXPLORE_SAMPLE ?? 150);
+    const sample = Number(process.env.EXPLORE_SAMPLE ?? 100);
     const t = await explore({ sample });
     figure(
       "schedule explorer",
@@ -243,4 +243,49 @@ describe("PID namespaces", () => {
       await new Promise((r) => owner.on("close", r));
     }
   });
+});
+
+describe("the lock guard", () => {
+  const hasFlock = spawnSync("flock", ["--version"]).status === 0 ? {} : { skip: "no flock(1) here" };
+  /** flock(1) holding the journal directory's flock for `seconds`; resolves once it holds it. */
+  async function holder(dir, seconds) {
+    const child = spawn("flock", ["-x", dir, "-c", `echo held; sleep ${seconds}`], { stdio: ["ignore", "pipe", "inherit"] });
+    await new Promise((resolve) => child.stdout.once("data", resolve));
+    return child;
+  }
+
+  test(
+    "a claim waits while another process holds the guard, and refuses once it has waited 10 s",
+    { ...hasFlock, timeout: 60_000 },
+    async () => {
+      const dir = journal();
+      let child = await holder(dir, 0.6);
+      let t = performance.now();
+      M.writePid(dir, process.pid);
+      const waited = performance.now() - t;
+      M.clearPid(dir, process.pid);
+      await new Promise((r) => child.on("close", r));
+      child = await holder(dir, 30);
+      t = performance.now();
+      let refusal;
+      try {
+        M.writePid(dir, process.pid);
+      } catch (e) {
+        refusal = e;
+      }
+      const gaveUp = performance.now() - t;
+      child.kill("SIGKILL");
+      await new Promise((r) => child.on("close", r));
+      figure(
+        "the lock guard",
+        `a claim waited ${Math.round(waited)} ms for a 600 ms holder; against a 30 s holder: ${refusal ? `refused after ${Math.round(gaveUp)} ms` : "stood"}`,
+      );
+      if (!isAddon) return;
+      assert.ok(waited >= 300, `waited ${waited} ms`);
+      assert.equal(refusal?.exitCode, 1);
+      assert.match(refusal.message, /^run\.lock is being changed by another process, which has not finished in 10 s/);
+      assert.ok(gaveUp >= 9_500 && gaveUp < 15_000, `${gaveUp} ms`);
+      assert.equal(existsSync(join(dir, "run.lock")), false, "a claim that refuses for the guard made nothing");
+    },
+  );
 });
