@@ -152,6 +152,33 @@ describe("a power loss in every record file", () => {
   });
 });
 
+describe("an append after a last line that trim() empties glues onto it, as journal.mjs's does (#31)", () => {
+  // The tail, and the ids the readers read after appendInbox({ id: "new" }).
+  const tails = {
+    "a BOM an editor saved": ["\uFEFF", ["new"]],
+    "a stray \\r": ['{"id":"a"}\n\r', ["a", "new"]],
+    spaces: ['{"id":"a"}\n   ', ["a", "new"]],
+    "a tab": ["\t", ["new"]],
+    "a BOM and spaces": ["\uFEFF  ", ["new"]],
+  };
+  for (const [what, [tail, ids]] of Object.entries(tails)) {
+    test(what, () => {
+      const dir = journal();
+      writeFileSync(join(dir, "inbox.jsonl"), tail);
+      M.appendInbox(dir, { id: "new" });
+      assert.equal(readFileSync(join(dir, "inbox.jsonl"), "utf8"), `${tail}{"id":"new"}\n`);
+      assert.deepEqual([...M.readInboxIds(dir)], ids);
+    });
+  }
+  test("a cut line after spaces is still a cut line", () => {
+    const dir = journal();
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"a"}\n  {"id":"b');
+    M.appendInbox(dir, { id: "new" });
+    const text = readFileSync(join(dir, "inbox.jsonl"), "utf8");
+    if (isAddon) assert.equal(text, '{"id":"a"}\n  {"id":"b\n{"id":"new"}\n');
+  });
+});
+
 describe("a writer killed in the middle of appends longer than a page", () => {
   test("SIGKILL during appends of 6 KB lines, then an append and a repair: no acknowledged record lost", async () => {
     const dir = journal();

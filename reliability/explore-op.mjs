@@ -57,6 +57,11 @@ const operations = {
     M.appendInbox(dir, { id: tag });
     r.appended = tag;
   },
+  // An append with no claim: a record a repair must keep whatever it races.
+  append: (r) => {
+    M.appendInbox(dir, { id: tag });
+    r.appended = tag;
+  },
   release: () => M.clearPid(dir, process.pid),
   recover: (r) => (r.recovered = M.recover(dir)),
   unlock: (r) => (r.unlocked = M.unlock(dir) !== false),

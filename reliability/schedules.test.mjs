@@ -4,7 +4,7 @@
 // break no promise, the reference's figure is printed beside it.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -288,4 +288,67 @@ describe("the lock guard", () => {
       assert.equal(existsSync(join(dir, "run.lock")), false, "a claim that refuses for the guard made nothing");
     },
   );
+});
+
+describe("a repair racing appends (#31)", () => {
+  // An append that lands while a repair is between its check of the file
+  // and its mend (paused there) waits for the file's flock and lands after,
+  // on the mended file: it is never cut off or renamed away.
+  const paused = (base, name, match) => ({
+    base,
+    ops: ["repair", "append"],
+    procs: [
+      { op: "repair", tag: "P", at: [0], pauses: [{ name, match, ms: 1500 }] },
+      { op: "append", tag: "A", at: [600] },
+    ],
+  });
+  for (const [what, spec] of Object.entries({
+    "its truncation": paused("empty", "ftruncate", /./),
+    "its quarantine's link": paused("empty", "linkat", /"inbox\.jsonl\.aside-/),
+    "its rename of the file written anew": paused("inside", "renameat", /"inbox\.jsonl"\)/),
+  }))
+    test(`an append while a repair is paused before ${what} is kept`, { ...traced, timeout: 120_000 }, async (t) => {
+      if (!isAddon) return t.skip("repair is this package's command");
+      const r = await sequence(spec);
+      figure(`an append while a repair is paused before ${what}`, said(r));
+      assert.ok(r.applicable, said(r));
+      assert.deepEqual(r.unreached, []);
+      assert.deepEqual(r.problems, [], JSON.stringify(r.results));
+      assert.ok(
+        r.results.every((x) => x.ok),
+        JSON.stringify(r.results),
+      );
+    });
+
+  test("an appender every 15 ms and 30 repairs, each after a cut line: every acknowledged record kept", { timeout: 180_000 }, async (t) => {
+    if (!isAddon)
+      return t.skip("repair is this package's command; an appender that is journal.mjs is beyond its reach (docs/durability.md)");
+    const dir = journal();
+    const appender = spawn(process.execPath, [worker, "inbox-every", dir, 15], { stdio: ["ignore", "pipe", "inherit"] });
+    let acked = "";
+    appender.stdout.on("data", (d) => (acked += d));
+    let repaired = 0;
+    try {
+      await new Promise((r) => setTimeout(r, 200));
+      for (let i = 0; i < 30; i++) {
+        appendFileSync(join(dir, "inbox.jsonl"), `{"id":"cut${i}`);
+        await new Promise((r) => setTimeout(r, 20));
+        const r = cli("repair", dir, "--apply");
+        if (r.status === 0) repaired++;
+        await new Promise((r) => setTimeout(r, 10));
+      }
+    } finally {
+      appender.kill("SIGKILL");
+      await new Promise((r) => appender.on("close", r));
+    }
+    const ids = acked.split("\n").filter((l) => /^w\d+$/.test(l));
+    const kept = readdirSync(dir)
+      .filter((n) => n === "inbox.jsonl" || n.startsWith("inbox.jsonl.aside-"))
+      .map((n) => readFileSync(join(dir, n), "utf8"))
+      .join("\n");
+    const lost = ids.filter((id) => !kept.includes(`"id":"${id}"`));
+    figure("appends racing repairs", `${ids.length} acknowledged, ${lost.length} lost; ${repaired} of 30 repairs applied`);
+    assert.deepEqual(lost, []);
+    assert.ok(repaired >= 20, `${repaired} repairs applied`);
+  });
 });

@@ -48,10 +48,10 @@ const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
 
 switch (role) {
-  // Appends `n` drop lines of about 200 bytes, each naming its writer and index.
+  // Appends `n` drop lines of about 200 bytes (or `size` + 40), each naming its writer and index.
   case "append": {
-    const [writer, n] = numbers(args);
-    const pad = "x".repeat(160);
+    const [writer, n, size = 160] = numbers(args);
+    const pad = "x".repeat(size);
     for (let i = 0; i < n; i++) M.appendDrop(dir, { w: writer, i, pad });
     out({ appended: n });
     break;
@@ -176,6 +176,16 @@ switch (role) {
     }
     out(seen);
     break;
+  }
+  // Appends an inbox id every `ms` ms until killed, printing each once
+  // appendInbox returned (a record the journal must keep from then on).
+  case "inbox-every": {
+    const [ms] = numbers(args);
+    for (let i = 0; ; i++) {
+      M.appendInbox(dir, { id: `w${i}` });
+      process.stdout.write(`w${i}\n`);
+      sleep(ms);
+    }
   }
   // Runs recover until `ms` passed, counting what it did.
   case "recover": {

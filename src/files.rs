@@ -102,7 +102,9 @@ pub fn open_stat(path: &str, access: Access, extra: libc::c_int) -> Result<(File
   Ok((file, st))
 }
 
-fn open_path(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
+/// Opens the journal file at `path` for `access` without judging it yet:
+/// the caller judges it (`size_linked`) once it holds its flock.
+pub fn open_path(path: &str, access: Access, extra: libc::c_int) -> Result<File> {
   let attempt = |guard: libc::c_int| {
     let mut o = OpenOptions::new();
     match access {
@@ -188,6 +190,96 @@ fn kind(file: &File) -> Result<(libc::mode_t, u64)> {
 fn fstat_kind(file: &File) -> Result<(libc::mode_t, u64)> {
   let st = nix::sys::stat::fstat(file)?;
   Ok((st.st_mode, u64::try_from(st.st_size).unwrap_or(0)))
+}
+
+/// The open journal file judged (a regular file, or refused as `open`
+/// refuses it), with its size and whether any name still links it (a file
+/// renamed over, as a repair's rewrite replaces it, has none).
+pub fn size_linked(file: &File) -> Result<(u64, bool)> {
+  let (mode, size, links) = kind_links(file)?;
+  judged(mode)?;
+  Ok((size, links > 0))
+}
+
+#[cfg(target_os = "linux")]
+fn kind_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
+  use rustix::fs::{statx, AtFlags, StatxFlags};
+  let wanted = StatxFlags::TYPE | StatxFlags::SIZE | StatxFlags::NLINK;
+  match statx(file, "", AtFlags::EMPTY_PATH, wanted) {
+    Ok(st) if StatxFlags::from_bits_retain(st.stx_mask).contains(wanted) => {
+      Ok((libc::mode_t::from(st.stx_mode), st.stx_size, u64::from(st.stx_nlink)))
+    }
+    _ => fstat_links(file),
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+fn kind_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
+  fstat_links(file)
+}
+
+fn fstat_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
+  let st = nix::sys::stat::fstat(file)?;
+  #[allow(clippy::useless_conversion)] // nlink_t is u64 on Linux x64, u32 or u16 elsewhere
+  let links = u64::from(st.st_nlink);
+  Ok((st.st_mode, u64::try_from(st.st_size).unwrap_or(0), links))
+}
+
+/// An exclusive flock(2) on an open file, or the file where the file
+/// system has none.
+pub enum Flocked {
+  /// Held until dropped (the lock goes before the descriptor closes).
+  Held(nix::fcntl::Flock<File>),
+  /// No flock here (ENOLCK, an NFS mount without it): the file, unlocked.
+  Unsupported(File),
+}
+
+impl Flocked {
+  pub fn file(&self) -> &File {
+    match self {
+      Flocked::Held(held) => held,
+      Flocked::Unsupported(file) => file,
+    }
+  }
+  pub fn file_mut(&mut self) -> &mut File {
+    match self {
+      Flocked::Held(held) => held,
+      Flocked::Unsupported(file) => file,
+    }
+  }
+}
+
+/// Takes an exclusive flock on `file`, waiting up to `patience` for its
+/// holder; `Err` gives the file back when it could not be had in time.
+/// Holders keep it for a few system calls, so a waiter first yields, then
+/// sleeps from 50 µs, doubling to 20 ms.
+pub fn flock_within(file: File, patience: std::time::Duration) -> std::result::Result<Flocked, File> {
+  use nix::errno::Errno;
+  use nix::fcntl::{Flock, FlockArg};
+  use std::time::{Duration, Instant};
+  let deadline = Instant::now() + patience;
+  let mut tries = 0u32;
+  let mut pause = Duration::from_micros(50);
+  let mut file = file;
+  loop {
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+      Ok(held) => return Ok(Flocked::Held(held)),
+      Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
+        if Instant::now() >= deadline {
+          return Err(back);
+        }
+        tries += 1;
+        if tries <= 50 {
+          std::thread::yield_now();
+        } else {
+          std::thread::sleep(pause);
+          pause = (pause * 2).min(Duration::from_millis(20));
+        }
+        file = back;
+      }
+      Err((back, _)) => return Ok(Flocked::Unsupported(back)),
+    }
+  }
 }
 
 /// The whole of an open file, from where it stands to its end.

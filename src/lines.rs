@@ -20,47 +20,123 @@ pub const RELOADS: &str = "reloads.jsonl";
 /// umask). One write(2) of the whole line, so concurrent appenders under
 /// O_APPEND never interleave within a line.
 ///
-/// Where the file does not end with a newline (its last line was cut short
-/// by a kill or a power loss, or written without one by hand), the line is
-/// written after a newline of its own, so that it never glues onto the cut
-/// bytes and is lost with them (#21, beyond the reference, which glues).
-/// Wherever the file ends with a newline or is empty, which is every case
-/// that is not a fault, the bytes are the reference's. The last byte is
-/// read through the same descriptor (one pread); a file this user may
-/// write but not read is appended to as before, unchecked.
+/// Where the file's last line is cut short (by a kill or a power loss, or
+/// written without its newline by hand), the line is written after a
+/// newline of its own, so that it never glues onto the cut bytes and is
+/// lost with them (#21, beyond the reference, which glues). A last line
+/// that JavaScript's `trim()` empties (a BOM an editor saved, a stray `\r`
+/// or spaces) is no cut line: the reference's append glues onto it and
+/// makes it readable, and so does this (#31). Wherever the file ends with
+/// a newline or is empty, which is every case that is not a fault, the
+/// bytes are the reference's.
+///
+/// The tail is judged and the line written holding the file's flock
+/// (#31): another appender of this package is then never seen half-way
+/// through its line (which the kernel makes visible a page at a time, and
+/// which would otherwise be taken for a cut line and get an empty line
+/// before ours), and a repair that holds it while it checks and mends the
+/// file never cuts off a line appended in between. A file a repair renamed
+/// over meanwhile (no name links it any more) is opened again. A file this
+/// user may write but not read is appended to as before, unchecked.
 pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   if line.contains('\n') {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
   let path = paths::under(dir, &[name]);
   let refuse = |e: std::io::Error| quiet_io(&e, name, "append to");
-  use crate::files::{open_sized, Access};
-  // O_NOATIME: a read right after a write would otherwise update the
-  // access time (relatime), a metadata write per append; it is permitted
-  // only to the file's owner (EPERM otherwise: then without it). A file
-  // this user may write but not read is appended to as before, unchecked.
-  let opened = match open_sized(&path, Access::ReadAppend, crate::files::NOATIME) {
-    Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_sized(&path, Access::ReadAppend, 0),
-    opened => opened,
-  };
-  let (mut file, size) = match opened {
-    Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_sized(&path, Access::Append, 0),
-    opened => opened,
-  }
-  .map_err(refuse)?;
-  let cut = size > 0 && last_byte(&file, size).is_some_and(|b| b != b'\n');
+  let (mut file, size) = open_locked(&path).map_err(refuse)?;
+  let cut = size > 0 && cut_tail(file.file(), size);
   let mut buf = Vec::with_capacity(line.len() + 2);
   if cut {
     buf.push(b'\n');
   }
   buf.extend_from_slice(line.as_bytes());
   buf.push(b'\n');
-  write_line(&mut file, &buf).map_err(refuse)?;
-  crate::durable::file(&file).map_err(refuse)?;
+  write_line(file.file_mut(), &buf).map_err(refuse)?;
+  crate::durable::file(file.file()).map_err(refuse)?;
   if size == 0 {
     crate::durable::dir(dir).map_err(refuse)?;
   }
   Ok(())
+}
+
+/// How long an append waits for the file's flock: an appender holds it for
+/// a write, a repair for the check, quarantine and mend of one file.
+const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// The line file opened for appending, flocked, still linked, and its size.
+fn open_locked(path: &str) -> std::io::Result<(crate::files::Flocked, u64)> {
+  use crate::files::{flock_within, open_path, size_linked, Access};
+  // A repair renames a file over at most once per run; a few rounds are
+  // many.
+  for _ in 0..8 {
+    // O_NOATIME: a read right after a write would otherwise update the
+    // access time (relatime), a metadata write per append; it is permitted
+    // only to the file's owner (EPERM otherwise: then without it). A file
+    // this user may write but not read is opened write-only.
+    let opened = match open_path(path, Access::ReadAppend, crate::files::NOATIME) {
+      Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_path(path, Access::ReadAppend, 0),
+      opened => opened,
+    };
+    let file = match opened {
+      Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
+      opened => opened,
+    }?;
+    let locked = flock_within(file, PATIENCE).map_err(|_| std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK))?;
+    let (size, linked) = size_linked(locked.file())?;
+    if linked {
+      return Ok((locked, size));
+    }
+  }
+  Err(std::io::Error::from_raw_os_error(nix::libc::ESTALE))
+}
+
+/// Whether the file's last line (after its last newline; `size` > 0) is
+/// cut short: not ended by a newline, and not something `trim()` empties.
+/// A file that cannot be read here is not judged cut.
+fn cut_tail(file: &File, size: u64) -> bool {
+  use std::os::unix::fs::FileExt;
+  let Some(last) = last_byte(file, size) else { return false };
+  if last == b'\n' {
+    return false;
+  }
+  if last.is_ascii() && !is_ascii_space(last) {
+    return true;
+  }
+  // Whitespace or a character past ASCII: the tail is read back to the
+  // last newline. Any ASCII byte other than whitespace settles it at once
+  // (a cut JSON line has one near its end); the rest is decoded and
+  // trimmed as JavaScript trims.
+  let mut tail = Vec::new();
+  let mut end = size;
+  let mut chunk = vec![0u8; 4096];
+  while end > 0 {
+    let start = end.saturating_sub(chunk.len() as u64);
+    let want = usize::try_from(end - start).unwrap_or(chunk.len());
+    if file.read_exact_at(&mut chunk[..want], start).is_err() {
+      return false;
+    }
+    let part = &chunk[..want];
+    let from = match memchr::memrchr(b'\n', part) {
+      Some(at) => at + 1,
+      None => 0,
+    };
+    if part[from..].iter().any(|b| b.is_ascii() && !is_ascii_space(*b)) {
+      return true;
+    }
+    tail.splice(0..0, part[from..].iter().copied());
+    if from > 0 {
+      break;
+    }
+    end = start;
+  }
+  !crate::text::js_trim(&decode_utf8(tail)).is_empty()
+}
+
+/// The ASCII characters JavaScript's `trim()` removes (but the newline,
+/// which ends a line).
+fn is_ascii_space(b: u8) -> bool {
+  matches!(b, b'\t' | 0x0b | 0x0c | b'\r' | b' ')
 }
 
 /// The byte at `size - 1`, where the file could be read there.

@@ -69,6 +69,32 @@ for (const [n, e] of Object.entries({
     const r = M.appendInbox(d, e);
     return [r, M.readInboxIds(d)];
   });
+// A last line that trim() empties (an editor's BOM, a stray \r, spaces) is
+// glued onto by journal.mjs's append, which makes the file readable; a cut
+// line is not (#21, #31). Each: the file as the append left it, and what
+// the readers then read.
+for (const [n, tail] of Object.entries({
+  bom: "\uFEFF",
+  cr: '{"id":"a"}\n\r',
+  spaces: '{"id":"a"}\n   ',
+  tab: "\t",
+  bomSpaces: "\uFEFF  ",
+  nbsp: '{"id":"a"}\n\u00A0',
+  spacesBom: "  \uFEFF",
+  vt: '{"id":"a"}\n\u000B',
+  cutAfterSpaces: '{"id":"a"}\n  {"id":"b',
+  invalidUtf8: Buffer.from([0x7b, 0x0a, 0x20, 0xc3]),
+}))
+  add("appendInbox after a tail " + n, w("inbox.jsonl", tail), (M, d) => {
+    M.appendInbox(d, { id: "new" });
+    let ids;
+    try {
+      ids = [...M.readInboxIds(d)];
+    } catch (e) {
+      ids = String(e.message);
+    }
+    return [readFileSync(join(d, "inbox.jsonl")).toString("hex"), ids];
+  });
 add("appendDrop cycle", null, (M, d) => {
   const o = {};
   o.o = o;

@@ -20,10 +20,9 @@
 use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use nix::errno::Errno;
-use nix::fcntl::{Flock, FlockArg};
+use nix::fcntl::Flock;
 
 use crate::error::JournalError;
 use crate::paths::under;
@@ -93,25 +92,15 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
   if nix::unistd::dup(&file).is_err() {
     return Ok(unguarded);
   }
-  let deadline = Instant::now() + PATIENCE;
-  let mut pause = Duration::from_millis(1);
-  let mut file = file;
-  let lock = loop {
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-      Ok(lock) => break lock,
-      Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
-        if Instant::now() >= deadline {
-          return Err(JournalError::failed(format!(
-            "run.lock is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover or repair); refusing. Run the command again once it has finished",
-            PATIENCE.as_secs()
-          )));
-        }
-        std::thread::sleep(pause);
-        pause = (pause * 2).min(Duration::from_millis(50));
-        file = back;
-      }
-      // No flock here (ENOLCK, an NFS mount without it): unguarded.
-      Err(_) => return Ok(unguarded),
+  let lock = match crate::files::flock_within(file, PATIENCE) {
+    Ok(crate::files::Flocked::Held(lock)) => lock,
+    // No flock here (ENOLCK, an NFS mount without it): unguarded.
+    Ok(crate::files::Flocked::Unsupported(_)) => return Ok(unguarded),
+    Err(_) => {
+      return Err(JournalError::failed(format!(
+        "run.lock is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover or repair); refusing. Run the command again once it has finished",
+        PATIENCE.as_secs()
+      )))
     }
   };
   HELD.with(|h| h.borrow_mut().push(key));

@@ -12,6 +12,15 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 use super::{stamp_of, FilePlan, Journal, Plan, TurnPlan};
 use crate::error::{quiet_io, JournalError, Result};
 
+/// How long a repair waits for an append to finish before it refuses.
+const HOLD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
+
+/// How many names link the open file.
+fn links(f: &File) -> std::io::Result<u64> {
+  #[allow(clippy::useless_conversion)] // nlink_t is u64 on Linux x64, u32 or u16 elsewhere
+  Ok(u64::from(nix::sys::stat::fstat(f)?.st_nlink))
+}
+
 /// What a repair did to one file: where its set-aside bytes went.
 #[derive(Debug, PartialEq)]
 pub struct Done {
@@ -34,18 +43,35 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
   for f in plan.files.iter().filter(|f| f.changes()) {
     let refuse = |e: std::io::Error| quiet_io(&e, f.name, "repair");
     // One descriptor for the check and every read after it: the file mended
-    // is the file checked.
+    // is the file checked. Its flock is held from the check to the mend: an
+    // append (which takes it too, #31) lands before the check, which then
+    // sees the file changed, or after the mend (on the mended file), never
+    // in between where the truncation or the rename would drop it.
     let source = crate::files::open_at(&j.fd, f.name, 0).map_err(refuse)?;
-    if stamp_of(&source).map_err(refuse)? != f.stamp {
+    let Ok(source) = crate::files::flock_within(source, HOLD_PATIENCE) else {
+      return Err(JournalError::failed(format!(
+        "{} is held by another process (an append that has not finished in {} s); nothing of it was changed: run the repair again",
+        f.name,
+        HOLD_PATIENCE.as_secs()
+      )));
+    };
+    let source = source.file();
+    if stamp_of(source).map_err(refuse)? != f.stamp {
       return Err(JournalError::failed(format!(
         "{} changed while the repair read it (something wrote to it, though the binding was held); nothing of it was changed: run the repair again",
+        f.name
+      )));
+    }
+    if !f.truncate && links(source).map_err(refuse)? != 1 {
+      return Err(JournalError::failed(format!(
+        "{} has another name (a hard link): a rewrite would leave that name to the old file; nothing of it was changed. Remove the other name, then run the repair again",
         f.name
       )));
     }
     let quarantine = if f.aside.is_empty() {
       None
     } else {
-      let q = quarantine(j, f, &source, stamp).map_err(refuse)?;
+      let q = quarantine(j, f, source, stamp).map_err(refuse)?;
       step(&format!("quarantined {}", f.name));
       Some(q)
     };
@@ -55,7 +81,7 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
         file.sync_all()
       })
     } else {
-      rewrite(j, f, &source, step)
+      rewrite(j, f, source, step)
     };
     if let Err(e) = mended {
       // The file is as it was, its bytes all in it: a quarantine made for
