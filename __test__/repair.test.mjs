@@ -263,6 +263,19 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
     assert.equal(M.countTurnsOn(dir, "2026-12-01"), 1);
   }
 
+  test("a turn record followed by zeros: the record is kept and only the zeros are set aside, as the report says (#31)", () => {
+    const dir = journal();
+    const text = '{\n  "startedAt": "2026-12-01T00:00:00.000Z"\n}\n';
+    writeFileSync(join(dir, "turns", "t7.json"), Buffer.concat([Buffer.from(text), Buffer.alloc(8)]));
+    const r = cli(["repair", dir, "--apply"]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^turns\/t7\.json: the record kept \(46 bytes\); the 8 zero bytes after it set aside as turns-t7\.json\.aside-\S+\n/,
+    );
+    assert.equal(readFileSync(join(dir, "turns", "t7.json"), "utf8"), text);
+  });
+
   test("without --apply it shows and changes nothing; with it the binding starts again and a second repair finds nothing", () => {
     const dir = crashed();
     const before = readdirSync(dir).map((n) => [n, existsSync(join(dir, n))]);

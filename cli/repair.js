@@ -54,7 +54,12 @@ function repair(dir, apply) {
   }
   for (const t of plan.turns) {
     const q = where(t.file);
-    out.push(`${t.file}: ${t.bytes === 0 ? "empty" : WHAT[t.damage]}, set aside whole${q ? ` as ${q}` : ""}`);
+    // A whole record followed by zeros keeps its record: only the zeros move.
+    if (t.kept !== null && t.kept !== undefined)
+      out.push(
+        `${t.file}: the record kept (${plural(t.kept, "byte")}); the ${plural(t.bytes - t.kept, "zero byte")} after it set aside${q ? ` as ${q}` : ""}`,
+      );
+    else out.push(`${t.file}: ${t.bytes === 0 ? "empty" : WHAT[t.damage]}, set aside whole${q ? ` as ${q}` : ""}`);
   }
   if (!r.applied) {
     out.push(

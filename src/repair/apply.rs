@@ -157,11 +157,24 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
       let record = crate::files::open_at(&turns, &t.file, 0)?;
       let mut zeros = Vec::new();
       copy_ranges(&record, &mut zeros, &[(body, t.size)])?;
-      publish(&j.fd, &q, false, |out| out.write_all(&zeros))?;
+      // A repair killed after it set the zeros aside and before it wrote
+      // the record anew left them in a quarantine already: that one is
+      // kept, not a second copy made (#31).
+      let prefix = format!("turns-{}.aside-", t.file);
+      let made = entries(j, ".")?
+        .into_iter()
+        .find(|name| name.starts_with(&prefix) && crate::files::read_at(&j.fd, name).is_ok_and(|b| b == zeros));
+      let name = match made {
+        Some(name) => name,
+        None => {
+          publish(&j.fd, &q, false, |out| out.write_all(&zeros))?;
+          q
+        }
+      };
       let mut text = Vec::new();
       copy_ranges(&record, &mut text, &[(0, body)])?;
       publish(&turns, &t.file, true, |out| out.write_all(&text))?;
-      q
+      name
     }
   })
 }

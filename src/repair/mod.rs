@@ -380,6 +380,30 @@ mod tests {
     assert_eq!(std::fs::read(format!("{}/{q}", d.path())).expect("q"), vec![0u8; 8]);
   }
 
+  /// Killed after the zeros were set aside and before the record was
+  /// written anew: the next repair keeps that quarantine, makes no second.
+  #[test]
+  fn a_turn_record_whose_zeros_were_set_aside_already_gets_no_second_copy() {
+    let d = TempDir::new();
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
+    let text = "{\n  \"startedAt\": \"2026-12-01T00:00:00.000Z\"\n}\n";
+    let mut bytes = text.as_bytes().to_vec();
+    bytes.extend_from_slice(&[0; 8]);
+    std::fs::write(format!("{}/turns/t1.json", d.path()), &bytes).expect("write");
+    std::fs::write(format!("{}/turns-t1.json.aside-EARLIER", d.path()), [0u8; 8]).expect("quarantine");
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
+    assert_eq!(done[0].quarantine.as_deref(), Some("turns-t1.json.aside-EARLIER"));
+    let asides = std::fs::read_dir(d.path())
+      .expect("dir")
+      .filter(|e| {
+        e.as_ref()
+          .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("turns-t1.json.aside-"))
+      })
+      .count();
+    assert_eq!(asides, 1);
+  }
+
   #[test]
   fn a_repair_stopped_after_its_quarantine_is_not_set_aside_twice() {
     let d = TempDir::new();
