@@ -15,8 +15,9 @@
 // - no refusal names a brake or an operator when no operator acted;
 // - nothing outside the journal was touched.
 //
-// `node reliability/explore.mjs [--sample N]` runs every schedule (or about
-// N of them, spread over every combination) and prints the counts;
+// `node reliability/explore.mjs [--sample N] [--jobs N]` runs every
+// schedule (or about N of them, spread over every combination; N at once)
+// and prints the counts;
 // explore.test.mjs runs a fixed sample in the suite.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
@@ -441,16 +442,20 @@ export async function sequence({ base, ops, procs: specs }) {
  * over every combination (all of them when absent). Returns the counts and
  * each broken schedule.
  */
-export async function explore({ sample, only, log = () => {} } = {}) {
+export async function explore({ sample, only, jobs = 1, log = () => {} } = {}) {
   const combos = (only ?? combinations()).flatMap((ops) => bases(ops).map((base) => ({ ops, base })));
   for (const c of combos) c.steps = (await play(c.ops, c.base, null)).steps;
   const total = combos.reduce((n, c) => n + c.steps.length, 0);
   const stride = sample ? Math.max(1, Math.ceil(total / sample)) : 1;
   const tally = { combinations: combos.length, steps: total, explored: 0, unverified: 0, broken: [] };
+  const queue = [];
   let index = 0;
-  for (const c of combos) {
-    for (const step of c.steps) {
-      if (index++ % stride !== 0) continue;
+  for (const c of combos) for (const step of c.steps) if (index++ % stride === 0) queue.push({ c, step });
+  // Schedules are independent (each its own journal), and mostly waiting
+  // for a pause to end: `jobs` of them run at once.
+  const worker = async () => {
+    for (let next = queue.shift(); next; next = queue.shift()) {
+      const { c, step } = next;
       const r = await play(c.ops, c.base, step);
       tally.explored++;
       if (!r.verified) {
@@ -467,24 +472,30 @@ export async function explore({ sample, only, log = () => {} } = {}) {
         });
         log(`broken: ${c.ops.join(" / ")} (${c.base}) paused at ${step.name}#${step.k} ${step.args}: ${r.problems.join("; ")}`);
       }
+      if (tally.explored % 100 === 0) log(`${tally.explored} schedules explored`);
     }
-    log(`${c.ops.join(" / ")} (${c.base}): ${c.steps.length} steps`);
-  }
+  };
+  await Promise.all(Array.from({ length: jobs }, worker));
   return tally;
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { sample: { type: "string" } } });
-  if (values.sample !== undefined && !/^[0-9]+$/.test(values.sample)) {
-    console.error("explore: --sample takes a whole number");
-    process.exit(2);
-  }
+  const { values } = parseArgs({ options: { sample: { type: "string" }, jobs: { type: "string" } } });
+  for (const o of ["sample", "jobs"])
+    if (values[o] !== undefined && !/^[1-9][0-9]*$/.test(values[o])) {
+      console.error(`explore: --${o} takes a whole number`);
+      process.exit(2);
+    }
   if (!canTrace) {
     console.error("explore: strace cannot trace and inject here");
     process.exit(2);
   }
   const t0 = Date.now();
-  const tally = await explore({ sample: values.sample && Number(values.sample), log: (l) => console.log(l) });
+  const tally = await explore({
+    sample: values.sample && Number(values.sample),
+    jobs: Number(values.jobs ?? 1),
+    log: (l) => console.log(l),
+  });
   console.log(
     `${tally.combinations} combinations, ${tally.steps} steps; ${tally.explored} schedules explored (${tally.unverified} whose pause could not be verified), ${tally.broken.length} broke a promise; ${Math.round((Date.now() - t0) / 1000)} s`,
   );

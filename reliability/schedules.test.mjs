@@ -108,7 +108,8 @@ describe("stress", () => {
   async function stress(claimers, recovers, unlockLoop) {
     let stood = 0,
       lost = 0,
-      falseBrakes = 0;
+      falseBrakes = 0,
+      failedReleases = 0;
     const losses = [];
     for (let i = 0; i < rounds; i++) {
       const dir = journal();
@@ -122,22 +123,24 @@ describe("stress", () => {
         stood += c.stood.length;
         lost += c.lost;
         losses.push(...c.losses);
+        failedReleases += c.releases.length;
       }
       if (!unlockLoop)
         for (const r of results.slice(claimers, claimers + recovers))
           for (const [k, n] of Object.entries(r)) if (/STOP (is present|was written)/.test(k)) falseBrakes += n;
     }
-    return { stood, lost, falseBrakes, losses };
+    return { stood, lost, falseBrakes, failedReleases, losses };
   }
 
   test(`2 claimers and 2 recovers, ${rounds} rounds of 3 s: no standing claim lost`, { timeout: 60_000 + rounds * 10_000 }, async () => {
     const r = await stress(2, 2, false);
     figure(
       "2 claimers, 2 recovers",
-      `${r.stood} claims stood, ${r.lost} lost their lock; ${r.falseBrakes} recovers refused naming a brake no operator set (${rounds} rounds of 3 s)`,
+      `${r.stood} claims stood, ${r.lost} lost their lock, ${r.failedReleases} releases refused; ${r.falseBrakes} recovers refused naming a brake no operator set (${rounds} rounds of 3 s)`,
     );
     if (isAddon) {
       assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
+      assert.equal(r.failedReleases, 0);
       assert.equal(r.falseBrakes, 0);
     }
   });
@@ -147,7 +150,10 @@ describe("stress", () => {
     { timeout: 60_000 + rounds * 10_000 },
     async () => {
       const r = await stress(4, 2, true);
-      figure("4 claimers, 2 recovers, unlock loop", `${r.stood} claims stood, ${r.lost} lost their lock (${rounds} rounds of 3 s)`);
+      figure(
+        "4 claimers, 2 recovers, unlock loop",
+        `${r.stood} claims stood, ${r.lost} lost their lock, ${r.failedReleases} releases refused (${rounds} rounds of 3 s)`,
+      );
       if (isAddon) assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
     },
   );
