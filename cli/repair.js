@@ -68,7 +68,11 @@ function repair(dir, apply) {
     return { exitCode: 1, text: out.join("\n"), json: { ok: false, exitCode: 1, ...r } };
   }
   if (r.tookOver) out.push(tookOver(r));
-  out.push("repaired: every whole record kept, the parts set aside kept in the journal directory");
+  // Appends of this package wait for the repair (the record file's flock,
+  // #31); journal.mjs's take no lock, so one racing the repair is beyond it.
+  out.push(
+    "repaired: every whole record kept, the parts set aside kept in the journal directory (appends by this package wait for a repair; one by journal.mjs meanwhile, in a mixed deployment, is beyond its reach)",
+  );
   return { exitCode: 0, text: out.join("\n"), json: { ok: true, exitCode: 0, ...r } };
 }
 
