@@ -194,6 +194,11 @@ exports.ensureJournal = function ensureJournal(dir) {
     // Deno order an error's keys their own way, and Bun answers a dangling
     // link at turns/ EEXIST where Node says ENOENT (#24).
     if (!(e instanceof Error) || (e.syscall !== "mkdir" && e.code !== "ERR_INVALID_ARG_VALUE")) throw e;
+    // Where the runtime's recursive mkdirSync would never return (a relative
+    // path under a removed working directory, a path under /proc: it retries
+    // a mkdir that keeps failing ENOENT), the failing mkdir's error is the
+    // answer (#35).
+    if (e.syscall === "mkdir" && native.mkdirSpun()) throw e;
     fs.mkdirSync(path.join(dir, "turns"), { recursive: true, mode: 0o700 });
     return dir;
   }

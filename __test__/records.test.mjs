@@ -2,10 +2,24 @@
 // labels, paths and dates. Written from the contract, run on the addon and
 // (JOURNAL_MODULE) on the reference.
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
 import { appendFileSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { M, journal, onNode, mode, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
+import {
+  M,
+  isAddon,
+  journal,
+  modulePath,
+  onNode,
+  mode,
+  noHostPath,
+  refuses,
+  runModule,
+  scratch,
+  throwsClass,
+  underUmask,
+} from "./helpers.mjs";
 
 const read = (dir, name) => readFileSync(join(dir, name), "utf8");
 
@@ -70,6 +84,59 @@ describe("constants, labels and paths", () => {
 });
 
 describe("ensureJournal", () => {
+  // #35: where Node's recursive mkdirSync retries a mkdir that keeps failing
+  // ENOENT under a parent that exists, it never returns, in journal.mjs as
+  // in the runtime; the addon answers with that mkdir's error. Each case in a
+  // child process, bounded by a timeout (journal.mjs's figure is the hang).
+  const ensureIn = (code, cwd) => {
+    const child = `
+      import { createRequire } from "node:module";
+      import { pathToFileURL } from "node:url";
+      import fs from "node:fs";
+      const p = ${JSON.stringify(modulePath)};
+      const M = p.endsWith(".mjs") ? await import(pathToFileURL(p).href) : createRequire(import.meta.url)(p);
+      ${code}
+      const t = performance.now();
+      let r;
+      try { r = { returned: M.ensureJournal(target) }; } catch (e) { r = { code: e.code, syscall: e.syscall, path: e.path, message: e.message }; }
+      console.log(JSON.stringify({ ...r, ms: performance.now() - t }));`;
+    const out = spawnSync(runModule(child)[0], runModule(child).slice(1), { cwd, encoding: "utf8", timeout: 3000 });
+    return out.error?.code === "ETIMEDOUT" || out.signal ? null : JSON.parse(out.stdout);
+  };
+  const spins = {
+    "a relative path under a working directory that was removed": [
+      `fs.rmdirSync(process.cwd()); const target = "data/discord/b1";`,
+      "data/discord/b1/turns",
+    ],
+    "a path under /proc": [`const target = "/proc/x/discord/b1";`, "/proc/x/discord/b1/turns"],
+  };
+  for (const [what, [code, path]] of Object.entries(spins))
+    test(`${what}: refused within a second with the failing mkdir's error`, () => {
+      const cwd = scratch();
+      const r = ensureIn(code, cwd);
+      console.log(
+        `# figure ensureJournal, ${what}: ${r === null ? "no answer in 3 s (spins)" : `${r.code ?? "returned"} in ${r.ms.toFixed(1)} ms`}`,
+      );
+      if (!isAddon) return;
+      assert.ok(r !== null, "no answer in 3 s");
+      assert.ok(r.ms < 1000, `${r.ms} ms`);
+      assert.deepEqual([r.code, r.syscall, r.path], ["ENOENT", "mkdir", path]);
+      assert.equal(r.message, `ENOENT: no such file or directory, mkdir '${path}'`);
+    });
+  test("a path whose parent is a file: the runtime's own error, at once", () => {
+    const cwd = scratch();
+    writeFileSync(join(cwd, "file"), "x");
+    const r = ensureIn(`const target = ${JSON.stringify(join(cwd, "file", "discord", "b1"))};`, cwd);
+    let want;
+    try {
+      mkdirSync(join(cwd, "file", "discord", "b1", "turns"), { recursive: true, mode: 0o700 });
+    } catch (e) {
+      want = [e.code, e.syscall, e.path];
+    }
+    assert.ok(r !== null && r.ms < 1000, JSON.stringify(r));
+    assert.deepEqual([r.code, r.syscall, r.path], want);
+  });
+
   test("creates dir and turns/ 0700 and returns dir itself", () => {
     const dir = journal({ bare: true });
     assert.equal(M.ensureJournal(dir), dir);

@@ -343,6 +343,7 @@ pub fn missing(err: &std::io::Error, path: &str) -> bool {
 /// when more is to be made under it), and a dangling link or a loop is what
 /// the stat of it says (ENOENT, ELOOP).
 pub fn mkdir_p(path: &str, mode: u32) -> Result<()> {
+  SPUN.with(|s| s.set(false));
   use libc::{EACCES, EEXIST, ENOENT, ENOSPC, ENOTDIR, EPERM};
   use std::os::unix::fs::DirBuilderExt;
   let fail = std::io::Error::from_raw_os_error;
@@ -378,7 +379,22 @@ pub fn mkdir_p(path: &str, mode: u32) -> Result<()> {
       break;
     }
   }
+  // A path whose mkdir keeps failing ENOENT under a parent that exists (a
+  // working directory that was removed, a path under /proc): Node's loop
+  // would revisit it without end (#35).
+  SPUN.with(|s| s.set(true));
   Err(fail(ENOENT))
+}
+
+thread_local! {
+  /// Whether this thread's last `mkdir_p` gave up where Node's loop spins.
+  static SPUN: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Whether this thread's last `mkdir_p` failed where Node's recursive
+/// mkdirSync would never return (so its error must not be asked of it).
+pub fn mkdir_spun() -> bool {
+  SPUN.with(std::cell::Cell::get)
 }
 
 #[cfg(test)]

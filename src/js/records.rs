@@ -60,6 +60,14 @@ pub fn ensure_journal<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   })
 }
 
+/// Whether this thread's last `ensureJournal` failed where the runtime's
+/// recursive mkdirSync would spin without end (#35): index.js then throws
+/// the addon's error instead of asking the runtime for its own.
+#[napi(js_name = "mkdirSpun")]
+pub fn mkdir_spun(env: &Env) -> napi::Result<bool> {
+  export(env, |_| Ok(crate::files::mkdir_spun()))
+}
+
 /// `mkdirSync(path, { recursive: true, mode: 0o700 })`, with Node's errors.
 fn mkdir_p(path: &str) -> Result<(), JournalError> {
   crate::files::mkdir_p(path, 0o700).map_err(|e| match e.raw_os_error() {
