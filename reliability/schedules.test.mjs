@@ -253,9 +253,13 @@ describe("PID namespaces", () => {
 
 describe("the lock guard", () => {
   const hasFlock = spawnSync("flock", ["--version"]).status === 0 ? {} : { skip: "no flock(1) here" };
-  /** flock(1) holding the journal directory's flock for `seconds`; resolves once it holds it. */
+  /** flock(1) holding the lock guard (`turns/`'s flock) for `seconds`; resolves once it holds it. */
   async function holder(dir, seconds) {
-    const child = spawn("flock", ["-x", dir, "-c", `echo held; sleep ${seconds}`], { stdio: ["ignore", "pipe", "inherit"] });
+    // A group of its own, so that its shell's sleep goes with it.
+    const child = spawn("flock", ["-x", join(dir, "turns"), "-c", `echo held; exec sleep ${seconds}`], {
+      stdio: ["ignore", "pipe", "inherit"],
+      detached: true,
+    });
     await new Promise((resolve) => child.stdout.once("data", resolve));
     return child;
   }
@@ -280,7 +284,7 @@ describe("the lock guard", () => {
         refusal = e;
       }
       const gaveUp = performance.now() - t;
-      child.kill("SIGKILL");
+      process.kill(-child.pid, "SIGKILL");
       await new Promise((r) => child.on("close", r));
       figure(
         "the lock guard",
@@ -294,6 +298,23 @@ describe("the lock guard", () => {
       assert.equal(existsSync(join(dir, "run.lock")), false, "a claim that refuses for the guard made nothing");
     },
   );
+
+  test("an operator's own flock on the journal directory does not hold a start up", { ...hasFlock, timeout: 60_000 }, async () => {
+    const dir = journal();
+    const child = spawn("flock", ["-x", dir, "-c", "echo held; exec sleep 30"], { stdio: ["ignore", "pipe", "inherit"], detached: true });
+    await new Promise((resolve) => child.stdout.once("data", resolve));
+    const t = performance.now();
+    let took;
+    try {
+      M.writePid(dir, process.pid);
+      M.clearPid(dir, process.pid);
+      took = performance.now() - t;
+    } finally {
+      process.kill(-child.pid, "SIGKILL");
+      await new Promise((r) => child.on("close", r));
+    }
+    assert.ok(took < 2000, `${took} ms`);
+  });
 });
 
 describe("a repair racing appends (#31)", () => {

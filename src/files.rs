@@ -218,7 +218,7 @@ fn kind_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
   fstat_links(file)
 }
 
-fn fstat_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
+pub(crate) fn fstat_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
   let st = nix::sys::stat::fstat(file)?;
   #[allow(clippy::useless_conversion)] // nlink_t is u64 on Linux x64, u32 or u16 elsewhere
   let links = u64::from(st.st_nlink);
@@ -249,15 +249,23 @@ impl Flocked {
   }
 }
 
-/// Takes an exclusive flock on `file`, waiting up to `patience` for its
-/// holder; `Err` gives the file back when it could not be had in time.
-/// Holders keep it for a few system calls, so a waiter first yields, then
-/// sleeps from 50 µs, doubling to 20 ms.
-pub fn flock_within(file: File, patience: std::time::Duration) -> std::result::Result<Flocked, File> {
+/// Why `flock_within` did not take the lock.
+#[derive(Debug)]
+pub enum Unflocked {
+  /// Another holder kept it past the deadline.
+  TimedOut,
+  /// flock failed otherwise (not a file system without flock).
+  Failed(Error),
+}
+
+/// Takes an exclusive flock on `file`, waiting until `deadline` for its
+/// holder. Holders keep it for a few system calls, so a waiter first
+/// yields, then sleeps from 50 µs, doubling to 20 ms. A file system with no
+/// flock (ENOLCK, EOPNOTSUPP: some NFS mounts) gives the file back unlocked.
+pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Result<Flocked, Unflocked> {
   use nix::errno::Errno;
   use nix::fcntl::{Flock, FlockArg};
   use std::time::{Duration, Instant};
-  let deadline = Instant::now() + patience;
   let mut tries = 0u32;
   let mut pause = Duration::from_micros(50);
   let mut file = file;
@@ -266,7 +274,7 @@ pub fn flock_within(file: File, patience: std::time::Duration) -> std::result::R
       Ok(held) => return Ok(Flocked::Held(held)),
       Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
         if Instant::now() >= deadline {
-          return Err(back);
+          return Err(Unflocked::TimedOut);
         }
         tries += 1;
         if tries <= 50 {
@@ -277,7 +285,8 @@ pub fn flock_within(file: File, patience: std::time::Duration) -> std::result::R
         }
         file = back;
       }
-      Err((back, _)) => return Ok(Flocked::Unsupported(back)),
+      Err((back, Errno::ENOLCK | Errno::EOPNOTSUPP)) => return Ok(Flocked::Unsupported(back)),
+      Err((_, e)) => return Err(Unflocked::Failed(e.into())),
     }
   }
 }

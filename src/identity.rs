@@ -106,11 +106,13 @@ pub fn inner_pids(pid: f64) -> Vec<u32> {
       continue;
     };
     // Most processes share this one's namespace: one read of the namespace
-    // link each (no status read) rules them out.
+    // link each (no status read) rules them out. The link of another user's
+    // process is not this user's to read (EACCES): its status, which anyone
+    // may read, says it instead; a process gone meanwhile is skipped.
     match nix::fcntl::readlinkat(&proc, format!("{here}/ns/pid").as_str()) {
       Ok(ns) if ns == mine.as_os_str() => continue,
-      Ok(_) => {}
-      Err(_) => continue,
+      Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ESRCH) => continue,
+      Ok(_) | Err(_) => {}
     }
     let Some(status) = read_proc(&format!("/proc/{here}/status")) else {
       continue;
@@ -138,7 +140,7 @@ pub fn owner_elsewhere(pid: f64, start: &str, boot: &str) -> Option<u32> {
   if boot_id().as_deref() != Some(boot) {
     return None;
   }
-  elsewhere(&inner_pids(pid), start, boot)
+  started(&inner_pids(pid), start)
 }
 
 /// `owner_elsewhere` among `candidates` already found (`inner_pids`).
@@ -146,6 +148,11 @@ pub fn elsewhere(candidates: &[u32], start: &str, boot: &str) -> Option<u32> {
   if candidates.is_empty() || boot_id().as_deref() != Some(boot) {
     return None;
   }
+  started(candidates, start)
+}
+
+/// The candidate whose start time is `start`.
+fn started(candidates: &[u32], start: &str) -> Option<u32> {
   candidates
     .iter()
     .copied()

@@ -66,7 +66,8 @@ const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The line file opened for appending, flocked, still linked, and its size.
 fn open_locked(path: &str) -> std::io::Result<(crate::files::Flocked, u64)> {
-  use crate::files::{flock_within, open_path, size_linked, Access};
+  use crate::files::{flock_within, open_path, size_linked, Access, Unflocked};
+  let deadline = std::time::Instant::now() + PATIENCE;
   // A repair renames a file over at most once per run; a few rounds are
   // many.
   for _ in 0..8 {
@@ -82,7 +83,10 @@ fn open_locked(path: &str) -> std::io::Result<(crate::files::Flocked, u64)> {
       Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
       opened => opened,
     }?;
-    let locked = flock_within(file, PATIENCE).map_err(|_| std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK))?;
+    let locked = flock_within(file, deadline).map_err(|e| match e {
+      Unflocked::TimedOut => std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK),
+      Unflocked::Failed(e) => e,
+    })?;
     let (size, linked) = size_linked(locked.file())?;
     if linked {
       return Ok((locked, size));
@@ -94,6 +98,12 @@ fn open_locked(path: &str) -> std::io::Result<(crate::files::Flocked, u64)> {
 /// Whether the file's last line (after its last newline; `size` > 0) is
 /// cut short: not ended by a newline, and not something `trim()` empties.
 /// A file that cannot be read here is not judged cut.
+///
+/// The tail is read backwards a chunk at a time and decoded character by
+/// character from its end: the first character that is not one `trim()`
+/// removes settles it (a cut JSON line has one at its very end), so the
+/// work is bounded by the whitespace actually there. Bytes that do not
+/// decode are U+FFFD to the reader, which `trim()` keeps: cut.
 fn cut_tail(file: &File, size: u64) -> bool {
   use std::os::unix::fs::FileExt;
   let Some(last) = last_byte(file, size) else { return false };
@@ -103,34 +113,48 @@ fn cut_tail(file: &File, size: u64) -> bool {
   if last.is_ascii() && !is_ascii_space(last) {
     return true;
   }
-  // Whitespace or a character past ASCII: the tail is read back to the
-  // last newline. Any ASCII byte other than whitespace settles it at once
-  // (a cut JSON line has one near its end); the rest is decoded and
-  // trimmed as JavaScript trims.
-  let mut tail = Vec::new();
   let mut end = size;
   let mut chunk = vec![0u8; 4096];
+  // Continuation bytes met (backwards) whose lead byte is not read yet.
+  let mut pending: Vec<u8> = Vec::with_capacity(4);
   while end > 0 {
     let start = end.saturating_sub(chunk.len() as u64);
     let want = usize::try_from(end - start).unwrap_or(chunk.len());
     if file.read_exact_at(&mut chunk[..want], start).is_err() {
       return false;
     }
-    let part = &chunk[..want];
-    let from = match memchr::memrchr(b'\n', part) {
-      Some(at) => at + 1,
-      None => 0,
-    };
-    if part[from..].iter().any(|b| b.is_ascii() && !is_ascii_space(*b)) {
-      return true;
-    }
-    tail.splice(0..0, part[from..].iter().copied());
-    if from > 0 {
-      break;
+    for &b in chunk[..want].iter().rev() {
+      if b & 0xc0 == 0x80 {
+        // A continuation byte: at most three before their lead.
+        if pending.len() == 3 {
+          return true;
+        }
+        pending.insert(0, b);
+        continue;
+      }
+      if b.is_ascii() {
+        if !pending.is_empty() {
+          return true;
+        }
+        if b == b'\n' {
+          return false;
+        }
+        if !is_ascii_space(b) {
+          return true;
+        }
+        continue;
+      }
+      pending.insert(0, b);
+      let space = std::str::from_utf8(&pending).is_ok_and(|c| c.chars().all(crate::text::is_js_space));
+      if !space {
+        return true;
+      }
+      pending.clear();
     }
     end = start;
   }
-  !crate::text::js_trim(&decode_utf8(tail)).is_empty()
+  // The whole file is the tail: whitespace, unless bytes were left over.
+  !pending.is_empty()
 }
 
 /// The ASCII characters JavaScript's `trim()` removes (but the newline,
@@ -207,6 +231,65 @@ mod tests {
       std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
       0o600 & !(umask.bits() as u32)
     );
+  }
+
+  /// `cut_tail` against its definition, on tails of every kind: the bytes
+  /// after the last newline, decoded as the reader decodes them, are cut
+  /// unless `trim()` empties them.
+  #[test]
+  fn a_tail_is_cut_unless_trim_empties_it() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t", d.path());
+    let pieces: [&[u8]; 16] = [
+      b" ",
+      b"\t",
+      b"\r",
+      b"\x0b",
+      b"\x0c",
+      b"\n",
+      b"x",
+      b"}",
+      "\u{feff}".as_bytes(),
+      "\u{a0}".as_bytes(),
+      "\u{3000}".as_bytes(),
+      "\u{2028}".as_bytes(),
+      "\u{200b}".as_bytes(),
+      "\u{180e}".as_bytes(),
+      b"\xff",
+      b"\x80",
+    ];
+    let defined = |bytes: &[u8]| {
+      let tail = match memchr::memrchr(b'\n', bytes) {
+        Some(at) => &bytes[at + 1..],
+        None => bytes,
+      };
+      !tail.is_empty() && !crate::text::js_trim(&decode_utf8(tail.to_vec())).is_empty()
+    };
+    // Every sequence of up to four pieces, and each at the end of a long run of spaces.
+    let mut seed = 1u64;
+    for _ in 0..5_000 {
+      let mut bytes = Vec::new();
+      seed ^= seed << 13;
+      seed ^= seed >> 7;
+      seed ^= seed << 17;
+      let mut r = seed;
+      for _ in 0..(r % 5) {
+        r /= 5;
+        bytes.extend_from_slice(pieces[(r % 16) as usize]);
+        r /= 16;
+      }
+      if seed.is_multiple_of(7) {
+        let mut long = vec![b' '; 9000];
+        long.extend_from_slice(&bytes);
+        bytes = long;
+      }
+      if bytes.is_empty() {
+        continue;
+      }
+      std::fs::write(&path, &bytes).expect("write");
+      let file = File::open(&path).expect("open");
+      assert_eq!(cut_tail(&file, bytes.len() as u64), defined(&bytes), "{bytes:?}");
+    }
   }
 
   #[test]

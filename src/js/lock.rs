@@ -232,9 +232,10 @@ impl<'e> OwnerView for JsOwner<'e> {
   }
   fn elsewhere(&mut self) -> JsResult<bool> {
     let js = self.js;
-    let Some(pid) = self.pid.filter(|p| js.is(*p, sys::ValueType::napi_number).unwrap_or(false)) else {
+    let Some(pid) = self.pid else { return Ok(false) };
+    if !js.is(pid, sys::ValueType::napi_number)? {
       return Ok(false);
-    };
+    }
     // The record's start and boot are read again only where a process of a
     // namespace below has its pid (never, outside containers), so a record
     // with getters sees the reference's reads everywhere else.

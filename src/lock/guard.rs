@@ -1,4 +1,5 @@
-//! The lock guard: an exclusive flock(2) on the journal directory, held by
+//! The lock guard: an exclusive flock(2) on the journal's `turns/`
+//! directory, held by
 //! every operation of this package that changes `run.lock` (a claim, a
 //! release, `unlock`, `recover`, a repair's hold) from its first look at the
 //! lock to its last change. Among processes of this package those
@@ -7,15 +8,17 @@
 //! process dies inside one, which the kernel answers by dropping its
 //! flock). Nothing is written for it: the journal's files stay the
 //! reference's. The argument, and what a `journal.mjs` process in the same
-//! journal can still do, is in docs/lock.md.
+//! journal can still do, is in docs/lock.md. `turns/` rather than the
+//! journal directory itself: an operator's own scripts may well flock the
+//! journal directory (`flock DIR …`), and a start must not wait on them.
 //!
 //! Where the guard cannot be had, the operation runs without it, as before
 //! it existed, on the defenses that need no guard (a lock removed only
 //! while it is the directory and record judged, a claim that stands only
-//! while its directory is run.lock with its record): a journal directory
-//! that cannot be opened for reading (mode 0300), a file system without
-//! flock, or the last free descriptor (the reference works with one, and
-//! so must a claim).
+//! while its directory is run.lock with its record): no `turns/` (a journal
+//! `ensureJournal` did not make), one that cannot be opened for reading
+//! (mode 0300), a file system without flock, or the last free descriptor
+//! (the reference works with one, and so must a claim).
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -35,7 +38,7 @@ use crate::paths::under;
 const PATIENCE: Duration = Duration::from_secs(10);
 
 thread_local! {
-  /// The journal directories (device, inode) this thread holds the guard
+  /// The `turns/` directories (device, inode) this thread holds the guard
   /// of: an operation that a test seam runs inside another (the same
   /// thread, the same journal) does not wait for its own caller.
   static HELD: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
@@ -78,7 +81,7 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
   let Ok(file) = std::fs::OpenOptions::new()
     .read(true)
     .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(under(dir, &["."]))
+    .open(under(dir, &["turns"]))
   else {
     return Ok(unguarded);
   };
@@ -92,11 +95,12 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
   if nix::unistd::dup(&file).is_err() {
     return Ok(unguarded);
   }
-  let lock = match crate::files::flock_within(file, PATIENCE) {
+  let lock = match crate::files::flock_within(file, std::time::Instant::now() + PATIENCE) {
     Ok(crate::files::Flocked::Held(lock)) => lock,
     // No flock here (ENOLCK, an NFS mount without it): unguarded.
     Ok(crate::files::Flocked::Unsupported(_)) => return Ok(unguarded),
-    Err(_) => {
+    Err(crate::files::Unflocked::Failed(e)) => return Err(crate::error::quiet_io(&e, "the journal's turns directory", "lock")),
+    Err(crate::files::Unflocked::TimedOut) => {
       return Err(JournalError::failed(format!(
         "run.lock is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover or repair); refusing. Run the command again once it has finished",
         PATIENCE.as_secs()
@@ -121,6 +125,7 @@ mod tests {
   #[test]
   fn the_guard_excludes_another_holder_and_is_reentrant_on_its_thread() {
     let d = TempDir::new();
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("turns");
     let first = take(d.path()).expect("first");
     assert!(first.held());
     // The same thread, inside: not waited for.
@@ -144,6 +149,9 @@ mod tests {
   fn a_journal_that_cannot_be_opened_runs_unguarded() {
     let d = TempDir::new();
     let g = take(&format!("{}/missing", d.path())).expect("unguarded");
+    assert!(!g.held());
+    // No turns/: a journal ensureJournal did not make.
+    let g = take(d.path()).expect("unguarded");
     assert!(!g.held());
   }
 }

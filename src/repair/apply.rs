@@ -17,8 +17,7 @@ const HOLD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How many names link the open file.
 fn links(f: &File) -> std::io::Result<u64> {
-  #[allow(clippy::useless_conversion)] // nlink_t is u64 on Linux x64, u32 or u16 elsewhere
-  Ok(u64::from(nix::sys::stat::fstat(f)?.st_nlink))
+  crate::files::fstat_links(f).map(|(_, _, links)| links)
 }
 
 /// What a repair did to one file: where its set-aside bytes went.
@@ -48,12 +47,16 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
     // sees the file changed, or after the mend (on the mended file), never
     // in between where the truncation or the rename would drop it.
     let source = crate::files::open_at(&j.fd, f.name, 0).map_err(refuse)?;
-    let Ok(source) = crate::files::flock_within(source, HOLD_PATIENCE) else {
-      return Err(JournalError::failed(format!(
-        "{} is held by another process (an append that has not finished in {} s); nothing of it was changed: run the repair again",
-        f.name,
-        HOLD_PATIENCE.as_secs()
-      )));
+    let source = match crate::files::flock_within(source, std::time::Instant::now() + HOLD_PATIENCE) {
+      Ok(source) => source,
+      Err(crate::files::Unflocked::Failed(e)) => return Err(refuse(e)),
+      Err(crate::files::Unflocked::TimedOut) => {
+        return Err(JournalError::failed(format!(
+          "{} is held by another process (an append that has not finished in {} s); nothing of it was changed: run the repair again",
+          f.name,
+          HOLD_PATIENCE.as_secs()
+        )))
+      }
     };
     let source = source.file();
     if stamp_of(source).map_err(refuse)? != f.stamp {
@@ -161,9 +164,12 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
       // the record anew left them in a quarantine already: that one is
       // kept, not a second copy made (#31).
       let prefix = format!("turns-{}.aside-", t.file);
-      let made = entries(j, ".")?
-        .into_iter()
-        .find(|name| name.starts_with(&prefix) && crate::files::read_at(&j.fd, name).is_ok_and(|b| b == zeros));
+      let made = entries(j, ".")?.into_iter().find(|name| {
+        name.starts_with(&prefix)
+          && nix::sys::stat::fstatat(&j.fd, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
+            .is_ok_and(|st| u64::try_from(st.st_size).is_ok_and(|n| n == zeros.len() as u64))
+          && crate::files::read_at(&j.fd, name).is_ok_and(|b| b == zeros)
+      });
       let name = match made {
         Some(name) => name,
         None => {
