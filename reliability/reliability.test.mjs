@@ -8,24 +8,11 @@ import { mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSyn
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { run } from "./run.mjs";
 import { M, isAddon, journal, noHostPath, refuses, throwsClass } from "../__test__/helpers.mjs";
 
 const worker = fileURLToPath(new URL("worker.mjs", import.meta.url));
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
-
-/** Runs one worker role to its end; resolves with its JSON result. */
-function run(role, dir, ...args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", worker, role, dir, ...args.map(String)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "",
-      err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${role} exited ${code}: ${err}`)),
-    );
-  });
-}
 
 const within = { timeout: 60_000 };
 

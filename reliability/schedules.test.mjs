@@ -8,6 +8,7 @@ import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
+import { run } from "./run.mjs";
 import { canTrace, explore, isAddon, sequence } from "./explore.mjs";
 import { M, journal, modulePath, refuses } from "../__test__/helpers.mjs";
 
@@ -87,20 +88,6 @@ describe("schedules", () => {
     assert.deepEqual(r.problems, [], JSON.stringify(r.results));
   });
 });
-
-/** Runs one worker role to its end; resolves with its JSON result. */
-function run(role, dir, ...args) {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [worker, role, dir, ...args.map(String)], { stdio: ["ignore", "pipe", "pipe"] });
-    let out = "",
-      err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("exit", (code) =>
-      code === 0 ? resolve(JSON.parse(out.trim().split("\n").pop())) : reject(new Error(`${role} exited ${code}: ${err}`)),
-    );
-  });
-}
 
 describe("stress", () => {
   const rounds = Number(process.env.STRESS_ROUNDS ?? 2);

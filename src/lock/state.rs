@@ -146,36 +146,31 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     }
   }
   fn lacks_identity(&mut self) -> Result<bool, S::Error> {
-    Ok(!matches!(
-      self.rec,
-      Some(Owner::Valid {
-        start: Some(_),
-        boot: Some(_),
-        ..
-      })
-    ))
+    Ok(identified(self.rec).is_none())
   }
   fn identity_matches(&mut self) -> Result<Option<bool>, S::Error> {
-    let Some(Owner::Valid {
-      pid,
-      start: Some(start),
-      boot: Some(boot),
-    }) = self.rec
-    else {
+    let Some((pid, start, boot)) = identified(self.rec) else {
       return Ok(None);
     };
-    self.seams.identity_matches(*pid, start, boot)
+    self.seams.identity_matches(pid, start, boot)
   }
   fn elsewhere(&mut self) -> Result<bool, S::Error> {
-    let Some(Owner::Valid {
+    let Some((pid, start, boot)) = identified(self.rec) else {
+      return Ok(false);
+    };
+    Ok(crate::identity::owner_elsewhere(pid, start, boot).is_some())
+  }
+}
+
+/// A record's pid, start and boot, where it has all three.
+fn identified(rec: Option<&Owner>) -> Option<(f64, &str, &str)> {
+  match rec {
+    Some(Owner::Valid {
       pid,
       start: Some(start),
       boot: Some(boot),
-    }) = self.rec
-    else {
-      return Ok(false);
-    };
-    Ok(crate::identity::owner_elsewhere(*pid, start, boot).is_some())
+    }) => Some((*pid, start, boot)),
+    _ => None,
   }
 }
 

@@ -366,14 +366,21 @@ mod tests {
     );
   }
 
-  #[test]
-  fn a_turn_record_followed_by_zeros_keeps_its_text() {
+  /// A journal whose turns/t1.json is a whole record followed by 8 zeros,
+  /// and that record's text.
+  fn zero_tailed_turn() -> (TempDir, &'static str) {
     let d = TempDir::new();
     std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
     let text = "{\n  \"startedAt\": \"2026-12-01T00:00:00.000Z\"\n}\n";
     let mut bytes = text.as_bytes().to_vec();
     bytes.extend_from_slice(&[0; 8]);
     std::fs::write(format!("{}/turns/t1.json", d.path()), &bytes).expect("write");
+    (d, text)
+  }
+
+  #[test]
+  fn a_turn_record_followed_by_zeros_keeps_its_text() {
+    let (d, text) = zero_tailed_turn();
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
     let q = done[0].quarantine.clone().expect("quarantine");
@@ -384,12 +391,7 @@ mod tests {
   /// written anew: the next repair keeps that quarantine, makes no second.
   #[test]
   fn a_turn_record_whose_zeros_were_set_aside_already_gets_no_second_copy() {
-    let d = TempDir::new();
-    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
-    let text = "{\n  \"startedAt\": \"2026-12-01T00:00:00.000Z\"\n}\n";
-    let mut bytes = text.as_bytes().to_vec();
-    bytes.extend_from_slice(&[0; 8]);
-    std::fs::write(format!("{}/turns/t1.json", d.path()), &bytes).expect("write");
+    let (d, text) = zero_tailed_turn();
     std::fs::write(format!("{}/turns-t1.json.aside-EARLIER", d.path()), [0u8; 8]).expect("quarantine");
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
