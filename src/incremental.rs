@@ -19,6 +19,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Mutex;
 
+use crate::budget;
 use crate::error::{quiet_io, JournalError, Result};
 use crate::json::Doc;
 use crate::paths;
@@ -33,11 +34,94 @@ pub enum Piece {
 }
 
 impl Piece {
+  /// Its range of the file, when it is one.
+  pub fn range(&self) -> Option<Range<usize>> {
+    match self {
+      Piece::Span(r) => Some(r.clone()),
+      Piece::Owned(_) => None,
+    }
+  }
+
   pub fn bytes<'a>(&'a self, file: &'a [u8]) -> &'a [u8] {
     match self {
       Piece::Span(r) => file.get(r.clone()).unwrap_or_default(),
       Piece::Owned(s) => s.as_bytes(),
     }
+  }
+}
+
+/// Pieces as a fold keeps them: 12 bytes each (a span's start and length
+/// in three u32s, where a `Piece` takes 24); the rare other piece (the
+/// decoded text of a line that is not valid UTF-8, a span of 4 GiB) aside
+/// (#32).
+#[derive(Clone, Default)]
+pub struct Pieces {
+  spans: Vec<[u32; 3]>,
+  aside: Vec<Piece>,
+}
+
+/// The length that marks a piece kept aside: its start is its place there.
+const ASIDE: u32 = u32::MAX;
+
+impl Pieces {
+  pub fn push(&mut self, p: Piece) {
+    let span = match &p {
+      Piece::Span(r) => u32::try_from(r.len())
+        .ok()
+        .filter(|&n| n != ASIDE)
+        .map(|len| [r.start as u32, (r.start as u64 >> 32) as u32, len]),
+      Piece::Owned(_) => None,
+    };
+    let span = span.unwrap_or_else(|| {
+      let at = self.aside.len() as u64;
+      self.aside.push(p);
+      [at as u32, (at >> 32) as u32, ASIDE]
+    });
+    self.spans.push(span);
+  }
+
+  pub fn get(&self, i: usize) -> Option<Piece> {
+    let &[lo, hi, len] = self.spans.get(i)?;
+    let at = ((hi as u64) << 32 | lo as u64) as usize;
+    Some(match len {
+      ASIDE => self.aside.get(at)?.clone(),
+      _ => Piece::Span(at..at + len as usize),
+    })
+  }
+
+  /// Piece `i`'s bytes: of `file`, or its own text.
+  pub fn bytes<'a>(&'a self, i: usize, file: &'a [u8]) -> &'a [u8] {
+    match self.spans.get(i) {
+      Some(&[at, _, ASIDE]) => self.aside.get(at as usize).map_or(&[], |p| p.bytes(file)),
+      Some(_) => self.get(i).and_then(|p| file.get(p.range()?)).unwrap_or_default(),
+      None => &[],
+    }
+  }
+
+  /// Piece `i`'s range of the file, unless it was kept aside.
+  pub fn span(&self, i: usize) -> Option<Range<usize>> {
+    self.get(i)?.range()
+  }
+
+  pub fn len(&self) -> usize {
+    self.spans.len()
+  }
+
+  pub fn is_empty(&self) -> bool {
+    self.spans.is_empty()
+  }
+
+  pub fn iter(&self) -> impl Iterator<Item = Piece> + '_ {
+    (0..self.len()).filter_map(|i| self.get(i))
+  }
+
+  /// The bytes held on the heap.
+  pub fn heap(&self) -> usize {
+    let text = |p: &Piece| match p {
+      Piece::Owned(s) => s.len(),
+      Piece::Span(_) => 0,
+    };
+    self.spans.capacity() * 12 + self.aside.capacity() * size_of::<Piece>() + self.aside.iter().map(text).sum::<usize>()
   }
 }
 
@@ -80,6 +164,8 @@ pub trait Fold: Default + Clone + Send + 'static {
   /// part already parsed through a small buffer: the hash is all it needs.
   const SPANS: bool = true;
   fn line(&mut self, line: &Line<'_>);
+  /// The bytes it holds on the heap, counted against the cache's budget.
+  fn heap(&self) -> usize;
 }
 
 struct Entry<F> {
@@ -107,38 +193,81 @@ impl<F: Fold> Default for Entry<F> {
 
 type Key = (std::any::TypeId, String);
 
-/// The entries, each with the tick of its last use.
+/// What is kept of one file, with the tick of its last use and its size.
+struct Kept {
+  tick: u64,
+  bytes: usize,
+  entry: Box<dyn Any + Send>,
+}
+
+/// The entries, within the budget (#32): a connector serves several
+/// bindings in one process, often under a memory limit, and what is kept
+/// between calls is what journal.mjs does not have.
 #[derive(Default)]
 struct Cache {
   tick: u64,
-  map: HashMap<Key, (u64, Box<dyn Any + Send>)>,
+  /// The sum of the entries' `bytes`.
+  used: usize,
+  map: HashMap<Key, Kept>,
 }
 
 static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
-/// Entries kept at most: a process serves a handful of bindings (six files
-/// each). Past it the least recently used entry goes, so a process that
-/// reads many journals still keeps the ones it reads often.
-const MAX_ENTRIES: usize = 64;
+
+/// An entry's size: its fold's heap, its key, and the entry and map slot.
+fn size_of_entry<F: Fold>(key: &Key, entry: &Entry<F>) -> usize {
+  entry.fold.heap() + key.1.capacity() + size_of::<Entry<F>>() + size_of::<(Key, Kept)>()
+}
+
+impl Cache {
+  fn take(&mut self, key: &Key) -> Option<Box<dyn Any + Send>> {
+    let kept = self.map.remove(key)?;
+    self.used -= kept.bytes;
+    Some(kept.entry)
+  }
+
+  /// Keeps `entry` of `bytes` if it fits `budget`, the least recently
+  /// used entries going first to make room; one larger than the whole
+  /// budget is dropped (its file is then read whole at each call, as
+  /// journal.mjs reads it).
+  fn keep(&mut self, key: Key, bytes: usize, entry: Box<dyn Any + Send>, budget: usize) {
+    if let Some(old) = self.map.remove(&key) {
+      self.used -= old.bytes;
+    }
+    if bytes > budget {
+      return;
+    }
+    while self.used + bytes > budget {
+      let oldest = self.map.iter().min_by_key(|(_, kept)| kept.tick).map(|(k, _)| k.clone());
+      let Some(gone) = oldest.and_then(|k| self.map.remove(&k)) else {
+        break;
+      };
+      self.used -= gone.bytes;
+    }
+    self.tick += 1;
+    self.used += bytes;
+    let tick = self.tick;
+    self.map.insert(key, Kept { tick, bytes, entry });
+  }
+}
 
 fn take<F: Fold>(key: &Key) -> Entry<F> {
   let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-  let found = guard.get_or_insert_with(Cache::default).map.remove(key);
+  let found = guard.get_or_insert_with(Cache::default).take(key);
   found
-    .and_then(|(_, b)| b.downcast::<Entry<F>>().ok())
+    .and_then(|b| b.downcast::<Entry<F>>().ok())
     .map_or_else(Entry::default, |b| *b)
 }
 
 fn put<F: Fold>(key: Key, entry: Entry<F>) {
+  let bytes = size_of_entry(&key, &entry);
+  let budget = budget::get();
   let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-  let cache = guard.get_or_insert_with(Cache::default);
-  if cache.map.len() >= MAX_ENTRIES {
-    let oldest = cache.map.iter().min_by_key(|(_, (tick, _))| *tick).map(|(k, _)| k.clone());
-    if let Some(oldest) = oldest {
-      cache.map.remove(&oldest);
-    }
-  }
-  cache.tick += 1;
-  cache.map.insert(key, (cache.tick, Box::new(entry)));
+  guard.get_or_insert_with(Cache::default).keep(key, bytes, Box::new(entry), budget);
+}
+
+/// What is kept now, in bytes (for tests and the benchmark's figures).
+pub fn kept_bytes() -> usize {
+  CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, |c| c.used)
 }
 
 /// A line's text as every reader parses it: decoded as Node decodes it
@@ -422,17 +551,6 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   answer
 }
 
-/// Whether `dir/name` has an entry for `F` (for tests of the eviction).
-#[cfg(test)]
-fn cached<F: Fold>(dir: &str, name: &str) -> bool {
-  let key: Key = (std::any::TypeId::of::<F>(), paths::under(dir, &[name]));
-  CACHE
-    .lock()
-    .unwrap_or_else(|e| e.into_inner())
-    .as_ref()
-    .is_some_and(|c| c.map.contains_key(&key))
-}
-
 fn not_json(name: &str, n: usize) -> JournalError {
   JournalError::failed(format!("{name}:{n}: not valid JSON"))
 }
@@ -456,6 +574,10 @@ mod tests {
         self.ns.push(*n);
       }
     }
+
+    fn heap(&self) -> usize {
+      self.ns.capacity() * 8
+    }
   }
 
   /// The same fold, read the way a fold without spans is: the parsed part
@@ -468,6 +590,10 @@ mod tests {
 
     fn line(&mut self, l: &Line<'_>) {
       self.0.line(l);
+    }
+
+    fn heap(&self) -> usize {
+      self.0.heap()
     }
   }
 
@@ -550,37 +676,94 @@ mod tests {
   }
 
   #[test]
-  fn a_full_cache_evicts_the_least_recently_used() {
+  fn pieces_are_kept_as_they_were_given() {
+    let big = 5usize << 30;
+    let given = [
+      Piece::Span(3..9),
+      Piece::Owned("\u{fffd}x".into()),
+      Piece::Span(big..big + 7),
+      Piece::Span(0..0),
+      Piece::Span(1..1 + big),
+      Piece::Span(10..10 + u32::MAX as usize),
+    ];
+    let mut kept = Pieces::default();
+    for p in &given {
+      kept.push(p.clone());
+    }
+    let back: Vec<String> = kept.iter().map(|p| format!("{p:?}")).collect();
+    let want: Vec<String> = given.iter().map(|p| format!("{p:?}")).collect();
+    assert_eq!(back, want);
+    let file = b"0123456789";
+    assert_eq!(kept.bytes(0, file), b"345678");
+    assert_eq!(kept.bytes(1, file), "\u{fffd}x".as_bytes());
+    assert_eq!(kept.bytes(2, file), b"", "past the bytes given");
+    assert_eq!((kept.span(0), kept.span(1)), (Some(3..9), None));
+    assert_eq!(kept.aside.len(), 3, "the decoded text and the two spans of 4 GiB or more");
+  }
+
+  #[test]
+  fn the_cache_keeps_within_its_budget_the_most_recently_used() {
+    let mut c = Cache::default();
+    let key = |n: u32| (std::any::TypeId::of::<Seen>(), format!("/j{n}/t.jsonl"));
+    let keys = |c: &Cache| {
+      let mut k: Vec<String> = c.map.keys().map(|k| k.1.clone()).collect();
+      k.sort();
+      k
+    };
+    for n in 0..4 {
+      c.keep(key(n), 100, Box::new(()), 350);
+    }
+    // The fourth pushed out the first.
+    assert_eq!(keys(&c), ["/j1/t.jsonl", "/j2/t.jsonl", "/j3/t.jsonl"]);
+    assert_eq!(c.used, 300);
+    // A use moves an entry to the front: taken, then kept again.
+    let got = c.take(&key(1)).expect("kept");
+    c.keep(key(1), 100, got, 350);
+    c.keep(key(4), 150, Box::new(()), 350);
+    assert_eq!(
+      keys(&c),
+      ["/j1/t.jsonl", "/j3/t.jsonl", "/j4/t.jsonl"],
+      "the least recently used went"
+    );
+    assert_eq!(c.used, 350);
+    // An entry larger than the budget is not kept, and evicts nothing.
+    c.keep(key(5), 351, Box::new(()), 350);
+    assert_eq!(keys(&c), ["/j1/t.jsonl", "/j3/t.jsonl", "/j4/t.jsonl"]);
+    // One that grew past it is dropped, its old size no longer counted.
+    c.keep(key(1), 400, Box::new(()), 350);
+    assert_eq!(
+      (keys(&c), c.used),
+      (vec!["/j3/t.jsonl".to_string(), "/j4/t.jsonl".to_string()], 250)
+    );
+    // A budget of 0 keeps nothing.
+    c.keep(key(6), 1, Box::new(()), 0);
+    assert!(c.take(&key(6)).is_none());
+  }
+
+  #[test]
+  fn an_entry_is_sized_by_what_its_fold_holds() {
     let d = crate::testutil::TempDir::new();
-    for f in ["a", "b"] {
-      std::fs::create_dir(format!("{}/{f}", d.path())).expect("mkdir");
-      std::fs::write(format!("{}/{f}/t.jsonl", d.path()), lines(0, 2)).expect("write");
+    let key: Key = (std::any::TypeId::of::<All>(), paths::under(d.path(), &["t.jsonl"]));
+    let mut entry = Entry::<All>::default();
+    let empty = size_of_entry(&key, &entry);
+    for n in 0..1000 {
+      entry.fold.0.push(Piece::Span(n * 10..n * 10 + 9));
     }
-    let (a, b) = (format!("{}/a", d.path()), format!("{}/b", d.path()));
-    let ns = |dir: &str| read::<Seen, _, JournalError>(dir, "t.jsonl", |_, s| Ok(s.fed));
-    ns(&a).expect("read a");
-    ns(&b).expect("read b");
-    for i in 0..MAX_ENTRIES + 8 {
-      let other = format!("{}/o{i}", d.path());
-      std::fs::create_dir(&other).expect("mkdir");
-      std::fs::write(format!("{other}/t.jsonl"), lines(0, 1)).expect("write");
-      ns(&other).expect("read other");
-      ns(&a).expect("read a again");
-    }
-    assert!(cached::<Seen>(&a, "t.jsonl"), "a file read often stays");
-    assert!(!cached::<Seen>(&b, "t.jsonl"), "a file not read since goes");
-    // One entry goes at a time: the recent ones are all still there.
-    for i in MAX_ENTRIES + 8 - 32..MAX_ENTRIES + 8 {
-      assert!(cached::<Seen>(&format!("{}/o{i}", d.path()), "t.jsonl"), "o{i}");
-    }
+    let full = size_of_entry(&key, &entry);
+    // 12 bytes a piece, and the vector's room.
+    assert!((empty + 12_000..=empty + 24_000).contains(&full), "{empty} {full}");
   }
 
   #[derive(Clone, Default)]
-  struct All(Vec<Piece>);
+  struct All(Pieces);
 
   impl Fold for All {
     fn line(&mut self, l: &Line<'_>) {
       self.0.push(l.all());
+    }
+
+    fn heap(&self) -> usize {
+      self.0.heap()
     }
   }
 
@@ -612,7 +795,7 @@ mod tests {
 
   /// Every other line, through `read_picked`: only those lines' bytes wanted.
   fn picked(dir: &str) -> Vec<String> {
-    let every_other = |all: &All| all.0.iter().step_by(2).cloned().collect::<Vec<_>>();
+    let every_other = |all: &All| all.0.iter().step_by(2).collect::<Vec<_>>();
     let got = read_picked::<All, _, JournalError>(
       dir,
       "t.jsonl",

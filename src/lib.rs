@@ -4,6 +4,7 @@
 // Cargo.toml's [lints] deny unwrap and expect; a test may use them.
 #![cfg_attr(test, allow(clippy::unwrap_used, clippy::expect_used))]
 
+pub mod budget;
 pub mod cut;
 pub mod durable;
 pub mod error;
@@ -12,6 +13,7 @@ pub mod identity;
 pub mod incremental;
 pub mod inspect;
 pub mod json;
+pub mod keys;
 pub mod lines;
 pub mod lock;
 pub mod part;

@@ -8,12 +8,13 @@
 //! that does not parse wins). Every comparison is `===`: strings by UTF-16
 //! code units, numbers by value (-0 equals 0), a fresh object never equal.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ops::Range;
 
 use crate::error::{JournalError, Result};
-use crate::incremental::{Fold, Line, Packed, Piece};
+use crate::incremental::{Fold, Line, Packed, Piece, Pieces};
 use crate::json::{str_eq, units, Doc, Scalar, Top};
+use crate::keys::Keys;
 use crate::part::{Part, Shared};
 
 /// An argument as `===` sees it when compared with a parsed JSON value.
@@ -77,7 +78,7 @@ fn null_read(null: bool, key: &str) -> Result<()> {
 /// Set they become keeps the first of duplicates).
 #[derive(Clone, Default)]
 pub struct Inbox {
-  ids: Vec<Piece>,
+  ids: Pieces,
   null: bool,
 }
 
@@ -89,21 +90,27 @@ impl Fold for Inbox {
       self.ids.push(l.piece(m.value_span.clone()));
     }
   }
+
+  fn heap(&self) -> usize {
+    self.ids.heap()
+  }
 }
 
 impl Inbox {
-  pub fn ids(&self) -> Result<&[Piece]> {
+  pub fn ids(&self) -> Result<&Pieces> {
     null_read(self.null, "id")?;
     Ok(&self.ids)
   }
 }
 
 /// countAdmissionsOn: for each day prefix (`at.slice(0, 10)`), the distinct
-/// ids admitted.
+/// ids admitted, as one arena of keys a day (#32).
 #[derive(Clone, Default)]
 pub struct Admissions {
-  by_day: HashMap<Vec<u16>, HashSet<Vec<u16>>>,
+  by_day: HashMap<Vec<u16>, Keys>,
   null: bool,
+  /// More than 2^32 ids in a day: see `Outbox::full`.
+  full: bool,
 }
 
 impl Fold for Admissions {
@@ -114,8 +121,13 @@ impl Fold for Admissions {
       self.null = true;
     } else if let (Some(id), Some(mut at)) = (l.doc.get_str("id"), l.doc.get_str("at")) {
       at.truncate(10);
-      self.by_day.entry(at).or_default().insert(id);
+      self.full |= self.by_day.entry(at).or_default().insert(&id).is_none();
     }
+  }
+
+  fn heap(&self) -> usize {
+    let slot = size_of::<(Vec<u16>, Keys)>() + 1;
+    self.by_day.capacity() * slot + self.by_day.iter().map(|(d, k)| d.capacity() * 2 + k.heap()).sum::<usize>()
   }
 }
 
@@ -123,7 +135,10 @@ impl Admissions {
   /// Only a string date can equal a slice of one.
   pub fn count_on(&self, date: Option<&[u16]>) -> Result<usize> {
     null_read(self.null, "id")?;
-    Ok(date.and_then(|d| self.by_day.get(d)).map_or(0, HashSet::len))
+    if self.full {
+      return Err(JournalError::failed("could not read admissions.jsonl (ENOMEM)"));
+    }
+    Ok(date.and_then(|d| self.by_day.get(d)).map_or(0, Keys::len))
   }
 }
 
@@ -148,6 +163,15 @@ impl Fold for Notices {
       self.first.entry((k, d)).or_insert(at);
     }
   }
+
+  fn heap(&self) -> usize {
+    let units = |k: &Key| match k {
+      Key::Str(s) => s.capacity() * 2,
+      _ => 0,
+    };
+    let slot = size_of::<((Key, Key), usize)>() + 1;
+    self.first.capacity() * slot + self.first.keys().map(|(k, d)| units(k) + units(d)).sum::<usize>()
+  }
 }
 
 impl Notices {
@@ -166,45 +190,56 @@ impl Notices {
 }
 
 /// One nonce of the outbox: where its lines' members are and what the
-/// merged record `{...prev, ...e, intentAt}` needs.
-#[derive(Clone)]
+/// merged record `{...prev, ...e, intentAt}` needs; its nonce and its first
+/// line's `at` are in the outbox's `nonces` and `intent_ats` at `i` (#32:
+/// 20 bytes a delivery).
+#[derive(Clone, Copy)]
 pub struct Delivery {
-  /// The nonce's JSON token, as the Map key.
-  pub nonce: Piece,
+  i: u32,
   /// Its first and last line's members in `Outbox::members`.
-  first: usize,
-  last: usize,
-  /// The first line's `at` value; none: intentAt is undefined.
-  intent_at: Option<Piece>,
+  first: u32,
+  last: u32,
+  /// Its place in `Outbox::open` while its merged status is "intent" or
+  /// "unknown" (the last line with a status decides); `NONE` otherwise.
+  open_at: u32,
   /// The first line's `at` is an object or array and no later line has an
   /// `at`: the merged record's `at` and `intentAt` are then one and the
   /// same object (the spreads carry `at` on, `intentAt` is `first.at`),
   /// which two parsed copies are not (#10).
   pub shares_at: bool,
-  /// Its place in `Outbox::open` while its merged status is "intent" or
-  /// "unknown" (the last line with a status decides); `NONE` otherwise.
-  open_at: usize,
+  /// The first line has an `at`; without one intentAt is undefined.
+  has_at: bool,
 }
 
 /// readOutbox: deliveries in first-seen order of their nonce. Each line's
 /// members are one entry of a flat list, linked to the same nonce's next
-/// line: a reader of millions of lines keeps no allocation per nonce but
-/// its key (#10: the fold is part of the read's peak memory).
+/// line, and the nonces are one arena (`Keys`): a reader of millions of
+/// lines keeps no allocation per nonce (#10, #32: the fold is part of the
+/// read's peak memory, and what the cache keeps).
 #[derive(Clone, Default)]
 pub struct Outbox {
-  index: HashMap<Box<[u16]>, usize>,
+  /// The nonces' units: key `i` is delivery `i`'s.
+  index: Keys,
   deliveries: Vec<Delivery>,
-  /// A line's members (`"k": v, ...` without the braces) and the entry of
+  /// Each delivery's nonce token (the Map key) and first line's `at`
+  /// value (empty where it has none).
+  nonces: Pieces,
+  intent_ats: Pieces,
+  /// A line's members (`"k": v, ...` without the braces), and the entry of
   /// the same nonce's next line (`NONE` for the last).
-  members: Vec<(Piece, usize)>,
+  members: Pieces,
+  next: Vec<u32>,
   /// The unresolved deliveries, in no order: unresolvedOutbox asks for a
   /// few thousand of a million deliveries, and a walk of them all cost a
   /// tenth of its call (#25).
-  open: Vec<usize>,
+  open: Vec<u32>,
   null: bool,
+  /// More than 2^32 nonces or lines: never reached, since memory runs out
+  /// first; refused rather than answered wrong.
+  full: bool,
 }
 
-const NONE: usize = usize::MAX;
+const NONE: u32 = u32::MAX;
 
 impl Fold for Outbox {
   fn line(&mut self, l: &Line<'_>) {
@@ -217,61 +252,96 @@ impl Fold for Outbox {
       return;
     };
     let Scalar::Str(raw) = &nonce.value else { return };
-    let key = units(doc.src, raw);
     // A line with a nonce is an object with at least that member.
     let Top::Obj(members) = &doc.top else { return };
     let (Some(a), Some(b)) = (members.first(), members.last()) else {
       return;
     };
-    let entry = self.members.len();
-    self.members.push((l.piece(a.span.start..b.span.end), NONE));
-    let first_at = doc.member("at");
-    let at = match self.index.get(&key[..]) {
-      Some(&i) => {
-        let last = self.deliveries[i].last;
-        if let Some(m) = self.members.get_mut(last) {
-          m.1 = entry;
-        }
-        self.deliveries[i].last = entry;
-        self.deliveries[i].shares_at &= first_at.is_none();
-        i
-      }
-      None => {
-        self.index.insert(key.into_boxed_slice(), self.deliveries.len());
-        self.deliveries.push(Delivery {
-          nonce: l.piece(nonce.value_span.clone()),
-          first: entry,
-          last: entry,
-          intent_at: first_at.map(|m| l.piece(m.value_span.clone())),
-          shares_at: first_at.is_some_and(|m| matches!(m.value, Scalar::Obj | Scalar::Arr)),
-          open_at: NONE,
-        });
-        self.deliveries.len() - 1
-      }
+    let (Some((at, new)), Ok(entry)) = (self.index.insert(&units(doc.src, raw)), u32::try_from(self.next.len())) else {
+      self.full = true;
+      return;
     };
+    if entry == NONE {
+      self.full = true;
+      return;
+    }
+    self.members.push(l.piece(a.span.start..b.span.end));
+    self.next.push(NONE);
+    let first_at = doc.member("at");
+    if new {
+      self.nonces.push(l.piece(nonce.value_span.clone()));
+      self
+        .intent_ats
+        .push(first_at.map_or(Piece::Span(0..0), |m| l.piece(m.value_span.clone())));
+      self.deliveries.push(Delivery {
+        i: at as u32,
+        first: entry,
+        last: entry,
+        shares_at: first_at.is_some_and(|m| matches!(m.value, Scalar::Obj | Scalar::Arr)),
+        has_at: first_at.is_some(),
+        open_at: NONE,
+      });
+    } else if let Some(d) = self.deliveries.get_mut(at) {
+      if let Some(n) = self.next.get_mut(d.last as usize) {
+        *n = entry;
+      }
+      d.last = entry;
+      d.shares_at &= first_at.is_none();
+    }
     if let Some(status) = doc.get("status") {
       let open = matches!(status, Scalar::Str(s) if str_eq(doc.src, s, "intent") || str_eq(doc.src, s, "unknown"));
       self.set_open(at, open);
     }
   }
+
+  fn heap(&self) -> usize {
+    self.index.heap()
+      + self.deliveries.capacity() * size_of::<Delivery>()
+      + self.nonces.heap()
+      + self.intent_ats.heap()
+      + self.members.heap()
+      + (self.next.capacity() + self.open.capacity()) * size_of::<u32>()
+  }
 }
 
 impl Outbox {
-  pub fn deliveries(&self) -> Result<&[Delivery]> {
+  fn answerable(&self) -> Result<()> {
     null_read(self.null, "nonce")?;
+    match self.full {
+      true => Err(JournalError::failed("could not read outbox.jsonl (ENOMEM)")),
+      false => Ok(()),
+    }
+  }
+
+  pub fn deliveries(&self) -> Result<&[Delivery]> {
+    self.answerable()?;
     Ok(&self.deliveries)
   }
 
   /// The unresolved deliveries, in first-seen order.
   pub fn unresolved(&self) -> Result<Vec<&Delivery>> {
-    null_read(self.null, "nonce")?;
+    self.answerable()?;
     Ok(self.open_in_order().filter_map(|i| self.deliveries.get(i)).collect())
   }
 
   fn open_in_order(&self) -> impl Iterator<Item = usize> {
     let mut open = self.open.clone();
     open.sort_unstable();
-    open.into_iter()
+    open.into_iter().map(|i| i as usize)
+  }
+
+  /// A delivery's nonce token.
+  pub fn nonce(&self, d: &Delivery) -> Piece {
+    self.nonces.get(d.i as usize).unwrap_or(Piece::Span(0..0))
+  }
+
+  /// A delivery's nonce token's bytes.
+  pub fn nonce_bytes<'a>(&'a self, d: &Delivery, file: &'a [u8]) -> &'a [u8] {
+    self.nonces.bytes(d.i as usize, file)
+  }
+
+  fn intent_at(&self, d: &Delivery) -> Option<Piece> {
+    d.has_at.then(|| self.intent_ats.get(d.i as usize)).flatten()
   }
 
   /// Marks delivery `at` unresolved or not, keeping `open` in step.
@@ -281,15 +351,15 @@ impl Outbox {
       return;
     }
     if open {
-      d.open_at = self.open.len();
-      self.open.push(at);
+      d.open_at = self.open.len() as u32;
+      self.open.push(at as u32);
     } else {
-      let place = std::mem::replace(&mut d.open_at, NONE);
+      let place = std::mem::replace(&mut d.open_at, NONE) as usize;
       if place < self.open.len() {
         self.open.swap_remove(place);
         if let Some(&moved) = self.open.get(place) {
-          if let Some(m) = self.deliveries.get_mut(moved) {
-            m.open_at = place;
+          if let Some(m) = self.deliveries.get_mut(moved as usize) {
+            m.open_at = place as u32;
           }
         }
       }
@@ -302,28 +372,32 @@ impl Outbox {
   pub fn packed(&self, picked: &[&Delivery], packed: &Packed) -> Option<Outbox> {
     let mut out = Outbox::default();
     for d in picked {
-      let first = out.members.len();
+      let first = out.next.len() as u32;
       for m in self.members_of(d) {
-        let at = out.members.len();
-        if let Some(prev) = out.members.last_mut().filter(|_| at > first) {
-          prev.1 = at;
+        let at = out.next.len() as u32;
+        if let Some(prev) = out.next.last_mut().filter(|_| at > first) {
+          *prev = at;
         }
-        out.members.push((packed.piece(m)?, NONE));
+        out.members.push(packed.piece(&m)?);
+        out.next.push(NONE);
       }
+      let i = out.deliveries.len();
+      // Not kept, and never asked for: unresolvedOutbox's records carry
+      // no Map key.
+      out.nonces.push(packed.piece(&self.nonce(d)).unwrap_or(Piece::Owned("".into())));
+      out.intent_ats.push(match self.intent_at(d) {
+        Some(p) => packed.piece(&p)?,
+        None => Piece::Span(0..0),
+      });
       out.deliveries.push(Delivery {
-        // Not kept, and never asked for: unresolvedOutbox's records carry
-        // no Map key.
-        nonce: packed.piece(&d.nonce).unwrap_or(Piece::Owned("".into())),
+        i: i as u32,
         first,
-        last: out.members.len().saturating_sub(1),
-        intent_at: match &d.intent_at {
-          Some(p) => Some(packed.piece(p)?),
-          None => None,
-        },
+        last: (out.next.len() as u32).saturating_sub(1),
         shares_at: d.shares_at,
+        has_at: d.has_at,
         open_at: NONE,
       });
-      out.set_open(out.deliveries.len() - 1, d.unresolved());
+      out.set_open(i, d.unresolved());
     }
     Some(out)
   }
@@ -334,9 +408,9 @@ impl Outbox {
   pub fn unresolved_spans(&self) -> Vec<Range<usize>> {
     let mut spans = Vec::new();
     for d in self.open_in_order().filter_map(|i| self.deliveries.get(i)) {
-      for piece in self.members_of(d).chain(d.intent_at.as_ref()) {
+      for piece in self.members_of(d).chain(self.intent_at(d)) {
         if let Piece::Span(r) = piece {
-          spans.push(r.clone());
+          spans.push(r);
         }
       }
     }
@@ -344,11 +418,11 @@ impl Outbox {
   }
 
   /// A delivery's lines' members, in order.
-  fn members_of<'a>(&'a self, d: &Delivery) -> impl Iterator<Item = &'a Piece> + 'a {
+  fn members_of<'a>(&'a self, d: &Delivery) -> impl Iterator<Item = Piece> + 'a {
     let mut next = d.first;
     std::iter::from_fn(move || {
-      let (piece, after) = self.members.get(next)?;
-      next = *after;
+      let piece = self.members.get(next as usize)?;
+      next = self.next.get(next as usize).copied().unwrap_or(NONE);
       Some(piece)
     })
   }
@@ -357,7 +431,7 @@ impl Outbox {
   /// exactly (#10).
   pub fn merged_size(&self, d: &Delivery, file: &[u8]) -> usize {
     const INTENT_AT: usize = ",\"intentAt\":".len();
-    let intent_at = d.intent_at.as_ref().map_or(4, |p| p.bytes(file).len());
+    let intent_at = self.intent_at(d).map_or(4, |p| p.bytes(file).len());
     let (mut size, mut n) = (2, 0);
     for m in self.members_of(d) {
       size += m.bytes(file).len() + INTENT_AT + intent_at;
@@ -374,20 +448,21 @@ impl Outbox {
   /// intentAt is undefined, which JSON cannot say: the text carries `null`
   /// there and this returns true, for the caller to set it to undefined.
   pub fn merged(&self, d: &Delivery, file: &Shared, out: &mut Part) -> bool {
+    let intent_at = self.intent_at(d);
     out.push(b'{');
     for (k, m) in self.members_of(d).enumerate() {
       if k > 0 {
         out.push(b',');
       }
-      out.piece(m, file);
+      out.piece(&m, file);
       out.extend(b",\"intentAt\":");
-      match &d.intent_at {
+      match &intent_at {
         Some(at) => out.piece(at, file),
         None => out.extend(b"null"),
       }
     }
     out.push(b'}');
-    d.intent_at.is_none()
+    intent_at.is_none()
   }
 }
 
@@ -399,19 +474,23 @@ impl Delivery {
 
   /// Whether the merged record's intentAt is undefined (set after the parse).
   pub fn intent_at_undefined(&self) -> bool {
-    self.intent_at.is_none()
+    !self.has_at
   }
 }
 
 /// readDrops, readReloads: every line, for one JSON.parse of them all.
 #[derive(Clone, Default)]
 pub struct AllLines {
-  pub lines: Vec<Piece>,
+  pub lines: Pieces,
 }
 
 impl Fold for AllLines {
   fn line(&mut self, l: &Line<'_>) {
     self.lines.push(l.all());
+  }
+
+  fn heap(&self) -> usize {
+    self.lines.heap()
   }
 }
 
@@ -521,7 +600,7 @@ mod tests {
     s.encode_utf16().collect()
   }
 
-  fn texts(file: &[u8], pieces: &[Piece]) -> Vec<String> {
+  fn texts(file: &[u8], pieces: &Pieces) -> Vec<String> {
     pieces.iter().map(|p| String::from_utf8_lossy(p.bytes(file)).into_owned()).collect()
   }
 
@@ -753,12 +832,12 @@ mod tests {
         text.push_str(&format!("{{\"nonce\":\"n{}\"{status}}}\n", next(12)));
       }
       let (listed, walked) = read_as::<Outbox, _>(OUTBOX, text.as_bytes(), |file, o| {
-        let nonce = |g: &Delivery| String::from_utf8_lossy(g.nonce.bytes(&file)).into_owned();
+        let nonce = |g: &Delivery| String::from_utf8_lossy(o.nonce(g).bytes(&file)).into_owned();
         let listed: Vec<String> = o.unresolved()?.into_iter().map(nonce).collect();
         let walked: Vec<String> = o.deliveries()?.iter().filter(|g| g.unresolved()).map(nonce).collect();
         // Each listed delivery knows its place in the list.
         for (place, &i) in o.open.iter().enumerate() {
-          assert_eq!(o.deliveries[i].open_at, place);
+          assert_eq!(o.deliveries[i as usize].open_at as usize, place);
         }
         Ok((listed, walked))
       })
@@ -800,7 +879,7 @@ mod tests {
       }
       let nonces: Vec<String> = d
         .iter()
-        .map(|g| String::from_utf8_lossy(g.nonce.bytes(&file)).into_owned())
+        .map(|g| String::from_utf8_lossy(o.nonce(g).bytes(&file)).into_owned())
         .collect();
       let open: Vec<bool> = d.iter().map(|g| g.unresolved()).collect();
       let undefined: Vec<bool> = d.iter().map(|g| g.intent_at_undefined()).collect();

@@ -19,7 +19,7 @@ use crate::records::{Admissions, AllLines, Delivery, Inbox, Notices, Outbox};
 struct Pieces<'a> {
   name: &'static str,
   file: Shared,
-  pieces: &'a [Piece],
+  pieces: &'a incremental::Pieces,
 }
 
 impl Texts for Pieces<'_> {
@@ -30,24 +30,18 @@ impl Texts for Pieces<'_> {
     self.name.into()
   }
   fn size(&self, i: usize) -> usize {
-    self.pieces[i].bytes(&self.file).len()
+    self.pieces.bytes(i, &self.file).len()
   }
   fn write(&mut self, i: usize, out: &mut Part) {
-    out.piece(&self.pieces[i], &self.file);
+    if let Some(p) = self.pieces.get(i) {
+      out.piece(&p, &self.file);
+    }
   }
   fn whole(&self, i: usize) -> Option<&[u8]> {
-    Some(self.pieces[i].bytes(&self.file))
+    Some(self.pieces.bytes(i, &self.file))
   }
   fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)> {
-    span(&self.file, &self.pieces[i])
-  }
-}
-
-/// A piece that is a range of the file's bytes, to share.
-fn span(file: &Shared, piece: &Piece) -> Option<(Shared, Range<usize>)> {
-  match piece {
-    Piece::Span(r) => Some((Arc::clone(file), r.clone())),
-    Piece::Owned(_) => None,
+    self.pieces.span(i).map(|r| (Arc::clone(&self.file), r))
   }
 }
 
@@ -171,13 +165,13 @@ impl Texts for Merged<'_> {
   }
   fn size(&self, i: usize) -> usize {
     match self.of(i) {
-      (d, true) => d.nonce.bytes(&self.file).len(),
+      (d, true) => self.outbox.nonce_bytes(d, &self.file).len(),
       (d, false) => self.outbox.merged_size(d, &self.file),
     }
   }
   fn write(&mut self, i: usize, out: &mut Part) {
     match self.of(i) {
-      (d, true) => out.piece(&d.nonce, &self.file),
+      (d, true) => out.piece(&self.outbox.nonce(d), &self.file),
       (d, false) => {
         self.outbox.merged(d, &self.file, out);
       }
@@ -186,13 +180,16 @@ impl Texts for Merged<'_> {
   fn whole(&self, i: usize) -> Option<&[u8]> {
     // A merged record is made of several lines' members.
     match self.of(i) {
-      (d, true) => Some(d.nonce.bytes(&self.file)),
+      (d, true) => Some(self.outbox.nonce_bytes(d, &self.file)),
       (_, false) => None,
     }
   }
   fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)> {
     match self.of(i) {
-      (d, true) => span(&self.file, &d.nonce),
+      (d, true) => match self.outbox.nonce(d) {
+        Piece::Span(r) => Some((Arc::clone(&self.file), r)),
+        Piece::Owned(_) => None,
+      },
       (_, false) => None,
     }
   }
@@ -300,4 +297,11 @@ pub fn notice_on<'e>(env: &'e Env, dir: Dir<'e>, kind: Val<'e>, date: Val<'e>) -
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
     Ok(incremental::read::<Notices, _, JournalError>(dir.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })
+}
+
+/// What the read cache holds now and may hold, in bytes (#32): for the
+/// tests and the benchmark, through binding.js; not the package's API.
+#[napi(js_name = "cacheBytes")]
+pub fn cache_bytes(env: &Env) -> napi::Result<Vec<f64>> {
+  export(env, |_| Ok(vec![incremental::kept_bytes() as f64, crate::budget::get() as f64]))
 }

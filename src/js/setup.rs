@@ -39,6 +39,10 @@ pub fn setup<'e>(
 ) -> napi::Result<()> {
   export(env, |js| {
     let realm = realm_of(js, [discord_error, join, ended, stringify_turn, map_of_pairs])?;
-    Ok(js.set_instance(Box::new(realm))?)
+    js.set_instance(Box::new(realm))?;
+    // A cache budget that is not a number is refused at load, not at the
+    // first read of a running connector (#32).
+    crate::budget::setting()?;
+    Ok(())
   })
 }
