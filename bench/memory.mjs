@@ -2,24 +2,31 @@
 // Peak memory of the readers (#10): each shape is read once in a fresh
 // child process per side, which reports its maxRSS before and after the
 // read. The shapes are the ones where a copy of the file shows: single
-// huge lines, many lines, many turn records.
+// huge lines, many lines, many turn records; and one process serving many
+// bindings (#32), as the connector does: what a reader keeps between calls
+// adds up over the bindings.
 //
 //   node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N]
-//        [--lines N] [--drops N] [--turns N] [--json FILE]
+//        [--lines N] [--drops N] [--turns N] [--bindings N]
+//        [--binding-lines N] [--json FILE]
 //
 // A shape's files are written once and read by both sides; the figure is
 // the child's peak resident set (KiB from process.resourceUsage), the
-// module loaded and its journal's files not yet read at "base".
+// module loaded and its journal's files not yet read at "base". The
+// many-bindings shape also gives the resident set after a full collection
+// at its end (the child runs with --expose-gc): what stays held. The child
+// inherits the environment (DISCORD_JOURNAL_CACHE_MB and the like).
 import { spawnSync } from "node:child_process";
 import { closeSync, mkdirSync, mkdtempSync, openSync, rmSync, writeFileSync, writeSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { countOf, usageOf } from "../scripts/options.mjs";
 
-const USAGE = "usage: node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N] [--lines N] [--drops N] [--turns N] [--json FILE]";
+const USAGE =
+  "usage: node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N] [--lines N] [--drops N] [--turns N] [--bindings N] [--binding-lines N] [--json FILE]";
 const usage = usageOf("memory", USAGE);
 
 let opts;
@@ -33,6 +40,8 @@ try {
       lines: { type: "string", default: "2000000" },
       drops: { type: "string", default: "100000" },
       turns: { type: "string", default: "20000" },
+      bindings: { type: "string", default: "8" },
+      "binding-lines": { type: "string", default: "200000" },
       json: { type: "string" },
       // Internal: the child's side of one measurement.
       child: { type: "string" },
@@ -50,6 +59,9 @@ const BIG = count("big-mb") * 1_000_000;
 const LINES = count("lines");
 const DROPS = count("drops");
 const TURNS = count("turns");
+const BINDINGS = count("bindings");
+const BINDING_LINES = count("binding-lines");
+const ROUNDS = 3;
 
 async function load(path) {
   const abs = resolve(path);
@@ -57,6 +69,7 @@ async function load(path) {
   return createRequire(import.meta.url)(abs);
 }
 
+const DAY = 86_400_000;
 const T0 = Date.UTC(2024, 0, 1);
 const iso = (t) => new Date(t).toISOString();
 const snowflake = (i) => String(1_100_000_000_000_000_000n + BigInt(i) * 4_194_304n);
@@ -107,6 +120,40 @@ const dropLine = (i) => ({
   id: snowflake(i),
   channel: snowflake(i % 17),
 });
+
+// One process serving many bindings (#32): each binding's inbox, outbox
+// and admissions of BINDING_LINES lines each, as the connector writes them
+// over DAYS days (at 200,000 lines about 28, 17 and 12 MB); the bindings'
+// message ids do not overlap; an admission is keyed by its message's id. An outbox
+// delivery is its intent line, then its confirmed line (every 50th
+// refused); in every 40th pair the second line is another delivery's
+// intent instead, and no later line resolves either (the process died
+// between the POST and its receipt), so unresolvedOutbox returns 1 in 40
+// lines. The admissions are counted on the last day.
+const DAYS = 5;
+const LAST_DAY = iso(T0 + (DAYS - 1) * DAY).slice(0, 10);
+/** The bindings' directories: siblings of the shape's `discord/alpha`. */
+const bindingDirs = (dir) => Array.from({ length: BINDINGS }, (_, b) => join(dirname(dir), `binding-${b}`));
+function writeBinding(dir, b, n) {
+  mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
+  const at = (i) => iso(T0 + Math.floor((i / n) * DAYS * DAY));
+  const message = (i) => snowflake(b * n + i);
+  writeLines(join(dir, "inbox.jsonl"), n, (i) => ({
+    id: message(i),
+    at: at(i),
+    channel: snowflake(i % 17),
+    author: snowflake(i % 311),
+    kind: i % 9 ? "message" : "mention",
+  }));
+  writeLines(join(dir, "outbox.jsonl"), n, (i) => {
+    const k = Math.floor(i / 2);
+    if (i % 2 === 0) return { nonce: `n${k}`, status: "intent", at: at(i) };
+    if (k % 40 === 0) return { nonce: `u${k}`, status: "intent", at: at(i) };
+    if (k % 50 === 1) return { nonce: `n${k}`, status: "refused", at: at(i), error: "Missing Access", code: 50001 };
+    return { nonce: `n${k}`, status: "confirmed", at: at(i), messageId: snowflake(b * n + k) };
+  });
+  writeLines(join(dir, "admissions.jsonl"), n, (i) => ({ id: message(i), at: at(i) }));
+}
 
 // Each shape: the files it needs (made once, in `dir`) and the read.
 const shapes = [
@@ -194,6 +241,25 @@ const shapes = [
     read: (M, dir) => M.listTurns(dir).length,
   },
   { name: `countTurnsOn, ${TURNS.toLocaleString("en")} records`, files: "many-turns", read: (M, dir) => M.countTurnsOn(dir, "2024-01-02") },
+  {
+    name: `many bindings: ${BINDINGS} × ${BINDING_LINES.toLocaleString("en")} lines × readInboxIds, unresolvedOutbox, countAdmissionsOn, ${ROUNDS} rounds`,
+    files: "many-bindings",
+    make: (dir) => bindingDirs(dir).forEach((d, b) => writeBinding(d, b, BINDING_LINES)),
+    // The answers of the last round, summed over the bindings.
+    read: (M, dir) => {
+      let answer;
+      for (let round = 0; round < ROUNDS; round++) {
+        answer = { ids: 0, unresolved: 0, admissions: 0 };
+        for (const d of bindingDirs(dir)) {
+          answer.ids += M.readInboxIds(d).size;
+          answer.unresolved += M.unresolvedOutbox(d).length;
+          answer.admissions += M.countAdmissionsOn(d, LAST_DAY);
+        }
+      }
+      return answer;
+    },
+    afterGc: true,
+  },
 ];
 
 const self = fileURLToPath(import.meta.url);
@@ -203,21 +269,34 @@ if (opts.child) {
   const shape = shapes.find((s) => s.name === opts.shape);
   if (!shape) throw new Error(`no shape named ${opts.shape}`);
   const base = process.resourceUsage().maxRSS;
+  const start = performance.now();
   let result;
   try {
     result = { ok: shape.read(M, opts.dir) };
   } catch (e) {
     result = { error: `${e?.name}: ${e?.message}` };
   }
-  console.log(JSON.stringify({ baseKiB: base, peakKiB: process.resourceUsage().maxRSS, ...result }));
+  const ms = Math.round(performance.now() - start);
+  const peak = process.resourceUsage().maxRSS;
+  if (shape.afterGc) {
+    // What stays resident once everything the calls returned is garbage.
+    global.gc();
+    global.gc();
+    result.afterGcKiB = Math.round(process.memoryUsage().rss / 1024);
+  }
+  console.log(JSON.stringify({ baseKiB: base, peakKiB: peak, ms, ...result }));
   process.exit(0);
 }
 
 /** One read in a fresh process: its figures, or how it died. */
 function measure(modulePath, shape, dir) {
   // The sizes go along: they are part of the shapes' names.
-  const sizes = ["big-mb", "lines", "drops", "turns"].flatMap((k) => [`--${k}`, opts[k]]);
-  const r = spawnSync(process.execPath, [self, "--child", modulePath, "--shape", shape.name, "--dir", dir, ...sizes], { encoding: "utf8" });
+  const sizes = ["big-mb", "lines", "drops", "turns", "bindings", "binding-lines"].flatMap((k) => [`--${k}`, opts[k]]);
+  const flags = shape.afterGc ? ["--expose-gc"] : [];
+  const r = spawnSync(process.execPath, [...flags, self, "--child", modulePath, "--shape", shape.name, "--dir", dir, ...sizes], {
+    encoding: "utf8",
+    env: process.env,
+  });
   if (r.status !== 0) return { died: r.signal ?? `exit ${r.status}`, stderr: r.stderr.trim().split("\n").pop() };
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }
@@ -227,10 +306,16 @@ const theirs = opts.against ? resolve(opts.against) : null;
 const only = opts.only ? new RegExp(opts.only) : null;
 const work = mkdtempSync(join(tmpdir(), "discord-journal-memory-"));
 const mib = (kib) => (kib / 1024).toFixed(0);
-const shown = (m) => (m.died ? `died (${m.died})` : `${mib(m.peakKiB)}${m.error ? ` (${m.error})` : ""}`);
+const shown = (m) =>
+  m.died
+    ? `died (${m.died})`
+    : `${mib(m.peakKiB)}${m.afterGcKiB !== undefined ? `, ${mib(m.afterGcKiB)} after gc, ${(m.ms / 1000).toFixed(1)} s` : ""}${m.error ? ` (${m.error})` : ""}`;
 const results = [];
 try {
-  console.log(`peak resident memory (MiB, maxRSS of a fresh process per read)${theirs ? `; against ${opts.against}` : ""}\n`);
+  const cache = process.env.DISCORD_JOURNAL_CACHE_MB;
+  console.log(
+    `peak resident memory (MiB, maxRSS of a fresh process per read)${theirs ? `; against ${opts.against}` : ""}${cache !== undefined ? `; DISCORD_JOURNAL_CACHE_MB=${cache}` : ""}\n`,
+  );
   // "read": the peak over the process once the module was loaded, the
   // read's own share (the two modules cost different amounts to load).
   console.log(
@@ -259,13 +344,26 @@ try {
     else {
       const ratio = r.ours.peakKiB && r.theirs.peakKiB ? (r.ours.peakKiB / r.theirs.peakKiB).toFixed(2) : "-";
       console.log(`| ${r.read} | ${shown(r.ours)} | ${shown(r.theirs)} | ${ratio} | ${own(r.ours)} | ${own(r.theirs)} |`);
+      if ("ok" in r.ours && "ok" in r.theirs && JSON.stringify(r.ours.ok) !== JSON.stringify(r.theirs.ok))
+        console.log(`\n(answers differ: ours ${JSON.stringify(r.ours.ok)}, theirs ${JSON.stringify(r.theirs.ok)})\n`);
     }
   }
   if (opts.json)
     writeFileSync(
       opts.json,
       JSON.stringify(
-        { node: process.version, bigMB: BIG / 1e6, lines: LINES, drops: DROPS, turns: TURNS, against: opts.against ?? null, results },
+        {
+          node: process.version,
+          bigMB: BIG / 1e6,
+          lines: LINES,
+          drops: DROPS,
+          turns: TURNS,
+          bindings: BINDINGS,
+          bindingLines: BINDING_LINES,
+          cacheMB: process.env.DISCORD_JOURNAL_CACHE_MB ?? null,
+          against: opts.against ?? null,
+          results,
+        },
         null,
         2,
       ) + "\n",

@@ -115,6 +115,11 @@ impl Pieces {
     (0..self.len()).filter_map(|i| self.get(i))
   }
 
+  pub fn shrink(&mut self) {
+    self.spans.shrink_to_fit();
+    self.aside.shrink_to_fit();
+  }
+
   /// The bytes held on the heap.
   pub fn heap(&self) -> usize {
     let text = |p: &Piece| match p {
@@ -166,6 +171,9 @@ pub trait Fold: Default + Clone + Send + 'static {
   fn line(&mut self, line: &Line<'_>);
   /// The bytes it holds on the heap, counted against the cache's budget.
   fn heap(&self) -> usize;
+  /// Gives back the room its vectors grew into, once a whole file is
+  /// folded: it is kept exactly as large as its lines need (#32).
+  fn shrink(&mut self) {}
 }
 
 struct Entry<F> {
@@ -452,6 +460,13 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
   answer.map(Some)
 }
 
+/// A buffer with room for the file's bytes from `from` on, as its size
+/// says now (`read_to_end` grows it if the file grew).
+fn room_for(file: &File, from: usize) -> std::io::Result<Vec<u8>> {
+  let size = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
+  crate::room::buffer(size.saturating_sub(from)).ok_or_else(|| std::io::ErrorKind::OutOfMemory.into())
+}
+
 fn count_lines(bytes: &[u8]) -> usize {
   bytes.iter().filter(|&&b| b == b'\n').count()
 }
@@ -516,7 +531,13 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   if origin > 0 {
     file.seek(SeekFrom::Start(origin as u64)).map_err(refuse)?;
   }
-  let mut data = Vec::new();
+  // A file folded from nothing (the first read, or one the cache could
+  // not keep) is read into room given back when it is freed (#32); a warm
+  // read's buffer is the allocator's to reuse, as it was last call.
+  let mut data = match entry.parsed {
+    0 => room_for(&file, origin).map_err(refuse)?,
+    _ => Vec::new(),
+  };
   file.read_to_end(&mut data).map_err(refuse)?;
   if !streamed {
     proved = proof::check_bytes(&data, &entry.proof);
@@ -547,6 +568,11 @@ fn whole<F: Fold, R, E: From<JournalError>>(
     data = Vec::new();
   }
   let answer = answer(name, &entry, tail, data, f);
+  // A fold made from the first byte is kept without the slack of its
+  // growth; one extended by appends keeps its room for the next ones.
+  if origin == 0 {
+    entry.fold.shrink();
+  }
   put(key, entry);
   answer
 }

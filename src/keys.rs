@@ -90,6 +90,18 @@ impl Keys {
     self.table.find(hash, |&i| self.key(i as usize) == &code[..]).map(|&i| i as usize)
   }
 
+  /// Gives back the room the arena, its starts and the table grew into.
+  pub fn shrink(&mut self) {
+    self.bytes.shrink_to_fit();
+    self.starts.shrink_to_fit();
+    let (bytes, starts, hasher) = (&self.bytes, &self.starts, &self.hasher);
+    self.table.shrink_to_fit(|&j| {
+      let s = starts.get(j as usize).copied().unwrap_or(0);
+      let e = starts.get(j as usize + 1).copied().unwrap_or(bytes.len());
+      hasher.hash_one(bytes.get(s..e).unwrap_or_default())
+    });
+  }
+
   /// The bytes held on the heap.
   pub fn heap(&self) -> usize {
     // A table slot is its value and one control byte.

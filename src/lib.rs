@@ -21,6 +21,7 @@ pub mod paths;
 pub mod proof;
 pub mod records;
 pub mod repair;
+pub mod room;
 pub mod stop;
 pub mod text;
 pub mod time;

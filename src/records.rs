@@ -94,6 +94,10 @@ impl Fold for Inbox {
   fn heap(&self) -> usize {
     self.ids.heap()
   }
+
+  fn shrink(&mut self) {
+    self.ids.shrink();
+  }
 }
 
 impl Inbox {
@@ -128,6 +132,10 @@ impl Fold for Admissions {
   fn heap(&self) -> usize {
     let slot = size_of::<(Vec<u16>, Keys)>() + 1;
     self.by_day.capacity() * slot + self.by_day.iter().map(|(d, k)| d.capacity() * 2 + k.heap()).sum::<usize>()
+  }
+
+  fn shrink(&mut self) {
+    self.by_day.values_mut().for_each(Keys::shrink);
   }
 }
 
@@ -301,6 +309,16 @@ impl Fold for Outbox {
       + self.intent_ats.heap()
       + self.members.heap()
       + (self.next.capacity() + self.open.capacity()) * size_of::<u32>()
+  }
+
+  fn shrink(&mut self) {
+    self.index.shrink();
+    self.deliveries.shrink_to_fit();
+    self.nonces.shrink();
+    self.intent_ats.shrink();
+    self.members.shrink();
+    self.next.shrink_to_fit();
+    self.open.shrink_to_fit();
   }
 }
 
@@ -491,6 +509,10 @@ impl Fold for AllLines {
 
   fn heap(&self) -> usize {
     self.lines.heap()
+  }
+
+  fn shrink(&mut self) {
+    self.lines.shrink();
   }
 }
 

@@ -1,0 +1,58 @@
+//! Room for the large buffers a read holds for a moment (a file's bytes,
+//! a part's text), asked of the allocator so that it is given back at
+//! once when freed (#32). glibc's malloc serves a request at or above its
+//! mmap threshold with a mapping of its own and unmaps it on free; but the
+//! free of such a mapping up to 32 MiB raises the threshold to its size,
+//! and the heap then keeps up to twice that much freed memory instead of
+//! returning it. A process that read a 28 MB inbox kept ~80 MiB after a
+//! collection, whatever the read cache held. A large buffer is therefore
+//! asked for with more than 32 MiB of room: that is always a mapping of its
+//! own, whose free never moves the threshold. Room is address space, not
+//! memory: pages never written are never resident. Other allocators (musl,
+//! macOS) map large requests anyway.
+
+/// Below this, a buffer takes its size: the threshold it may train is
+/// small, and so is what the heap keeps.
+const LARGE: usize = 1 << 20;
+
+/// Above glibc's highest dynamic mmap threshold (DEFAULT_MMAP_THRESHOLD_MAX
+/// on 64-bit targets).
+const MAPPED: usize = (32 << 20) + (1 << 12);
+
+/// An empty buffer with room for `len` bytes (and, for a large one, more);
+/// `None` when no room can be had.
+pub fn buffer(len: usize) -> Option<Vec<u8>> {
+  let mut buf = Vec::new();
+  reserve(&mut buf, len).then_some(buf)
+}
+
+/// Room for `more` bytes in `buf`, as `buffer` gives it; false where none
+/// can be had.
+pub fn reserve(buf: &mut Vec<u8>, more: usize) -> bool {
+  let Some(need) = buf.len().checked_add(more) else {
+    return false;
+  };
+  if need <= buf.capacity() {
+    return true;
+  }
+  let room = if need >= LARGE { need.max(MAPPED) } else { need };
+  buf.try_reserve_exact(room - buf.len()).is_ok() || buf.try_reserve_exact(more).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn small_buffers_take_their_size_and_large_ones_are_mapped() {
+    assert_eq!(buffer(100).expect("room").capacity(), 100);
+    assert!(buffer(LARGE).expect("room").capacity() >= MAPPED);
+    assert!(buffer(MAPPED * 2).expect("room").capacity() >= MAPPED * 2);
+    let mut b = buffer(10).expect("room");
+    b.extend_from_slice(b"0123456789");
+    assert!(reserve(&mut b, LARGE));
+    assert!(b.capacity() >= MAPPED);
+    assert_eq!(b, b"0123456789");
+    assert!(!reserve(&mut b, usize::MAX));
+  }
+}
