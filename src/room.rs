@@ -1,15 +1,16 @@
-//! Room for the large buffers a read holds for a moment (a file's bytes,
-//! a part's text), asked of the allocator so that it is given back at
-//! once when freed (#32). glibc's malloc serves a request at or above its
-//! mmap threshold with a mapping of its own and unmaps it on free; but the
-//! free of such a mapping up to 32 MiB raises the threshold to its size,
-//! and the heap then keeps up to twice that much freed memory instead of
-//! returning it. A process that read a 28 MB inbox kept ~80 MiB after a
-//! collection, whatever the read cache held. A large buffer is therefore
-//! asked for with more than 32 MiB of room: that is always a mapping of its
-//! own, whose free never moves the threshold. Room is address space, not
-//! memory: pages never written are never resident. Other allocators (musl,
-//! macOS) map large requests anyway.
+//! Room for the buffer a cold read holds for a moment (a file folded from
+//! nothing), asked of the allocator so that it is given back when freed
+//! (#32). glibc's malloc serves a request at or above its mmap threshold
+//! with a mapping of its own and unmaps it on free; but the free of such a
+//! mapping up to 32 MiB raises the threshold to its size, and the heap
+//! then keeps up to twice that much freed memory instead of returning it:
+//! a process that read 8 bindings' 28 MB inboxes kept 80 MiB after a
+//! collection with nothing cached. A large buffer is therefore asked for
+//! with more than 32 MiB of room: always a mapping of its own, whose free
+//! never moves the threshold. Room is address space, not memory: pages
+//! never written are never resident. Other allocators (musl, macOS) map
+//! large requests anyway. A warm read does not use it: a fresh mapping
+//! costs a page fault per page, where the heap's reused buffer costs none.
 
 /// Below this, a buffer takes its size: the threshold it may train is
 /// small, and so is what the heap keeps.
