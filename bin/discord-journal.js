@@ -43,16 +43,18 @@ function load(name) {
   }
 }
 
-/** The journal a command names, checked before anything else (cli/target.js). */
-function target(dir, opts, command, { write = false } = {}) {
-  const { journalDir, reach, actAsOwner } = load("target");
+/**
+ * The journal a command names, checked before anything else
+ * (cli/target.js). Run as root, the command becomes the journal's user
+ * there, before it opens anything inside (#33); the modules it runs are
+ * loaded first, while root can still reach them.
+ */
+function target(dir, opts, command, { write = false, uses = [] } = {}) {
+  const { journalDir, reach } = load("target");
+  for (const name of ["journal", ...uses]) load(name);
   const d = journalDir(dir, opts, command);
-  const argv = ["discord-journal", command, d];
-  const t = reach(d, { command, write, argv });
-  if (write) {
-    const acting = actAsOwner(t);
-    if (acting && !opts.json) console.error(`discord-journal: ${acting}`);
-  }
+  const t = reach(d, { command, write, argv: ["discord-journal", command, d] });
+  if (t.acting && !opts.json) console.error(`discord-journal: ${t.acting}`);
   return t;
 }
 
@@ -87,7 +89,7 @@ withDir(
   command("status", "the verdict (can it start?), the brake and the lock, what needs a hand; files, deliveries, today's counts"),
 ).action((dir, opts) =>
   run(opts.json, () => {
-    const t = target(dir, opts, "status");
+    const t = target(dir, opts, "status", { uses: ["status", "status-text"] });
     const s = load("status").status(t);
     const exitCode = s.verdict.problems.length > 0 ? 1 : 0;
     return { exitCode, json: s, text: opts.json ? undefined : load("status-text").render(s) };
@@ -95,7 +97,7 @@ withDir(
 );
 
 withDir(command("check", "list every line and turn record the readers would refuse, and why; exit 1 if any")).action((dir, opts) =>
-  run(opts.json, () => load("check").check(target(dir, opts, "check").dir)),
+  run(opts.json, () => load("check").check(target(dir, opts, "check", { uses: ["check"] }))),
 );
 
 withDir(command("stop", "write STOP: no new turn starts and no run can claim the binding"))
@@ -114,12 +116,12 @@ withDir(command("stop", "write STOP: no new turn starts and no run can claim the
         }
         if (!fs.existsSync(d)) load("journal").J.ensureJournal(d);
       }
-      return load("brake").stop(target(dir, opts, "stop", { write: true }).dir, reason);
+      return load("brake").stop(target(dir, opts, "stop", { write: true, uses: ["brake"] }), reason);
     }),
   );
 
 withDir(command("unlock", "clear a run.lock whose owner is gone (writes STOP first; STOP stays)")).action((dir, opts) =>
-  run(opts.json, () => load("brake").unlock(target(dir, opts, "unlock", { write: true }).dir)),
+  run(opts.json, () => load("brake").unlock(target(dir, opts, "unlock", { write: true, uses: ["brake"] }))),
 );
 
 /**
@@ -149,7 +151,7 @@ withDir(command("recover", "supervised pre-start: clear a crashed run's lock unl
   .action((dir, opts) =>
     run(opts.json, () => {
       if (notYet(dir, opts, "recover")) return { text: "clean", json: { ok: true, exitCode: 0, result: "clean" } };
-      return load("brake").recover(target(dir, opts, "recover", { write: true }).dir);
+      return load("brake").recover(target(dir, opts, "recover", { write: true, uses: ["brake"] }));
     }),
   );
 
@@ -159,7 +161,7 @@ withDir(command("repair", "set aside what a crash left (cut lines, zero runs, em
   .action((dir, opts) =>
     run(opts.json, () => {
       if (notYet(dir, opts, "repair")) return { text: "nothing to repair", json: { ok: true, exitCode: 0, applied: false } };
-      return load("repair").repair(target(dir, opts, "repair", { write: opts.apply === true }).dir, opts.apply === true);
+      return load("repair").repair(target(dir, opts, "repair", { write: opts.apply === true, uses: ["repair"] }), opts.apply === true);
     }),
   );
 

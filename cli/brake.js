@@ -15,12 +15,12 @@ const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitC
  * `STOP update is locked` completed: how old `.stop.lock` is, and the
  * command that removes it when no STOP update runs.
  */
-function stopLocked(dir, e) {
+function stopLocked({ dir, at }, e) {
   if (!(e instanceof J.DiscordError) || e.message !== LOCKED) return e;
   const lock = path.join(dir, ".stop.lock");
   let st;
   try {
-    st = fs.lstatSync(lock);
+    st = fs.lstatSync(path.join(at, ".stop.lock"));
   } catch {
     return refusal(e, "(.stop.lock is gone now: run the command again)");
   }
@@ -51,33 +51,36 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  * goes through instead of asking for a retry. An older `.stop.lock` is a
  * leftover: the refusal says how old and how to remove it.
  */
-function retried(dir, f) {
+function retried(t, f) {
   const until = Date.now() + 2000;
   for (;;) {
     try {
       return f();
     } catch (e) {
-      if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(dir, e);
-      const st = fs.lstatSync(path.join(dir, ".stop.lock"), { throwIfNoEntry: false });
-      if (st !== undefined && Date.now() - st.mtimeMs > 5000) throw stopLocked(dir, e);
+      if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(t, e);
+      const st = fs.lstatSync(path.join(t.at, ".stop.lock"), { throwIfNoEntry: false });
+      if (st !== undefined && Date.now() - st.mtimeMs > 5000) throw stopLocked(t, e);
       Atomics.wait(pause, 0, 0, 20);
     }
   }
 }
 
-function stop(dir, reason) {
-  const written = retried(dir, () => J.requestStop(dir, reason));
+// Each takes the journal as target.reach gives it: `dir` as given, for
+// what is shown, and `at`, the path it works through.
+function stop(t, reason) {
+  const written = retried(t, () => J.requestStop(t.at, reason));
   return {
-    text: `STOP written in ${J.journalLabel(dir)} (reason: ${reason})`,
+    text: `STOP written in ${J.journalLabel(t.at)} (reason: ${reason})`,
     json: { ok: true, exitCode: 0, stop: path.resolve(written), reason },
   };
 }
 
-function unlock(dir) {
+function unlock(t) {
+  const { dir } = t;
   let rec;
   try {
     // A locked STOP update refuses unlock before it has done anything.
-    rec = retried(dir, () => J.unlock(dir));
+    rec = retried(t, () => J.unlock(t.at));
   } catch (e) {
     // unlock writes STOP before it looks at the lock, and leaves it when it refuses.
     if (e instanceof J.DiscordError && e.message.startsWith("refusing to unlock")) {
@@ -96,12 +99,12 @@ function unlock(dir) {
   };
 }
 
-function recover(dir) {
+function recover(t) {
   let result;
   try {
-    result = J.recover(dir);
+    result = J.recover(t.at);
   } catch (e) {
-    throw stopLocked(dir, e);
+    throw stopLocked(t, e);
   }
   return { text: result, json: { ok: true, exitCode: 0, result } };
 }

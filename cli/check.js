@@ -8,7 +8,7 @@
 "use strict";
 
 const { J, scanLines, scanTurns } = require("./journal.js");
-const { RECORD_FILES } = require("./target.js");
+const { RECORD_FILES, survey } = require("./target.js");
 const { plural, sh } = require("./output.js");
 
 // An object is === to no parsed value, so each reader below reads every
@@ -43,8 +43,12 @@ function refusal(reader, dir) {
   }
 }
 
-/** Every problem in the journal at `dir`: `{ file, message, ...where }`. */
-function problems(dir) {
+/**
+ * Every problem in the journal at `dir`: `{ file, message, ...where }`.
+ * A file named in `outside` (a link out of the journal) shows none of its
+ * bytes: its bad lines are placed, not quoted (#33).
+ */
+function problems(dir, outside = {}) {
   const found = [];
   for (const name of RECORD_FILES) {
     let scan;
@@ -56,7 +60,10 @@ function problems(dir) {
     }
     if (scan === null) continue;
     for (const b of scan.bad) {
-      const shown = JSON.stringify(b.head) + (Buffer.byteLength(b.head) < b.length ? "…" : "");
+      const shown =
+        outside[name] !== undefined
+          ? "(not shown: a link out of the journal)"
+          : JSON.stringify(b.head) + (Buffer.byteLength(b.head) < b.length ? "…" : "");
       found.push({
         file: name,
         line: b.line,
@@ -105,9 +112,15 @@ function problems(dir) {
   return found;
 }
 
-/** The command's outcome for the journal at `dir`. */
-function check(dir) {
-  const found = problems(dir);
+/**
+ * The command's outcome for the journal `t` (target.reach): the links out
+ * of the journal named first, then what the readers refuse.
+ */
+function check(t) {
+  const { dir } = t;
+  const seen = survey(t);
+  const links = seen.problems.filter((p) => p.link).map((p) => ({ file: "links", message: p.what, fix: p.fix }));
+  const found = [...links, ...problems(t.at, seen.outside)];
   const lines = found.map((p) => p.message);
   if (found.length === 0) lines.push("every record file and turn record reads");
   else {
@@ -119,10 +132,16 @@ function check(dir) {
     }
     if (found.some((p) => p.damage === "invalid"))
       lines.push("fix: move each corrupt line out by hand, keeping its bytes; a repair never changes corruption");
+    for (const l of links) lines.push(`fix: ${l.fix}`);
     lines.push(`\`discord-journal status ${sh(dir)}\` gives the command for each problem`);
   }
+  if (t.link) lines.unshift(`the journal's directory, ${dir}, is a symbolic link to ${t.link.to}`);
   const exitCode = found.length ? 1 : 0;
-  return { exitCode, text: lines.join("\n"), json: { ok: exitCode === 0, exitCode, problems: found } };
+  return {
+    exitCode,
+    text: lines.join("\n"),
+    json: { ok: exitCode === 0, exitCode, problems: found, ...(t.link ? { journalLink: t.link.to } : {}) },
+  };
 }
 
 module.exports = { check, problems };

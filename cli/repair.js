@@ -5,6 +5,7 @@
 // no connector starts meanwhile. Corruption is named and changes nothing.
 "use strict";
 
+const fs = require("node:fs");
 const path = require("node:path");
 const { native } = require("./journal.js");
 const { plural, sh } = require("./output.js");
@@ -17,14 +18,26 @@ const lines = (aside) => aside.map((a) => `line ${a.line} ${WHAT[a.damage]}`).jo
 /** A dead owner's lock the repair cleared to hold the binding itself. */
 const tookOver = (r) => `run.lock of pid ${r.tookOver}, which is gone, was cleared to hold the binding during the repair`;
 
-function repair(dir, apply) {
-  const r = JSON.parse(native.repair(dir, apply));
+/** Whether the journal's `file` is a symbolic link: none of its bytes are shown (#33). */
+function linked(at, file) {
+  try {
+    return fs.lstatSync(path.join(at, file)).isSymbolicLink();
+  } catch {
+    return false;
+  }
+}
+
+/** The repair of the journal `t` (target.reach): `dir` shown, `at` worked through. */
+function repair(t, apply) {
+  const { dir, at } = t;
+  const r = JSON.parse(native.repair(at, apply));
   const plan = r.plan;
   const d = sh(dir);
   if (plan.corrupt.length > 0) {
+    for (const c of plan.corrupt) if (linked(at, c.file)) delete c.head;
     const out = plan.corrupt.map(
       (c) =>
-        `${c.file}:${c.line}: corrupt (byte offset ${c.offset}, ${plural(c.length, "byte")}): ${JSON.stringify(c.head)}${Buffer.byteLength(c.head) < c.length ? "…" : ""}`,
+        `${c.file}:${c.line}: corrupt (byte offset ${c.offset}, ${plural(c.length, "byte")}): ${c.head === undefined ? `(not shown: ${c.file} is a symbolic link)` : `${JSON.stringify(c.head)}${Buffer.byteLength(c.head) < c.length ? "…" : ""}`}`,
     );
     out.push(
       `nothing was changed: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,

@@ -18,7 +18,9 @@ const LEVEL = {
 function render(s) {
   const out = [];
   const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : f(r.value));
-  out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`, "");
+  out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`);
+  if (s.journalLink) out.push(dim(`the journal's directory is a symbolic link to ${s.journalLink}`));
+  out.push("");
 
   const v = s.verdict;
   const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
@@ -28,6 +30,7 @@ function render(s) {
   const stop = s.stop;
   if (!stop.present) head.push(["STOP", mark("ok", "off"), "no brake"]);
   else if (stop.refused !== undefined) head.push(["STOP", mark("bad", "on"), `unreadable: ${stop.refused}`]);
+  else if (stop.notShown) head.push(["STOP", mark("bad", "on"), `${plural(stop.lines, "line")} (${stop.notShown})`]);
   else if (stop.value.length === 0) head.push(["STOP", mark("bad", "on"), "empty (a brake all the same)"]);
   else {
     const lines = stop.value;
@@ -57,10 +60,10 @@ function render(s) {
     let who = "no owner record";
     if (state === "invalid") who = "owner.json cannot be read";
     else if (state === "unknown" && s.lock.elsewhere)
-      who = `pid ${owner.pid} of another PID namespace, alive (pid ${s.lock.elsewhere} here)`;
+      who = `pid ${owner.pid ?? "(not shown)"} of another PID namespace, alive (pid ${s.lock.elsewhere} here)`;
     else if ((state === "dead" || state === "mismatch") && !s.lock.seesEveryProcess)
-      who = `pid ${owner.pid}, not running in this PID namespace (this command cannot see the others)`;
-    else if (owner) who = `pid ${owner.pid}, ${whose[state]}`;
+      who = `pid ${owner.pid ?? "(not shown)"}, not running in this PID namespace (this command cannot see the others)`;
+    else if (owner) who = `pid ${owner.pid ?? "(not shown)"}, ${whose[state]}`;
     head.push(["run.lock", mark(level, state), who]);
   }
   out.push(...table(head));
@@ -102,6 +105,7 @@ function render(s) {
   out.push("", "unresolved deliveries (oldest first):");
   const u = s.unresolvedDeliveries;
   if (u.refused !== undefined) out.push(`  ${mark("bad", `refused: ${u.refused}`)}`);
+  else if (u.notShown) out.push(`  ${mark(u.count ? "warn" : "ok", `${u.count}`)} (${u.notShown})`);
   else if (u.value.length === 0) out.push(`  ${mark("ok", "none")}`);
   else {
     const since = (d) => `since ${d.intentAt ?? "?"}${d.ageSeconds === null ? "" : ` (${age(d.ageSeconds)} ago)`}`;
@@ -120,6 +124,7 @@ function render(s) {
   const r = s.lastReload;
   let reload = "none";
   if (r !== null && r.refused !== undefined) reload = `refused: ${r.refused}`;
+  else if (r !== null && r.notShown) reload = `(${r.notShown})`;
   else if (r !== null) reload = `${r.outcome}${r.at ? ` at ${r.at}` : ""}${r.reason ? ` (${r.reason})` : ""}`;
   out.push("", `last reload: ${reload}`);
   return out.join("\n");

@@ -46,7 +46,10 @@ function readFix(dir, name, refusal, entry) {
   const p = sh(path.join(dir, name));
   const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
   // STOP is the brake: the connector never makes it again, so it is replaced, not removed.
-  if (code === "EFTYPE" && name === "STOP") return keepBrake(dir);
+  if ((code === "EFTYPE" || entry?.kind === "symlink") && name === "STOP") return keepBrake(dir);
+  // Never chown or chmod through a link: that changes the file it leads to, outside the journal.
+  if (entry?.kind === "symlink" && code !== "EFTYPE")
+    return `\`rm ${p}\` removes the link alone (what it points to is not touched); the connector starts the file afresh`;
   if (code === "EFTYPE") {
     const what = entry?.to ? `a symlink to a ${entry.to}` : `a ${entry?.kind ?? "file of another kind"}`;
     return `\`rm ${p}\` (${what} holds no record; the connector makes the file again)`;
@@ -55,6 +58,9 @@ function readFix(dir, name, refusal, entry) {
   if (code === "EISDIR") return `a directory stands where the file belongs: look inside it, then \`mv ${p} ${p}.aside\``;
   return `inspect ${p} by hand`;
 }
+
+/** The owner record's pid as shown: none where the record is a link out of the journal. */
+const pidOf = (owner) => owner?.pid ?? "(not shown)";
 
 /** Whether STOP is the one line a `recover` writes, which `recover` itself clears. */
 const recoversOwn = (stop) => stop.value !== undefined && stop.value.length === 1 && stop.value[0].reason === J.RECOVER_REASON;
@@ -93,26 +99,37 @@ function lockNext(dir, state, braked, lock = null) {
   }
 }
 
-/** The status of the journal `target` (from target.reach), as one object. */
+/** What stands for the bytes of a file that is a link out of the journal (#33). */
+const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: nothing of it is shown`;
+
+/**
+ * The status of the journal `target` (from target.reach), as one object.
+ * Every read goes through `at`; what is shown names `dir`. Of a file that
+ * is a link out of the journal, nothing it holds is shown (#33): its bad
+ * line is placed, not quoted; its nonces, STOP lines, last reload and
+ * owner record are left out, and their count or state stands for them.
+ */
 function status(target, now = Date.now()) {
-  const { dir } = target;
+  const { dir, at } = target;
   const today = J.utcDate(now);
   const seen = survey(target, now);
+  const out = (name) => seen.outside[name] !== undefined;
   const files = {};
   for (const name of RECORD_FILES) {
-    const scan = attempt(() => scanLines(dir, name));
+    const scan = attempt(() => scanLines(at, name));
     if (scan.value === null) continue;
     if (scan.refused !== undefined) files[name] = { refused: scan.refused };
     else {
       const { size, lines, bad, badCount, unterminated } = scan.value;
       // Whether a repair would refuse the file: a line of corruption (or more bad lines than were named).
       const corrupt = bad.some((b) => b.damage === "invalid") || badCount > bad.length;
-      files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...(bad.length ? { firstBadLine: bad[0] } : {}), unterminated };
+      const first = bad.length === 0 ? {} : { firstBadLine: out(name) ? { ...bad[0], head: undefined } : bad[0] };
+      files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...first, unterminated };
     }
   }
-  const turns = attempt(() => scanTurns(dir));
-  const unresolved = attempt(() =>
-    J.unresolvedOutbox(dir)
+  const turns = attempt(() => scanTurns(at));
+  let unresolved = attempt(() =>
+    J.unresolvedOutbox(at)
       .map((e) => ({
         nonce: e.nonce,
         status: e.status,
@@ -121,18 +138,22 @@ function status(target, now = Date.now()) {
       }))
       .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
   );
+  if (out("outbox.jsonl") && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN("outbox.jsonl") };
   const onToday = {
-    admissions: attempt(() => J.countAdmissionsOn(dir, today)),
-    turns: attempt(() => J.countTurnsOn(dir, today)),
-    notices: attempt(() => NOTICE_KINDS.filter((k) => J.noticeOn(dir, k, today))),
+    admissions: attempt(() => J.countAdmissionsOn(at, today)),
+    turns: attempt(() => J.countTurnsOn(at, today)),
+    notices: attempt(() => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
   };
-  const reloads = attempt(() => J.readReloads(dir));
+  let reloads = attempt(() => J.readReloads(at));
+  if (out("reloads.jsonl") && reloads.value) reloads = { notShown: NOT_SHOWN("reloads.jsonl") };
   // STOP is a brake whatever it holds: present is what every reader asks.
-  const stop = { present: seen.entries.STOP !== undefined, ...attempt(() => J.readStop(dir)) };
+  let stop = { present: seen.entries.STOP !== undefined, ...attempt(() => J.readStop(at)) };
+  if (out("STOP") && stop.value) stop = { present: stop.present, lines: stop.value.length, notShown: NOT_SHOWN("STOP") };
   let lock = null;
   if (seen.entries["run.lock"] !== undefined) {
-    const owner = J.readPid(dir);
+    let owner = J.readPid(at);
     const state = J.ownerState(owner);
+    if (out(path.join("run.lock", "owner.json")) && owner !== null) owner = { notShown: NOT_SHOWN("run.lock/owner.json") };
     // Beyond the library's state, what the command can tell of the owner's
     // namespace: alive in one below this (its pid here), and whether this
     // process sees every process (a container does not: an owner "gone"
@@ -142,7 +163,8 @@ function status(target, now = Date.now()) {
   const s = {
     verdict: null,
     journal: path.resolve(dir),
-    label: J.journalLabel(dir),
+    label: J.journalLabel(at),
+    ...(target.link ? { journalLink: target.link.to } : {}),
     today,
     owner: seen.owner,
     files,
@@ -155,6 +177,7 @@ function status(target, now = Date.now()) {
     entries: seen.entries,
     // What repairs set aside here, kept for a person to look at.
     setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
+    ...(target.acting ? { acting: target.acting } : {}),
   };
   s.verdict = verdict(dir, s, seen.problems);
   return s;
@@ -240,10 +263,12 @@ function verdict(dir, s, found) {
     why = "a record file or turn record that the connector reads on start is damaged";
   } else if (braked) {
     state = "braked";
-    const last = stop.value.at(-1);
-    why = last
-      ? `STOP is on: ${last.reason ?? "a line not written by the connector"}${last.at ? ` at ${last.at}` : ""}`
-      : "STOP is on: it is empty (a STOP write cut short, or made by hand), and an empty STOP is a brake all the same";
+    const last = stop.value?.at(-1);
+    why = stop.notShown
+      ? `STOP is on: ${stop.notShown}`
+      : last
+        ? `STOP is on: ${last.reason ?? "a line not written by the connector"}${last.at ? ` at ${last.at}` : ""}`
+        : "STOP is on: it is empty (a STOP write cut short, or made by hand), and an empty STOP is a brake all the same";
     next =
       s.lock && s.lock.state !== "live"
         ? lockNext(dir, s.lock.state, true, s.lock)
@@ -252,19 +277,19 @@ function verdict(dir, s, found) {
           : `the brake is on: \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
   } else if (lockState === "unknown" && s.lock.elsewhere) {
     state = "running";
-    why = `a connector runs in another PID namespace (pid ${s.lock.owner.pid} there, pid ${s.lock.elsewhere} here)`;
+    why = `a connector runs in another PID namespace (pid ${pidOf(s.lock.owner)} there, pid ${s.lock.elsewhere} here)`;
     next = lockNext(dir, lockState, false, s.lock);
   } else if (s.lock && (lockState === "absent" || lockState === "invalid" || lockState === "unknown")) {
     state = "stuck";
     why = {
       absent: "run.lock has no owner record: a start is in progress, or one crashed before publishing its record",
       invalid: "run.lock has an owner record that cannot be read",
-      unknown: `run.lock belongs to pid ${s.lock.owner?.pid}, which is alive but whose identity cannot be verified`,
+      unknown: `run.lock belongs to pid ${pidOf(s.lock.owner)}, which is alive but whose identity cannot be verified`,
     }[lockState];
     next = lockNext(dir, lockState, false);
   } else if (lockState === "live") {
     state = "running";
-    why = `a connector runs (pid ${s.lock.owner.pid})`;
+    why = `a connector runs (pid ${pidOf(s.lock.owner)})`;
     next = lockNext(dir, "live", false);
   } else if (s.lock || ours) {
     // recover writes (lock) or removes (its own STOP) under .stop.lock.
@@ -272,15 +297,17 @@ function verdict(dir, s, found) {
     why = !s.lock
       ? "a recover did not finish and left its own STOP; the next `recover` removes it"
       : s.lock.seesEveryProcess
-        ? `the last run (pid ${s.lock.owner?.pid}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
-        : `the last run (pid ${s.lock.owner?.pid}) is not running in this PID namespace, and this command cannot see the others; run.lock is left, and \`recover\` in the connector's own namespace clears it if no connector runs there`;
+        ? `the last run (pid ${pidOf(s.lock.owner)}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
+        : `the last run (pid ${pidOf(s.lock.owner)}) is not running in this PID namespace, and this command cannot see the others; run.lock is left, and \`recover\` in the connector's own namespace clears it if no connector runs there`;
     if (state === "stuck") why += ", but .stop.lock is left, so recover refuses (STOP update is locked)";
     next = s.lock ? lockNext(dir, lockState, false, s.lock) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
   } else {
     state = "ready";
     why = null;
   }
-  problems.push(...found.map((p) => ({ what: p.what, fix: p.fix })));
+  // A link out of the journal is named before anything read through it.
+  problems.unshift(...found.filter((p) => p.link).map((p) => ({ what: p.what, fix: p.fix })));
+  problems.push(...found.filter((p) => !p.link).map((p) => ({ what: p.what, fix: p.fix })));
   // A file the service may not be able to read or replace: no all-clear on it.
   const blocking = found.find((p) => p.blocks);
   if (blocking && (state === "ready" || state === "crashed")) {

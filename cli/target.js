@@ -78,35 +78,139 @@ function permits(st, want) {
   return (bits & want) === want;
 }
 
+/** The refusal of a journal the caller cannot stat: missing (a usage mistake) or out of reach. */
+function unreachable(dir, e, argv) {
+  if (e.code === "ENOENT" || e.code === "ENOTDIR") {
+    return new UsageError(`no journal at ${dir}; check the path (or --data-root and --binding)`);
+  }
+  return new Refusal(
+    `cannot reach the journal at ${dir} (${e.code}): a directory on its path cannot be searched by ${who(process.geteuid())}, ` +
+      `who runs this command; run it as the journal's owner or as root: ${asUser(0, argv)}`,
+  );
+}
+
+/**
+ * The user whose rights a command run as root reads and writes the
+ * journal at `abs` with (#33): `{ uid, gid, why }`, or null for root's own.
+ * The journal directory's owner, the user its service runs as; for a
+ * journal that root owns, the last user other than root who controls its
+ * path (owns a link on it, or a directory on it, in which that user could
+ * swap what follows): root never reads where another user could point it.
+ */
+function actor(abs, st) {
+  if (st.uid !== 0) return { uid: st.uid, gid: st.gid, why: "the journal's owner" };
+  let found = null;
+  let cur = path.parse(abs).root;
+  for (const name of abs.slice(cur.length).split(path.sep).filter(Boolean)) {
+    const parent = fs.statSync(cur);
+    if (parent.uid !== 0) found = { uid: parent.uid, gid: parent.gid, why: `who owns ${cur}, on the journal's path` };
+    const p = path.join(cur, name);
+    const l = fs.lstatSync(p);
+    if (l.isSymbolicLink()) {
+      if (l.uid !== 0) found = { uid: l.uid, gid: l.gid, why: `who owns the symbolic link ${p}, on the journal's path` };
+      cur = fs.realpathSync(p);
+    } else cur = p;
+  }
+  return found;
+}
+
+/** A user's primary group from the system's user database, or null. */
+function primaryGroup(uid) {
+  const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
+  const gid = r.status === 0 ? Number(r.stdout.split(":")[3]) : NaN;
+  return Number.isInteger(gid) ? gid : null;
+}
+
+/**
+ * Run as root, become the journal's actor (`actor`) before anything inside
+ * the journal is opened, so that what the command reads is what that user
+ * may read, and what it writes belongs to it (a STOP root writes is a
+ * brake its service cannot read). Its working directory becomes the
+ * journal's parent first, as root, so a path whose upper directories are
+ * closed to that user (a container's volume on its host) still leads
+ * there. Returns `{ at, acting }`: the journal's path from here on, and
+ * what it did; throws where it cannot become that user.
+ */
+function becomeActor(dir, abs, who_, argv) {
+  const { uid, why } = who_;
+  const name = userName(uid);
+  const gid = primaryGroup(uid) ?? who_.gid;
+  const cannot = (reason) =>
+    new Refusal(
+      `the journal at ${dir} is read with the rights of ${who(uid)}, ${why}, and this command cannot act as that user (${reason}); ` +
+        `nothing was read or changed. Run it as that user: ${asUser(uid, argv)}`,
+    );
+  if (!process.seteuid || !process.setegid) throw cannot("this runtime cannot change its user");
+  // Deno has neither initgroups nor setgroups: root's groups would stay.
+  if (!process.initgroups && !process.setgroups) throw cannot("this runtime cannot set its groups, and root's would stay");
+  try {
+    process.chdir(path.dirname(abs));
+    if (name && process.initgroups) process.initgroups(name, gid);
+    else process.setgroups([gid]);
+    process.setegid(gid);
+    process.seteuid(uid);
+  } catch (e) {
+    try {
+      process.seteuid(0);
+      process.setegid(0);
+      process.setgroups?.([0]);
+    } catch {
+      // Still root, or never left it.
+    }
+    throw cannot(e.code ?? e.message);
+  }
+  const groups = name ? "its uid, gid and groups" : `uid and gid ${gid} (it has no entry in the user database, so no other groups)`;
+  return { at: path.basename(abs) || ".", acting: `acting as ${who(uid)}, ${why} (${groups}): what it cannot read is not shown` };
+}
+
 /**
  * The journal `command` works on, checked (see the file's head): `{ dir,
- * st, entries }`. `write`: the command writes in it. `argv`: the command
- * as typed, for the one that fixes a refusal.
+ * at, st, entries, link, acting }`: `dir` as given (for what is shown),
+ * `at` the path every read and write uses (relative to the journal's
+ * parent once a root command acts as the journal's user), `link` where the
+ * journal's directory is a symbolic link. `write`: the command writes in
+ * it. `argv`: the command as typed, for the one that fixes a refusal.
  */
 function reach(dir, { command, write = false, argv }) {
+  const abs = path.resolve(dir);
+  let lst;
   let st;
   try {
-    st = fs.statSync(dir);
+    lst = fs.lstatSync(abs);
+    st = lst.isSymbolicLink() ? fs.statSync(abs) : lst;
   } catch (e) {
-    if (e.code === "ENOENT" || e.code === "ENOTDIR") {
-      throw new UsageError(`no journal at ${dir}; check the path (or --data-root and --binding)`);
-    }
-    throw new Refusal(
-      `cannot reach the journal at ${dir} (${e.code}): a directory on its path cannot be searched by ${who(process.geteuid())}, ` +
-        `who runs this command; run it as the journal's owner or as root: ${asUser(0, argv)}`,
-    );
+    throw unreachable(dir, e, argv);
   }
   if (!st.isDirectory()) throw new UsageError(`no journal at ${dir} (not a directory); check the path (or --data-root and --binding)`);
+  const link = lst.isSymbolicLink() ? { to: fs.readlinkSync(abs), uid: lst.uid } : null;
+  let at = dir;
+  let acting = null;
+  if (process.geteuid() === 0) {
+    const user = actor(abs, st);
+    if (user !== null) {
+      ({ at, acting } = becomeActor(dir, abs, user, argv));
+      try {
+        st = fs.statSync(at);
+      } catch (e) {
+        throw new Refusal(
+          `the journal at ${dir} is out of reach of ${who(user.uid)}, ${user.why} (${e.code}), so its service cannot reach it either; nothing was read or changed. ` +
+            `Let that user search ${path.dirname(abs)}: \`setfacl -m u:${userName(user.uid) ?? user.uid}:x ${sh(path.dirname(abs))}\``,
+        );
+      }
+    }
+  }
+  const self = process.geteuid();
   const refuse = (what, code) =>
     new Refusal(
       `cannot ${what} the journal at ${dir} (${code}): it belongs to ${who(st.uid)} with mode ${octal(st.mode)}, ` +
-        `and this command runs as ${who(process.geteuid())}; nothing was read or changed. Run it as its owner: ${asUser(st.uid, argv)}`,
+        `and this command runs as ${who(self)}; nothing was read or changed. ` +
+        (st.uid === self ? `Give its owner its rights back: \`chmod 700 ${sh(dir)}\`` : `Run it as its owner: ${asUser(st.uid, argv)}`),
     );
   let entries;
   try {
-    entries = fs.readdirSync(dir);
+    entries = fs.readdirSync(at);
     // Resolving a name inside needs search permission, which listing does not.
-    fs.statSync(path.join(dir, "."));
+    fs.statSync(path.join(at, "."));
   } catch (e) {
     throw refuse("read", e.code);
   }
@@ -118,38 +222,7 @@ function reach(dir, { command, write = false, argv }) {
         `nothing was read or changed. Give a binding's journal directory, <data root>/discord/<binding> (\`discord-journal ${command} data/discord/NAME\`)`,
     );
   }
-  return { dir, st, entries };
-}
-
-/**
- * Run as root on a journal that another user owns, a command that writes
- * acts as that user (its uid, gid and groups), so that STOP and what else
- * it creates belong to the service that owns the journal and stay readable
- * by it: STOP written by root is a brake its service cannot read, and its
- * `recover` would refuse with EACCES on every start. Where that user cannot
- * reach the journal (a parent directory closed to it), the command stays
- * root and says so. Returns what it did, for the output.
- */
-function actAsOwner(target) {
-  const { dir, st } = target;
-  if (process.geteuid() !== 0 || st.uid === 0) return null;
-  const name = userName(st.uid);
-  try {
-    // Deno has neither initgroups nor setgroups: the groups stay root's
-    // (usually group 0 alone); uid and gid, which own what it writes, are
-    // the owner's all the same.
-    if (name && process.initgroups) process.initgroups(name, st.gid);
-    else process.setgroups?.([st.gid]);
-    process.setegid(st.gid);
-    process.seteuid(st.uid);
-    fs.statSync(path.join(dir, "."));
-    return `acting as ${who(st.uid)}, the journal's owner, so that what it writes stays readable by the service`;
-  } catch (e) {
-    process.seteuid(0);
-    process.setegid(0);
-    process.setgroups?.([0]);
-    return `the journal's owner, ${who(st.uid)}, cannot reach it (${e.code ?? e.message}); acting as root: what this writes belongs to root`;
-  }
+  return { dir, at, st, entries, link, acting };
 }
 
 /**
@@ -174,23 +247,47 @@ function kind(st) {
 }
 
 /**
+ * Where the link `rel` in the journal (at `at`) leads: `{ to, outside,
+ * error }`: its text, whether it leaves the journal's directory (or cannot
+ * be followed by this user, which is then all that can be said), and why
+ * it cannot be followed.
+ */
+function leads(at, rel) {
+  const p = path.join(at, rel);
+  const to = fs.readlinkSync(p);
+  try {
+    const real = fs.realpathSync(p);
+    const home = fs.realpathSync(at);
+    return { to, outside: !real.startsWith(home + path.sep) };
+  } catch (e) {
+    return { to, outside: true, error: e.code ?? e.message };
+  }
+}
+
+/**
  * What the directory says of the journal's own entries, and each thing in
  * it that stops or will stop the service that owns the journal (`{ what,
  * fix }`): an entry another user owns, a mode other than 0600 for a file
- * or 0700 for a directory, a `.stop.lock` left behind, STOP as a symlink.
+ * or 0700 for a directory, a `.stop.lock` left behind, STOP as a symlink,
+ * a record file, turn record or owner record that is a link out of the
+ * journal. `outside` names those links (`{ [rel]: { to, error } }`): the
+ * command shows none of their bytes (#33).
  */
 function survey(target, now = Date.now()) {
-  const { dir, st, entries } = target;
+  const { dir, at, st, entries } = target;
   const owner = st.uid;
   const found = [];
   const names = {};
-  const chown = (p, recursive) => `\`chown ${recursive ? "-R " : ""}${sh(`${userName(owner) ?? owner}:`)} ${sh(p)}\``;
+  const outside = {};
+  // A link is changed itself (-h): chown follows it otherwise, to a file outside the journal.
+  const chown = (p, lst) =>
+    `\`chown ${lst.isDirectory() ? "-R " : lst.isSymbolicLink() ? "-h " : ""}${sh(`${userName(owner) ?? owner}:`)} ${sh(p)}\``;
   const check = (rel, lst, want) => {
     const p = path.join(dir, rel);
     if (lst.uid !== owner) {
       found.push({
         what: `${rel} belongs to ${who(lst.uid)}, not to ${who(owner)}, who owns the journal (the user its service runs as), which may then be unable to read or replace it`,
-        fix: chown(p, lst.isDirectory()),
+        fix: chown(p, lst),
         // The service may not get past it: a verdict counts on nothing it cannot read.
         blocks: true,
       });
@@ -202,6 +299,26 @@ function survey(target, now = Date.now()) {
       });
     }
   };
+  // A record file or turn record that leads out of the journal: named, and
+  // the one command that makes it the journal's own again.
+  const linkOut = (rel, lst) => {
+    const l = leads(at, rel);
+    if (!l.outside) return;
+    outside[rel] = l;
+    // One that leads to a FIFO or a device is refused by the readers
+    // (EFTYPE), and their refusal names it.
+    if (l.error === undefined && !fs.statSync(path.join(at, rel)).isFile()) return;
+    const p = sh(path.join(dir, rel));
+    const why = l.error === "ENOENT" ? "it leads nowhere" : l.error ? `${who(process.geteuid())} cannot follow it: ${l.error}` : null;
+    found.push({
+      what: `${rel} is a symbolic link to ${l.to}, outside the journal${why ? ` (${why})` : ""}: the connector reads and writes where it leads, and nothing of it is shown here`,
+      fix: l.error
+        ? `\`rm ${p}\` removes the link alone (what it points to is not touched); the connector starts the file afresh`
+        : `make it a file of the journal's own, with the same bytes: \`${target.acting ? `sudo -u ${sh(userName(owner) ?? `#${owner}`)} ` : ""}cp --remove-destination ${sh(fs.realpathSync(path.join(at, rel)))} ${p}\``,
+      blocks: lst.uid !== owner || l.error !== undefined,
+      link: true,
+    });
+  };
   if ((st.mode & 0o7777) !== 0o700) {
     found.push({ what: `the journal directory has mode ${octal(st.mode)}, not 0700`, fix: `\`chmod 700 ${sh(dir)}\`` });
   }
@@ -209,25 +326,33 @@ function survey(target, now = Date.now()) {
     if (!JOURNAL_ENTRIES.has(name)) continue;
     let lst;
     try {
-      lst = fs.lstatSync(path.join(dir, name));
+      lst = fs.lstatSync(path.join(at, name));
     } catch {
       continue; // gone since the listing
     }
     const entry = { kind: kind(lst), mode: octal(lst.mode), uid: lst.uid, size: lst.size, mtime: lst.mtime.toISOString() };
     if (lst.isSymbolicLink()) {
       // What the readers open: the link's target.
-      const to = fs.statSync(path.join(dir, name), { throwIfNoEntry: false });
-      entry.to = to ? kind(to) : "nothing (a dangling link)";
+      try {
+        const to = fs.statSync(path.join(at, name), { throwIfNoEntry: false });
+        entry.to = to ? kind(to) : "nothing (a dangling link)";
+      } catch (e) {
+        entry.to = `what this user cannot reach (${e.code})`;
+      }
     }
     names[name] = entry;
     const isDir = lst.isDirectory();
     if (name === "STOP" && lst.isSymbolicLink()) {
+      const l = leads(at, name);
+      if (l.outside) outside.STOP = l;
       found.push({
-        what: "STOP is a symlink: every STOP update refuses to follow it (could not write STOP (ELOOP)), and where it leads is what every reader sees",
+        what: `STOP is a symlink${l.outside ? ` to ${l.to}, outside the journal (nothing of it is shown here)` : ""}: every STOP update refuses to follow it (could not write STOP (ELOOP)), and where it leads is what every reader sees`,
         fix: keepBrake(dir),
+        link: true,
       });
       continue;
     }
+    if (RECORD_FILES.includes(name) && lst.isSymbolicLink()) linkOut(name, lst);
     if (name !== ".stop.lock") check(name, lst, isDir ? 0o700 : 0o600);
     else {
       const seconds = Math.max(0, Math.round((now - lst.mtimeMs) / 1000));
@@ -237,15 +362,38 @@ function survey(target, now = Date.now()) {
       });
     }
     if (name === "run.lock" && isDir) {
+      const rel = path.join("run.lock", "owner.json");
+      let rec = null;
       try {
-        const rec = fs.lstatSync(path.join(dir, "run.lock", "owner.json"));
-        check(path.join("run.lock", "owner.json"), rec, 0o600);
+        rec = fs.lstatSync(path.join(at, rel));
       } catch {
         // No owner record: the lock's state says so.
       }
+      if (rec !== null && rec.isSymbolicLink()) {
+        const l = leads(at, rel);
+        outside[rel] = l;
+        found.push({
+          what: `${rel} is a symbolic link to ${l.to}: the connector writes its owner record as a file of its own, never a link, and nothing of it is shown here`,
+          fix: `if no connector runs for this binding, \`discord-journal unlock ${sh(dir)}\` clears the lock (and brakes)`,
+          blocks: true,
+          link: true,
+        });
+      } else if (rec !== null) check(rel, rec, 0o600);
+    }
+    if (name === "turns" && isDir) {
+      let records = [];
+      try {
+        records = fs.readdirSync(path.join(at, "turns"), { withFileTypes: true });
+      } catch {
+        // The readers say why they cannot list it.
+      }
+      for (const r of records) {
+        if (r.isSymbolicLink() && r.name.endsWith(".json"))
+          linkOut(path.join("turns", r.name), fs.lstatSync(path.join(at, "turns", r.name)));
+      }
     }
   }
-  return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found };
+  return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found, outside };
 }
 
-module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, actAsOwner, survey, who, asUser, keepBrake };
+module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, survey, who, asUser, keepBrake };
