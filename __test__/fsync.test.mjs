@@ -9,7 +9,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { M, isAddon, journal, modulePath, runModule } from "./helpers.mjs";
+import { M, addonOnly, isAddon, journal, modulePath, runModule } from "./helpers.mjs";
 
 const strace = spawnSync("strace", ["-V"]).status === 0;
 const logs = mkdtempSync(join(tmpdir(), "discord-journal-strace-"));
@@ -59,5 +59,27 @@ describe("DISCORD_JOURNAL_FSYNC=1", { skip: strace ? false : "strace(1) is not i
       }
     }
     console.log(`# figure syncs per call (${isAddon ? "addon" : "journal.mjs"}): ${JSON.stringify(seen)}`);
+  });
+});
+
+describe("DISCORD_JOURNAL_FSYNC's values", () => {
+  const load = (value) =>
+    spawnSync(
+      process.execPath,
+      [
+        "-e",
+        `try { require(${JSON.stringify(modulePath)}); console.log("loaded") } catch (e) { console.log(JSON.stringify([e.name, e.message, e.exitCode])) }`,
+      ],
+      { encoding: "utf8", env: { ...process.env, DISCORD_JOURNAL_FSYNC: value } },
+    ).stdout.trim();
+  test("1, 0 and empty are taken; anything else is refused at load, not taken as off (#34)", addonOnly, () => {
+    for (const good of ["1", "0", ""]) assert.equal(load(good), "loaded", good);
+    for (const bad of ["true", "yes", "on", " 1", "01"]) {
+      assert.deepEqual(JSON.parse(load(bad)), [
+        "DiscordError",
+        `DISCORD_JOURNAL_FSYNC must be 1 (every write on disk before it returns) or 0 (the default), not ${JSON.stringify(bad)}: set it to 1 or unset it`,
+        1,
+      ]);
+    }
   });
 });

@@ -58,6 +58,7 @@ function target(dir, opts, command, { write = false, uses = [] } = {}) {
   return t;
 }
 
+const wantsJson = process.argv.slice(2).includes("--json");
 const program = new Command();
 program
   .name("discord-journal")
@@ -65,10 +66,17 @@ program
   .version(version, "-V, --version", "print the version")
   .showSuggestionAfterError()
   .showHelpAfterError("(run `discord-journal --help` for the commands)")
+  // With --json anywhere on the line, a usage mistake is answered in JSON
+  // too (#34): a script that asked for JSON parses every outcome.
+  .configureOutput({ writeErr: (text) => (wantsJson ? undefined : process.stderr.write(text)) })
   // Commander exits 1 on a usage mistake, which is also what `check` returns
   // for bad lines; every mistake exits 2 instead. Help and --version exit 0.
   // Inherited by every command defined below.
-  .exitOverride((e) => process.exit(e.exitCode === 0 ? 0 : 2))
+  .exitOverride((e) => {
+    if (wantsJson && e.exitCode !== 0)
+      console.log(JSON.stringify({ ok: false, exitCode: 2, error: e.message.replace(/^error: /, "") }, null, 2));
+    process.exit(e.exitCode === 0 ? 0 : 2);
+  })
   .addHelpText("after", "\nExit status: 0 done; 1 failed or found damage; 2 a usage mistake; 3 a brake (a supervisor must not retry).");
 
 /** A command of the program; its own usage errors say how to ask for its help. */
@@ -91,7 +99,10 @@ withDir(
   run(opts.json, () => {
     const t = target(dir, opts, "status", { uses: ["status", "status-text"] });
     const s = load("status").status(t);
-    const exitCode = s.verdict.problems.length > 0 ? 1 : 0;
+    // 0 only where nothing needs a hand: a stuck, damaged or unreadable
+    // journal is 1 even where no problem row names it (#34).
+    const needsHand = ["stuck", "damaged", "unreadable"].includes(s.verdict.state);
+    const exitCode = s.verdict.problems.length > 0 || needsHand ? 1 : 0;
     return { exitCode, json: s, text: opts.json ? undefined : load("status-text").render(s) };
   }),
 );

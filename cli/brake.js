@@ -38,8 +38,18 @@ function stopReason(reason) {
       `the reason "${J.RECOVER_REASON}" is recover's own: a STOP that holds only that line is removed by the next recover, so it would not brake; give another reason`,
     );
   }
+  // STOP past 64 KiB is refused by processing stops (it cannot be verified);
+  // a reason is a sentence, and a long one would get there unnoticed.
+  const bytes = Buffer.byteLength(reason);
+  if (bytes > REASON_MAX) {
+    throw new UsageError(
+      `the reason is ${bytes} bytes; at most ${REASON_MAX} are taken (a STOP past 64 KiB cannot be verified): give a shorter one`,
+    );
+  }
   return reason;
 }
+
+const REASON_MAX = 4096;
 
 const LOCKED = "STOP update is locked; refusing";
 const pause = new Int32Array(new SharedArrayBuffer(4));

@@ -9,7 +9,7 @@
 
 const { J, scanLines, scanTurns } = require("./journal.js");
 const { RECORD_FILES, survey } = require("./target.js");
-const { plural, sh } = require("./output.js");
+const { plural, sh, escaped } = require("./output.js");
 
 // An object is === to no parsed value, so each reader below reads every
 // line of its file and answers nothing that matters: only its refusal does.
@@ -74,7 +74,11 @@ function problems(dir, outside = {}) {
       });
     }
     if (scan.badCount > scan.bad.length) {
-      found.push({ file: name, message: `${name}: and ${scan.badCount - scan.bad.length} more bad lines` });
+      found.push({
+        file: name,
+        more: scan.badCount - scan.bad.length,
+        message: `${name}: and ${scan.badCount - scan.bad.length} more bad lines`,
+      });
     }
     const explained = scan.bad.length > 0 ? `${name}:${scan.bad[0].line}: not valid JSON` : null;
     for (const [reader, f] of READERS[name]) {
@@ -96,7 +100,11 @@ function problems(dir, outside = {}) {
       found.push({ file: `turns/${b.file}`, damage: b.damage, message: `turns/${b.file}: ${what}` });
     }
     if (turns.badCount > turns.bad.length)
-      found.push({ file: "turns", message: `turns/: and ${turns.badCount - turns.bad.length} more bad records` });
+      found.push({
+        file: "turns",
+        more: turns.badCount - turns.bad.length,
+        message: `turns/: and ${turns.badCount - turns.bad.length} more bad records`,
+      });
     const first = turns.bad[0];
     for (const [reader, f] of READERS.turns) {
       const r = refusal(f, dir);
@@ -124,7 +132,13 @@ function check(t) {
   const lines = found.map((p) => p.message);
   if (found.length === 0) lines.push("every record file and turn record reads");
   else {
-    lines.push(plural(found.length, "problem"));
+    // The lines past those named count each (#34: 3,000 bad lines were "1001 problems").
+    lines.push(
+      plural(
+        found.reduce((n, p) => n + (p.more ?? 1), 0),
+        "problem",
+      ),
+    );
     if (found.some((p) => p.damage === "cut" || p.damage === "zeros" || p.damage === "torn")) {
       lines.push(
         `fix: \`discord-journal repair ${sh(dir)} --apply\` sets aside what a crash left (cut short, zero bytes), keeping its bytes`,
@@ -139,7 +153,7 @@ function check(t) {
   const exitCode = found.length ? 1 : 0;
   return {
     exitCode,
-    text: lines.join("\n"),
+    text: lines.map(escaped).join("\n"),
     json: { ok: exitCode === 0, exitCode, problems: found, ...(t.link ? { journalLink: t.link.to } : {}) },
   };
 }

@@ -35,6 +35,29 @@ const bold = (text) => paint("bold", text);
 /** Commands quoted in backticks, in bold on a terminal (the backticks then go). */
 const commands = (text) => text.replace(/`([^`]+)`/g, (_, c) => (colour ? bold(c) : `\`${c}\``));
 
+/**
+ * A string from the journal as text: every control character written as
+ * its escape (`\u001b`), newlines included, so that a STOP reason, a nonce
+ * or a link's target cannot move the cursor, clear the verdict or fake a
+ * line (#34).
+ */
+const escaped = (text) =>
+  String(text).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+
+/** Every string in `value` (an answer to show) escaped as `escaped` does. */
+function escapedAll(value) {
+  if (typeof value === "string") return escaped(value);
+  if (Array.isArray(value)) return value.map(escapedAll);
+  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, escapedAll(v)]));
+  return value;
+}
+
+// What the command prints as text keeps its own newlines and tabs and the
+// colour it paints (SGR sequences alone); any other control character is
+// escaped, whatever put it there.
+const UNSAFE = /\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const printable = (text) => String(text).replace(UNSAFE, (c) => (c.length > 1 && colour ? c : escaped(c)));
+
 /** `1 line`, `2 lines`. */
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -80,12 +103,12 @@ function run(json, body) {
     const message = String(e?.message ?? e);
     // A refusal of the command's own may carry its JSON form (`e.json`).
     if (json) console.log(JSON.stringify(e?.json ?? { ok: false, exitCode, error: message }, null, 2));
-    else console.error(journal ? message : `discord-journal: ${message}`);
+    else console.error(printable(journal ? message : `discord-journal: ${message}`));
     process.exitCode = exitCode;
   };
   const print = (out) => {
     if (json) console.log(JSON.stringify(out.json, null, 2));
-    else if (out.text !== undefined) console.log(out.text);
+    else if (out.text !== undefined) console.log(printable(out.text));
     process.exitCode = out.exitCode ?? 0;
   };
   let out;
@@ -99,4 +122,4 @@ function run(json, body) {
   else print(out);
 }
 
-module.exports = { UsageError, Refusal, mark, dim, bold, commands, plural, sh, age, table, run, colour };
+module.exports = { UsageError, Refusal, mark, dim, bold, commands, plural, sh, age, table, run, colour, escaped, escapedAll, printable };

@@ -8,7 +8,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { native } = require("./journal.js");
-const { plural, sh } = require("./output.js");
+const { plural, sh, escaped } = require("./output.js");
 
 const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
 
@@ -43,7 +43,7 @@ function repair(t, apply) {
       `nothing was changed: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
       `Look at ${plan.corrupt.length === 1 ? "it" : "each"} (\`sed -n '${plan.corrupt[0].line}p' ${sh(path.join(dir, plan.corrupt[0].file))}\`), move it out of the file by hand, keeping its bytes, then run \`discord-journal repair ${d} --apply\` again for the rest`,
     );
-    const e = new Error(out.join("\n"));
+    const e = new Error(out.map(escaped).join("\n"));
     e.exitCode = 1;
     e.json = { ok: false, exitCode: 1, error: "corruption", ...r };
     throw e;
@@ -52,7 +52,7 @@ function repair(t, apply) {
   if (changed.length === 0 && plan.turns.length === 0) {
     const cleaned = r.cleaned.length ? ` (removed ${plural(r.cleaned.length, "temporary file")} an interrupted repair left)` : "";
     const text = [`nothing to repair${cleaned}`, ...(r.tookOver ? [tookOver(r)] : [])];
-    return { exitCode: 0, text: text.join("\n"), json: { ok: true, exitCode: 0, ...r } };
+    return { exitCode: 0, text: text.map(escaped).join("\n"), json: { ok: true, exitCode: 0, ...r } };
   }
   const where = (file) => r.done.find((x) => x.file === file)?.quarantine;
   const out = [];
@@ -78,7 +78,7 @@ function repair(t, apply) {
     out.push(
       `nothing was changed: \`discord-journal repair ${d} --apply\` does this, keeping every byte it sets aside in the journal directory`,
     );
-    return { exitCode: 1, text: out.join("\n"), json: { ok: false, exitCode: 1, ...r } };
+    return { exitCode: 1, text: out.map(escaped).join("\n"), json: { ok: false, exitCode: 1, ...r } };
   }
   if (r.tookOver) out.push(tookOver(r));
   // Appends of this package wait for the repair (the record file's flock,
@@ -86,7 +86,7 @@ function repair(t, apply) {
   out.push(
     "repaired: every whole record kept, the parts set aside kept in the journal directory (appends by this package wait for a repair; one by journal.mjs meanwhile, in a mixed deployment, is beyond its reach)",
   );
-  return { exitCode: 0, text: out.join("\n"), json: { ok: true, exitCode: 0, ...r } };
+  return { exitCode: 0, text: out.map(escaped).join("\n"), json: { ok: true, exitCode: 0, ...r } };
 }
 
 module.exports = { repair };

@@ -3,7 +3,7 @@
 // command for each, then what the journal holds.
 "use strict";
 
-const { mark, dim, bold, commands, plural, age, table } = require("./output.js");
+const { mark, dim, bold, commands, plural, age, table, escapedAll } = require("./output.js");
 
 const LEVEL = {
   ready: "ok",
@@ -15,7 +15,9 @@ const LEVEL = {
   unreadable: "bad",
 };
 
-function render(s) {
+function render(status) {
+  // Every string read from the journal, escaped before any is painted.
+  const s = escapedAll(status);
   const out = [];
   const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : f(r.value));
   out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`);

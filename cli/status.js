@@ -42,7 +42,7 @@ const damageFix = (dir, damage) =>
     : `\`discord-journal repair ${sh(dir)} --apply\` sets it aside, keeping its bytes in the journal (without --apply it shows what it would do)`;
 
 /** The one command for a file a reader cannot read, by the refusal's code. */
-function readFix(dir, name, refusal, entry) {
+function readFix(dir, name, refusal, entry, owner) {
   const p = sh(path.join(dir, name));
   const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
   // STOP is the brake: the connector never makes it again, so it is replaced, not removed.
@@ -54,7 +54,14 @@ function readFix(dir, name, refusal, entry) {
     const what = entry?.to ? `a symlink to a ${entry.to}` : `a ${entry?.kind ?? "file of another kind"}`;
     return `\`rm ${p}\` (${what} holds no record; the connector makes the file again)`;
   }
-  if (code === "EACCES" || code === "EPERM") return `give it back to the journal's owner: \`chown <owner>: ${p}\`, \`chmod 600 ${p}\``;
+  if (code === "EACCES" || code === "EPERM") {
+    // Already the owner's: its mode is what keeps the owner out.
+    if (entry !== undefined && entry.uid === owner.uid) return `\`chmod 600 ${p}\``;
+    return `give it back to the journal's owner: \`chown ${sh(`${owner.name ?? owner.uid}:`)} ${p}\`, then \`chmod 600 ${p}\``;
+  }
+  // A directory at STOP is a brake all the same: moving it aside alone would lift it.
+  if (code === "EISDIR" && name === "STOP")
+    return `a directory stands where STOP belongs: \`mv ${p} ${p}.aside && discord-journal stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`;
   if (code === "EISDIR") return `a directory stands where the file belongs: look inside it, then \`mv ${p} ${p}.aside\``;
   return `inspect ${p} by hand`;
 }
@@ -147,7 +154,11 @@ function status(target, now = Date.now()) {
   let reloads = attempt(() => J.readReloads(at));
   if (out("reloads.jsonl") && reloads.value) reloads = { notShown: NOT_SHOWN("reloads.jsonl") };
   // STOP is a brake whatever it holds: present is what every reader asks.
-  let stop = { present: seen.entries.STOP !== undefined, ...attempt(() => J.readStop(at)) };
+  // The brake is what stopRequested says, the connector's own question: a
+  // STOP that is a dangling link is no brake to it (#34); the survey names
+  // the link on top of that.
+  const requested = attempt(() => J.stopRequested(at));
+  let stop = { present: requested.value ?? seen.entries.STOP !== undefined, ...attempt(() => J.readStop(at)) };
   if (out("STOP") && stop.value) stop = { present: stop.present, lines: stop.value.length, notShown: NOT_SHOWN("STOP") };
   let lock = null;
   if (seen.entries["run.lock"] !== undefined) {
@@ -199,7 +210,7 @@ function verdict(dir, s, found) {
     if (f.refused !== undefined) {
       unreadable = true;
       sawFile.add(name);
-      problems.push({ what: `every read of ${name} refuses: ${f.refused}`, fix: readFix(dir, name, f.refused, s.entries[name]) });
+      problems.push({ what: `every read of ${name} refuses: ${f.refused}`, fix: readFix(dir, name, f.refused, s.entries[name], s.owner) });
     } else if (f.badLines > 0) {
       damaged = true;
       sawFile.add(name);
@@ -245,7 +256,7 @@ function verdict(dir, s, found) {
     unreadable = true;
     problems.push({
       what: `STOP is present but cannot be read: ${stop.refused}; it is a brake all the same`,
-      fix: readFix(dir, "STOP", stop.refused, s.entries.STOP),
+      fix: readFix(dir, "STOP", stop.refused, s.entries.STOP, s.owner),
     });
   }
   const lockState = s.lock?.state;

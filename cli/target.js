@@ -83,6 +83,17 @@ function unreachable(dir, e, argv) {
   if (e.code === "ENOENT" || e.code === "ENOTDIR") {
     return new UsageError(`no journal at ${dir}; check the path (or --data-root and --binding)`);
   }
+  // The path itself, not a permission (#34): named as what it is.
+  if (e.code === "ELOOP") {
+    return new Refusal(
+      `cannot reach the journal at ${dir} (ELOOP): symbolic links on its path lead round in a loop; nothing was read or changed. \`namei -l ${sh(dir)}\` shows each step of the path`,
+    );
+  }
+  if (e.code === "ENAMETOOLONG") {
+    return new Refusal(
+      `cannot reach the journal at ${dir} (ENAMETOOLONG): the path, or a name on it, is longer than the system takes; nothing was read or changed. Give a shorter path to it`,
+    );
+  }
   return new Refusal(
     `cannot reach the journal at ${dir} (${e.code}): a directory on its path cannot be searched by ${who(process.geteuid())}, ` +
       `who runs this command; run it as the journal's owner or as root: ${asUser(0, argv)}`,

@@ -1,5 +1,5 @@
 //! Opt-in durability: with `DISCORD_JOURNAL_FSYNC=1` in the environment
-//! (read once, at the first write), every append to a record file, turn
+//! (read once, when the module loads), every append to a record file, turn
 //! record, STOP line and owner record is on disk before the call returns:
 //! the file's data synced, and the directory synced where the call created
 //! the name. Unset, no system call is added. docs/durability.md says what
@@ -9,10 +9,32 @@ use std::fs::File;
 use std::os::unix::fs::OpenOptionsExt;
 use std::sync::OnceLock;
 
-/// Whether writes are synced.
+pub const VAR: &str = "DISCORD_JOURNAL_FSYNC";
+
+/// Whether writes are synced; off where the setting is refused (`setting`
+/// says why, at load).
 pub fn on() -> bool {
-  static ON: OnceLock<bool> = OnceLock::new();
-  *ON.get_or_init(|| std::env::var_os("DISCORD_JOURNAL_FSYNC").is_some_and(|v| v == "1"))
+  setting().unwrap_or(false)
+}
+
+/// The setting: unset, empty or `0` off, `1` on; anything else (`true`,
+/// `yes`) is refused, since taking it as off would leave a host believing
+/// its writes durable (#34). Read once: the environment at the first ask.
+pub fn setting() -> crate::error::Result<bool> {
+  static ON: OnceLock<std::result::Result<bool, String>> = OnceLock::new();
+  ON.get_or_init(|| match std::env::var_os(VAR) {
+    None => Ok(false),
+    Some(v) => match v.to_str() {
+      Some("" | "0") => Ok(false),
+      Some("1") => Ok(true),
+      _ => Err(format!(
+        "{VAR} must be 1 (every write on disk before it returns) or 0 (the default), not {:?}: set it to 1 or unset it",
+        v.to_string_lossy()
+      )),
+    },
+  })
+  .clone()
+  .map_err(crate::error::JournalError::failed)
 }
 
 /// Syncs the file's data (fdatasync) when durability is on.

@@ -43,6 +43,8 @@ pub fn setup<'e>(
     // A cache budget that is not a number is refused at load, not at the
     // first read of a running connector (#32).
     crate::budget::setting()?;
+    // So is a durability setting other than 1 or 0 (#34).
+    crate::durable::setting()?;
     Ok(())
   })
 }

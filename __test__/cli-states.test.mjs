@@ -1,0 +1,149 @@
+// The command in states where it used to part from the connector or give a
+// false reason (#34), each made real and each a test of its own: the brake
+// is what stopRequested says; a stuck journal exits 1; the fix for a
+// directory at STOP keeps the brake; a file the owner cannot read is given
+// back with the owner's name, or only its mode where it is already the
+// owner's; a reason that would make STOP unverifiable is refused; what is
+// read from the journal cannot drive the terminal; a usage mistake with
+// --json answers in JSON; the problem count counts every bad line; a path
+// that loops or is too long is named as such. The command is this
+// package's own, so these tests skip against another implementation.
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { M, addonOnly, journal, scratch } from "./helpers.mjs";
+
+const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
+const json = (...args) => {
+  const r = cli(...args, "--json");
+  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
+};
+
+describe("the command agrees with the connector, and its advice keeps the brake (#34)", addonOnly, () => {
+  test("STOP as a dangling link: no brake, as stopRequested says; the link named on top", () => {
+    const dir = journal();
+    symlinkSync("/nonexistent/flag", join(dir, "STOP"));
+    assert.equal(M.stopRequested(dir), false);
+    const s = json("status", dir);
+    assert.equal(s.out.stop.present, false);
+    assert.notEqual(s.out.verdict.state, "braked");
+    assert.equal(s.out.verdict.canStart, true, "writePid stands, so the verdict says it can start");
+    assert.ok(s.out.verdict.problems.some((p) => p.what.startsWith("STOP is a symlink")));
+    assert.equal(s.status, 1, "the link needs a hand");
+    // And the connector agrees: a claim stands.
+    M.writePid(dir, process.pid);
+    M.clearPid(dir, process.pid);
+  });
+
+  test("a run.lock with no owner record (stuck) exits 1, not 0", () => {
+    const dir = journal();
+    mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+    const s = json("status", dir);
+    assert.equal(s.out.verdict.state, "stuck");
+    assert.equal(s.status, 1);
+    assert.equal(cli("status", dir).status, 1);
+  });
+
+  test("a directory at STOP: the fix moves it aside and writes a brake of its own, and says that mv alone lifts it", () => {
+    const dir = journal();
+    mkdirSync(join(dir, "STOP"), { mode: 0o700 });
+    const s = json("status", dir);
+    assert.equal(s.out.stop.present, true);
+    const p = s.out.verdict.problems.find((x) => x.what.startsWith("STOP is present but cannot be read"));
+    assert.ok(p, JSON.stringify(s.out.verdict.problems));
+    assert.equal(
+      p.fix,
+      `a directory stands where STOP belongs: \`mv ${dir}/STOP ${dir}/STOP.aside && discord-journal stop ${dir} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`,
+    );
+    // Pasted (with a reason), the brake is still on.
+    const fix = /`([^`]+)`/.exec(p.fix)[1].replace("REASON", "maintenance").replace("&& discord-journal ", `&& ${process.execPath} ${bin} `);
+    assert.equal(spawnSync("sh", ["-c", fix]).status, 0);
+    assert.equal(M.stopRequested(dir), true);
+    assert.deepEqual(
+      M.readStop(dir).map((l) => l.reason),
+      ["maintenance"],
+    );
+  });
+
+  test("a record file its owner cannot read: its mode alone where it is the owner's, never a chown with a placeholder", () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "m1" });
+    const root = process.getuid?.() === 0;
+    if (root) {
+      // Run as root, the command reads as the journal's owner: nobody here.
+      for (const p of [join(dir, ".."), dir, join(dir, "turns"), join(dir, "inbox.jsonl")]) chownSync(p, 65534, 65534);
+      chmodSync(join(dir, ".."), 0o755);
+    }
+    chmodSync(join(dir, "inbox.jsonl"), 0o000);
+    const s = json("status", dir);
+    if (process.versions.deno && root) return; // Deno refuses to act as another user (cli-owner.test.mjs)
+    const p = s.out.verdict.problems.find((x) => x.what.startsWith("every read of inbox.jsonl refuses"));
+    assert.ok(p, JSON.stringify(s.out));
+    assert.equal(p.fix, `\`chmod 600 ${dir}/inbox.jsonl\``);
+    for (const x of s.out.verdict.problems) assert.doesNotMatch(x.fix, /<owner>/);
+  });
+
+  test("a STOP reason over 4 KiB is refused (exit 2) and nothing is written", () => {
+    const dir = journal();
+    const r = cli("stop", dir, "x".repeat(4097));
+    assert.equal(r.status, 2);
+    assert.match(r.stderr, /the reason is 4097 bytes; at most 4096 are taken/);
+    assert.equal(existsSync(join(dir, "STOP")), false);
+    assert.equal(cli("stop", dir, "x".repeat(4096)).status, 0);
+  });
+
+  test("control characters read from the journal are escaped in text: a reason or a nonce cannot clear the verdict", () => {
+    const dir = journal();
+    M.requestStop(dir, "\u001b[2J\rall clear\u009b");
+    M.appendOutbox(dir, { nonce: "n\u001b]0;title\u0007", status: "intent", at: "2026-12-01T00:00:00.000Z" });
+    const r = cli("status", dir);
+    assert.doesNotMatch(r.stdout, /[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/, "no raw control character but newlines");
+    assert.match(r.stdout, /\\u001b\[2J\\u000dall clear\\u009b/);
+    assert.match(r.stdout, /n\\u001b\]0;title\\u0007/);
+    // JSON keeps the values as read.
+    assert.equal(json("status", dir).out.stop.value[0].reason, "\u001b[2J\rall clear\u009b");
+  });
+
+  test("a usage mistake with --json is answered in JSON, exit 2", () => {
+    for (const args of [
+      ["status", "--bogus"],
+      ["statu", "x"],
+      ["stop", "a", "b", "c"],
+    ]) {
+      const r = cli(...args, "--json");
+      assert.equal(r.status, 2, args.join(" "));
+      assert.equal(r.stderr, "");
+      const out = JSON.parse(r.stdout);
+      assert.equal(out.ok, false);
+      assert.equal(out.exitCode, 2);
+      assert.equal(typeof out.error, "string");
+    }
+  });
+
+  test("check counts every bad line: 3,000 bad lines are 3000 problems, 1,000 named", () => {
+    const dir = journal();
+    writeFileSync(join(dir, "drops.jsonl"), "bad\n".repeat(3000), { mode: 0o600 });
+    const r = cli("check", dir);
+    assert.equal(r.status, 1);
+    assert.match(r.stdout, /^drops\.jsonl: and 2000 more bad lines$/m);
+    assert.match(r.stdout, /^3000 problems$/m);
+  });
+
+  test("a path that loops, or is too long, is named as what it is, not as a permission", () => {
+    const top = scratch();
+    symlinkSync(join(top, "b"), join(top, "a"));
+    symlinkSync(join(top, "a"), join(top, "b"));
+    const loop = cli("status", join(top, "a", "discord", "alpha"));
+    assert.equal(loop.status, 1);
+    assert.match(loop.stderr, /\(ELOOP\): symbolic links on its path lead round in a loop/);
+    const long = cli("status", join(top, "x".repeat(300)));
+    assert.equal(long.status, 1);
+    assert.match(long.stderr, /\(ENAMETOOLONG\): the path, or a name on it, is longer than the system takes/);
+    for (const r of [loop, long]) assert.doesNotMatch(r.stderr, /cannot be searched/);
+    assert.deepEqual(readdirSync(top).sort(), ["a", "b"]);
+  });
+});
