@@ -10,11 +10,11 @@
 // package's own, so these tests skip against another implementation.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, scratch } from "./helpers.mjs";
+import { M, addonOnly, journal, modulePath, runModule, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -60,7 +60,10 @@ describe("the command agrees with the connector, and its advice keeps the brake 
       `a directory stands where STOP belongs: \`mv ${dir}/STOP ${dir}/STOP.aside && discord-journal stop ${dir} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`,
     );
     // Pasted (with a reason), the brake is still on.
-    const fix = /`([^`]+)`/.exec(p.fix)[1].replace("REASON", "maintenance").replace("&& discord-journal ", `&& ${process.execPath} ${bin} `);
+    const fix = /`([^`]+)`/
+      .exec(p.fix)[1]
+      .replace("REASON", "maintenance")
+      .replace("&& discord-journal ", `&& ${process.execPath} ${bin} `);
     assert.equal(spawnSync("sh", ["-c", fix]).status, 0);
     assert.equal(M.stopRequested(dir), true);
     assert.deepEqual(
@@ -145,5 +148,41 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     assert.match(long.stderr, /\(ENAMETOOLONG\): the path, or a name on it, is longer than the system takes/);
     for (const r of [loop, long]) assert.doesNotMatch(r.stderr, /cannot be searched/);
     assert.deepEqual(readdirSync(top).sort(), ["a", "b"]);
+  });
+
+  test("a repair that stops on a later file says which files it mended before", () => {
+    const dir = journal();
+    // A line cut short mid-file in each: inbox's is set aside; drops.jsonl
+    // has another name, so its rewrite is refused after inbox is done.
+    const cut = '{"id":"m1"}\n{"id":"m2","at":"20\n{"id":"m3"}\n';
+    writeFileSync(join(dir, "inbox.jsonl"), cut, { mode: 0o600 });
+    writeFileSync(join(dir, "drops.jsonl"), cut, { mode: 0o600 });
+    linkSync(join(dir, "drops.jsonl"), join(dir, "..", "drops-elsewhere"));
+    const r = cli("repair", dir, "--apply");
+    assert.equal(r.status, 1, r.stdout + r.stderr);
+    assert.match(r.stderr, /drops\.jsonl has another name \(a hard link\)/);
+    assert.match(r.stderr, /\ninbox\.jsonl was repaired before it stopped \(its damaged parts set aside in inbox\.jsonl\.aside-[^)]+\)/);
+    assert.equal(readFileSync(join(dir, "inbox.jsonl"), "utf8"), '{"id":"m1"}\n{"id":"m3"}\n');
+    assert.equal(readFileSync(join(dir, "drops.jsonl"), "utf8"), cut);
+  });
+
+  test("a repair that stops on corruption after clearing a dead owner's lock says it cleared it", () => {
+    const dir = journal();
+    // An owner that claimed the binding and died.
+    const died = spawnSync(
+      process.execPath.endsWith("deno") ? process.execPath : process.execPath,
+      runModule(
+        `const p = ${JSON.stringify(modulePath)}; const M = p.endsWith(".mjs") ? await import(p) : (await import("node:module")).createRequire(import.meta.url)(p); M.writePid(${JSON.stringify(dir)}, process.pid);`,
+      ).slice(1),
+    );
+    assert.equal(died.status, 0, String(died.stderr));
+    writeFileSync(join(dir, "drops.jsonl"), '{"id":"d1"}\nnot json at all\n{"id":"d2"}\n', { mode: 0o600 });
+    const r = cli("repair", dir, "--apply");
+    assert.equal(r.status, 1);
+    assert.match(
+      r.stderr,
+      /run\.lock of pid \d+, which is gone, was cleared to hold the binding during the repair\nno file was changed: 1 line is not an interrupted append/,
+    );
+    assert.doesNotMatch(r.stderr, /nothing was changed/);
   });
 });

@@ -39,8 +39,10 @@ function repair(t, apply) {
       (c) =>
         `${c.file}:${c.line}: corrupt (byte offset ${c.offset}, ${plural(c.length, "byte")}): ${c.head === undefined ? `(not shown: ${c.file} is a symbolic link)` : `${JSON.stringify(c.head)}${Buffer.byteLength(c.head) < c.length ? "…" : ""}`}`,
     );
+    // A dead owner's lock cleared to hold the binding is a change all the same (#34).
+    if (r.tookOver) out.push(tookOver(r));
     out.push(
-      `nothing was changed: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
+      `${r.tookOver ? "no file was changed" : "nothing was changed"}: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
       `Look at ${plan.corrupt.length === 1 ? "it" : "each"} (\`sed -n '${plan.corrupt[0].line}p' ${sh(path.join(dir, plan.corrupt[0].file))}\`), move it out of the file by hand, keeping its bytes, then run \`discord-journal repair ${d} --apply\` again for the rest`,
     );
     const e = new Error(out.map(escaped).join("\n"));

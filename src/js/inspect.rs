@@ -45,16 +45,20 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
     let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
     let held = repair::hold(d, &now)?;
     pause("held");
+    let mut mended = Vec::new();
     let outcome = (|| {
       let cleaned = repair::clean(&j)?;
       let plan = repair::plan(&j)?;
       if !plan.corrupt.is_empty() {
         return Ok((cleaned, plan, None));
       }
-      let done = repair::apply(&j, &plan, &stamp, &mut pause)?;
-      Ok::<_, crate::error::JournalError>((cleaned, plan, Some(done)))
+      repair::apply_into(&j, &plan, &stamp, &mut pause, &mut mended)?;
+      Ok::<_, crate::error::JournalError>((cleaned, plan, Some(std::mem::take(&mut mended))))
     })();
     let released = repair::release(d, &held);
+    // A failure says what was changed before it (#34): the files mended,
+    // and a dead owner's lock cleared to hold the binding.
+    let outcome = outcome.map_err(|e| repair::stopped(e, &mended, held.took_over.as_deref()));
     let (cleaned, plan, done) = outcome?;
     released?;
     let applied = done.is_some();

@@ -32,13 +32,20 @@ pub struct Done {
 /// names the quarantine files. Each file is mended whole or not at all; a
 /// failure stops the repair, with the files mended before it mended.
 pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) -> Result<Vec<Done>> {
+  let mut done = Vec::new();
+  apply_into(j, plan, stamp, step, &mut done)?;
+  Ok(done)
+}
+
+/// `apply`, with what it finished in `done` as it goes: where a later file
+/// fails, the caller still says which were mended (#34).
+pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str), done: &mut Vec<Done>) -> Result<()> {
   if let Some(f) = plan.files.iter().find(|f| f.link && f.changes()) {
     return Err(JournalError::failed(format!(
       "{} is a symlink: a repair changes only the journal's own files, and nothing was changed. Mend the file it leads to by hand, or put the file itself in its place",
       f.name
     )));
   }
-  let mut done = Vec::new();
   for f in plan.files.iter().filter(|f| f.changes()) {
     let refuse = |e: std::io::Error| quiet_io(&e, f.name, "repair");
     // One descriptor for the check and every read after it: the file mended
@@ -110,7 +117,7 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
       quarantine: Some(q),
     });
   }
-  Ok(done)
+  Ok(())
 }
 
 /// Sets a turn record aside: moved whole into the journal directory
