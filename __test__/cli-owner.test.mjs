@@ -13,7 +13,7 @@ import { chmodSync, chownSync, lchownSync, mkdirSync, readdirSync, statSync, sym
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, scratch } from "./helpers.mjs";
+import { M, addonOnly, journal, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -195,6 +195,66 @@ describe("run as root on another user's journal, the command reads as that user 
   });
 });
 
+describe("run as root, the command reads with no more rights than whoever controls the journal's names (#33)", addonOnly, () => {
+  test("a root-owned journal a group may write in: read with that group alone, so a link it swaps in shows nothing", asRoot, () => {
+    const top = scratch();
+    chmodSync(top, 0o755);
+    const dir = join(top, "discord", "grp");
+    M.ensureJournal(dir);
+    chmodSync(join(top, "discord"), 0o755);
+    chownSync(dir, 0, NOBODY);
+    chmodSync(dir, 0o2770);
+    symlinkSync(secretFile(), join(dir, "inbox.jsonl"));
+    const runs = outputs(dir);
+    noSecret(runs);
+    assert.match(runs[0].err, /acting as nobody \(uid 65534\), with group 65534 alone, as that group may write in /);
+    // The fix for the link is never a root cp that would copy what it leads to.
+    for (const x of statusOf(runs).verdict.problems) assert.doesNotMatch(x.fix, /(^|`)cp /);
+  });
+
+  test("a user with no entry in the user database is given no group, not the journal directory's", asRoot, () => {
+    const top = scratch();
+    chmodSync(top, 0o755);
+    mkdirSync(join(top, "discord"), { mode: 0o755 });
+    // A group-readable directory of root's, which uid 4242 could read only through that group.
+    const grp = join(scratch(), "group-only");
+    mkdirSync(grp, { mode: 0o750 });
+    chmodSync(join(grp, ".."), 0o755);
+    chownSync(grp, 0, 4242);
+    writeFileSync(join(grp, "secret-name.json"), "{}", { mode: 0o640 });
+    chownSync(join(grp, "secret-name.json"), 0, 4242);
+    const dir = join(top, "discord", "alpha");
+    mkdirSync(dir, { mode: 0o770 });
+    chownSync(dir, 4242, 4242);
+    symlinkSync(grp, join(dir, "turns"));
+    lchownSync(join(dir, "turns"), 4242, 4242);
+    const runs = outputs(dir);
+    noSecret(runs);
+    for (const r of runs) assert.doesNotMatch(r.out + r.err, /secret-name/, `${r.command}: ${r.out}${r.err}`);
+    assert.match(runs[0].err, /acting as uid 4242, the journal's owner \(its uid, and no group/);
+  });
+
+  test("the journal's path given relative: status shows the journal's own path, not its parent's", asRoot, () => {
+    const dir = nobodysJournal();
+    giveAway(dir);
+    const r = spawnSync(process.execPath, [bin, "status", "discord/alpha", "--json"], { cwd: join(dir, "..", ".."), encoding: "utf8" });
+    assert.equal(JSON.parse(r.stdout).journal, dir);
+  });
+
+  test("stop --init in a data root another user owns: the journal is made as that user, and braked", asRoot, () => {
+    const top = scratch();
+    chmodSync(top, 0o755);
+    mkdirSync(join(top, "data", "discord"), { recursive: true, mode: 0o755 });
+    chownSync(join(top, "data"), NOBODY, NOBODY);
+    chownSync(join(top, "data", "discord"), NOBODY, NOBODY);
+    const r = cli("stop", "--init", "--data-root", join(top, "data"), "--binding", "delta", "maintenance");
+    assert.equal(r.status, 0, r.stderr);
+    const dir = join(top, "data", "discord", "delta");
+    for (const p of [dir, join(dir, "turns"), join(dir, "STOP")]) assert.equal(statSync(p).uid, NOBODY, p);
+    assert.equal(M.stopRequested(dir), true);
+  });
+});
+
 describe("where the command cannot become the journal's owner, it reads nothing (#33)", addonOnly, () => {
   test("run as root under a runtime that cannot set its groups: every command refuses, naming the user and why", onDeno, () => {
     const dir = nobodysJournal();
@@ -215,6 +275,32 @@ describe("where the command cannot become the journal's owner, it reads nothing 
 });
 
 describe("a record file that leads out of the journal shows none of its bytes, whoever runs the command (#33)", addonOnly, () => {
+  test("turns/ and run.lock as links out of the journal: each named, nothing below them shown", () => {
+    const dir = journal();
+    const elsewhere = scratch();
+    mkdirSync(join(elsewhere, "turnsdir"));
+    writeFileSync(join(elsewhere, "turnsdir", "secret-name.json"), "secret-line-1\n");
+    mkdirSync(join(elsewhere, "lockdir"));
+    writeFileSync(join(elsewhere, "lockdir", "owner.json"), JSON.stringify({ pid: 1, start: "secret-start", boot: "secret-boot" }));
+    spawnSync("rmdir", [join(dir, "turns")]);
+    symlinkSync(join(elsewhere, "turnsdir"), join(dir, "turns"));
+    symlinkSync(join(elsewhere, "lockdir"), join(dir, "run.lock"));
+    const runs = ["status", "check"].flatMap((c) =>
+      [cli(c, dir), cli(c, dir, "--json")].map((r) => ({ command: c, out: r.stdout, err: r.stderr })),
+    );
+    noSecret(runs);
+    for (const r of runs) assert.doesNotMatch(r.out + r.err, /secret-name|pid 1\b/, `${r.command}: ${r.out}`);
+    const whats = JSON.parse(runs[1].out).verdict.problems.map((x) => x.what);
+    assert.ok(
+      whats.some((w) => w.startsWith(`turns is a symbolic link to ${join(elsewhere, "turnsdir")}, outside the journal`)),
+      whats.join("\n"),
+    );
+    assert.ok(
+      whats.some((w) => w.startsWith(`run.lock is a symbolic link to ${join(elsewhere, "lockdir")}, outside the journal`)),
+      whats.join("\n"),
+    );
+  });
+
   test("a corrupt line in a file outside the journal, reached through inbox.jsonl: placed, named as a link, never quoted", () => {
     const top = scratch();
     const dir = join(top, "discord", "alpha");

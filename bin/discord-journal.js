@@ -49,11 +49,12 @@ function load(name) {
  * there, before it opens anything inside (#33); the modules it runs are
  * loaded first, while root can still reach them.
  */
-function target(dir, opts, command, { write = false, uses = [] } = {}) {
+function target(dir, opts, command, { write = false, uses = [], acting = null } = {}) {
   const { journalDir, reach } = load("target");
   for (const name of ["journal", ...uses]) load(name);
   const d = journalDir(dir, opts, command);
   const t = reach(d, { command, write, argv: ["discord-journal", command, d] });
+  t.acting ??= acting;
   if (t.acting && !opts.json) console.error(`discord-journal: ${t.acting}`);
   return t;
 }
@@ -119,15 +120,21 @@ withDir(command("stop", "write STOP: no new turn starts and no run can claim the
       // With --binding, a single word is the reason: `stop --binding NAME maintenance`.
       if (opts.binding !== undefined && dir !== undefined && reason === "stop") [dir, reason] = [undefined, dir];
       load("brake").stopReason(reason);
+      let made = null;
       if (opts.init) {
         // Only a directory that is not there yet is made, and only under a binding's name.
         const d = load("target").journalDir(dir, opts, "stop");
         if (!load("target").BINDING_NAME.test(path.basename(d))) {
           throw new UsageError(`--init makes a binding's journal, and ${path.basename(d)} is not a binding name`);
         }
-        if (!fs.existsSync(d)) load("journal").J.ensureJournal(d);
+        if (!fs.existsSync(d)) {
+          // Made by the user whose path it is, never by root (#33).
+          for (const name of ["journal", "brake"]) load(name);
+          made = load("target").becomeMaker(d, ["discord-journal", "stop", d]);
+          load("journal").J.ensureJournal(d);
+        }
       }
-      return load("brake").stop(target(dir, opts, "stop", { write: true, uses: ["brake"] }), reason);
+      return load("brake").stop(target(dir, opts, "stop", { write: true, uses: ["brake"], acting: made }), reason);
     }),
   );
 

@@ -19,7 +19,7 @@ function render(status) {
   // Every string read from the journal, escaped before any is painted.
   const s = escapedAll(status);
   const out = [];
-  const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : f(r.value));
+  const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : r.notShown ? `(${r.notShown})` : f(r.value));
   out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`);
   if (s.journalLink) out.push(dim(`the journal's directory is a symbolic link to ${s.journalLink}`));
   out.push("");
@@ -78,7 +78,7 @@ function render(status) {
 
   out.push("", "files:");
   const entries = Object.entries(s.files);
-  const records = s.turns.refused === undefined ? s.turns.records : 0;
+  const records = s.turns.records ?? 0;
   const lw = Math.max(String(records).length, ...entries.map(([, f]) => String(f.lines ?? "").length));
   const bw = Math.max(0, ...entries.map(([, f]) => String(f.bytes ?? "").length));
   // Counts right-aligned with their unit after one space: `    5 lines`, `    1 line`.
@@ -97,6 +97,7 @@ function render(status) {
   }
   if (entries.length === 0) out.push("  (no record files)");
   if (s.turns.refused !== undefined) rows.push(["  turns/", "", "", mark("bad", `unreadable: ${s.turns.refused}`)]);
+  else if (s.turns.notShown) rows.push(["  turns/", "", "", mark("bad", s.turns.notShown)]);
   else {
     const note = s.turns.badRecords > 0 ? mark("bad", `${plural(s.turns.badRecords, "bad record")}, the first ${s.turns.bad[0].file}`) : "";
     rows.push(["  turns/", count(records, lw, "record", "records"), "", note]);

@@ -8,7 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, ownerElsewhere, seesEveryProcess } = require("./journal.js");
-const { RECORD_FILES, survey, keepBrake } = require("./target.js");
+const { RECORD_FILES, survey, keepBrake, chmodFix, chownFix } = require("./target.js");
 const { sh } = require("./output.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
@@ -42,7 +42,8 @@ const damageFix = (dir, damage) =>
     : `\`discord-journal repair ${sh(dir)} --apply\` sets it aside, keeping its bytes in the journal (without --apply it shows what it would do)`;
 
 /** The one command for a file a reader cannot read, by the refusal's code. */
-function readFix(dir, name, refusal, entry, owner) {
+function readFix(t, name, refusal, entry, owner) {
+  const { dir } = t;
   const p = sh(path.join(dir, name));
   const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
   // STOP is the brake: the connector never makes it again, so it is replaced, not removed.
@@ -56,8 +57,9 @@ function readFix(dir, name, refusal, entry, owner) {
   }
   if (code === "EACCES" || code === "EPERM") {
     // Already the owner's: its mode is what keeps the owner out.
-    if (entry !== undefined && entry.uid === owner.uid) return `\`chmod 600 ${p}\``;
-    return `give it back to the journal's owner: \`chown ${sh(`${owner.name ?? owner.uid}:`)} ${p}\`, then \`chmod 600 ${p}\``;
+    const file = path.join(dir, name);
+    if (entry !== undefined && entry.uid === owner.uid) return chmodFix(t, "600", file);
+    return `give it back to the journal's owner: ${chownFix(owner.uid, file, false)}, then ${chmodFix(t, "600", file)}`;
   }
   // A directory at STOP is a brake all the same: moving it aside alone would lift it.
   if (code === "EISDIR" && name === "STOP")
@@ -134,7 +136,8 @@ function status(target, now = Date.now()) {
       files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...first, unterminated };
     }
   }
-  const turns = attempt(() => scanTurns(at));
+  let turns = attempt(() => scanTurns(at));
+  if (out("turns") && turns.value) turns = { notShown: NOT_SHOWN("turns") };
   let unresolved = attempt(() =>
     J.unresolvedOutbox(at)
       .map((e) => ({
@@ -148,7 +151,7 @@ function status(target, now = Date.now()) {
   if (out("outbox.jsonl") && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN("outbox.jsonl") };
   const onToday = {
     admissions: attempt(() => J.countAdmissionsOn(at, today)),
-    turns: attempt(() => J.countTurnsOn(at, today)),
+    turns: out("turns") ? { notShown: NOT_SHOWN("turns") } : attempt(() => J.countTurnsOn(at, today)),
     notices: attempt(() => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
   };
   let reloads = attempt(() => J.readReloads(at));
@@ -164,7 +167,7 @@ function status(target, now = Date.now()) {
   if (seen.entries["run.lock"] !== undefined) {
     let owner = J.readPid(at);
     const state = J.ownerState(owner);
-    if (out(path.join("run.lock", "owner.json")) && owner !== null) owner = { notShown: NOT_SHOWN("run.lock/owner.json") };
+    if ((out("run.lock") || out(path.join("run.lock", "owner.json"))) && owner !== null) owner = { notShown: NOT_SHOWN("run.lock") };
     // Beyond the library's state, what the command can tell of the owner's
     // namespace: alive in one below this (its pid here), and whether this
     // process sees every process (a container does not: an owner "gone"
@@ -173,13 +176,13 @@ function status(target, now = Date.now()) {
   }
   const s = {
     verdict: null,
-    journal: path.resolve(dir),
+    journal: target.abs ?? path.resolve(dir),
     label: J.journalLabel(at),
     ...(target.link ? { journalLink: target.link.to } : {}),
     today,
     owner: seen.owner,
     files,
-    turns: turns.refused !== undefined ? turns : { records: turns.value.records, badRecords: turns.value.badCount, bad: turns.value.bad },
+    turns: turns.value === undefined ? turns : { records: turns.value.records, badRecords: turns.value.badCount, bad: turns.value.bad },
     unresolvedDeliveries: unresolved,
     onToday,
     lastReload: reloads.value ? (reloads.value.at(-1) ?? null) : reloads,
@@ -190,7 +193,7 @@ function status(target, now = Date.now()) {
     setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
     ...(target.acting ? { acting: target.acting } : {}),
   };
-  s.verdict = verdict(dir, s, seen.problems);
+  s.verdict = verdict(target, s, seen.problems);
   return s;
 }
 
@@ -200,7 +203,8 @@ function status(target, now = Date.now()) {
  * is needed), braked, running, crashed (the last run died holding the
  * lock; `recover` clears it) or ready. Each problem is `{ what, fix }`.
  */
-function verdict(dir, s, found) {
+function verdict(target, s, found) {
+  const { dir } = target;
   // What stops every read first; owners and modes after.
   const problems = [];
   let unreadable = false;
@@ -210,7 +214,10 @@ function verdict(dir, s, found) {
     if (f.refused !== undefined) {
       unreadable = true;
       sawFile.add(name);
-      problems.push({ what: `every read of ${name} refuses: ${f.refused}`, fix: readFix(dir, name, f.refused, s.entries[name], s.owner) });
+      problems.push({
+        what: `every read of ${name} refuses: ${f.refused}`,
+        fix: readFix(target, name, f.refused, s.entries[name], s.owner),
+      });
     } else if (f.badLines > 0) {
       damaged = true;
       sawFile.add(name);
@@ -256,7 +263,7 @@ function verdict(dir, s, found) {
     unreadable = true;
     problems.push({
       what: `STOP is present but cannot be read: ${stop.refused}; it is a brake all the same`,
-      fix: readFix(dir, "STOP", stop.refused, s.entries.STOP, s.owner),
+      fix: readFix(target, "STOP", stop.refused, s.entries.STOP, s.owner),
     });
   }
   const lockState = s.lock?.state;

@@ -68,6 +68,16 @@ function asUser(uid, argv) {
 
 const octal = (mode) => (mode & 0o7777).toString(8).padStart(4, "0");
 
+/**
+ * Fixes that change a mode or an owner, safe to paste whatever the
+ * journal's user does to its names meanwhile (#33): `chmod` follows a
+ * link, so where root ran the command it runs as that user, who can then
+ * change only its own files; `chown` changes a link itself (`-h`), never
+ * the file it leads to (and `-R` does not follow links below).
+ */
+const chmodFix = (t, mode, p) => `\`${t.acting ? `sudo -u ${sh(userName(t.st.uid) ?? `#${t.st.uid}`)} ` : ""}chmod ${mode} ${sh(p)}\``;
+const chownFix = (uid, p, dir) => `\`chown ${dir ? "-R" : "-h"} ${sh(`${userName(uid) ?? uid}:`)} ${sh(p)}\``;
+
 /** Whether the effective user may `want` (4 read, 2 write, 1 search) by the mode bits. */
 function permits(st, want) {
   const uid = process.geteuid();
@@ -111,10 +121,24 @@ function unreachable(dir, e, argv) {
 function actor(abs, st) {
   if (st.uid !== 0) return { uid: st.uid, gid: st.gid, why: "the journal's owner" };
   let found = null;
+  // A directory of root's that a group or everyone may write in (and not
+  // sticky) lets them swap what is in it: read with no more than their rights.
+  const shared = (dir, d) => {
+    if (d.uid !== 0 || d.mode & 0o1000) return;
+    if (d.mode & 0o002) found = { uid: NOBODY, gid: NOGROUP, group: true, why: `as anyone may write in ${dir}, on the journal's path` };
+    else if (d.mode & 0o020 && d.gid !== 0)
+      found = {
+        uid: NOBODY,
+        gid: d.gid,
+        group: true,
+        why: `with group ${d.gid} alone, as that group may write in ${dir}, on the journal's path`,
+      };
+  };
   let cur = path.parse(abs).root;
   for (const name of abs.slice(cur.length).split(path.sep).filter(Boolean)) {
     const parent = fs.statSync(cur);
     if (parent.uid !== 0) found = { uid: parent.uid, gid: parent.gid, why: `who owns ${cur}, on the journal's path` };
+    shared(cur, parent);
     const p = path.join(cur, name);
     const l = fs.lstatSync(p);
     if (l.isSymbolicLink()) {
@@ -122,8 +146,12 @@ function actor(abs, st) {
       cur = fs.realpathSync(p);
     } else cur = p;
   }
+  shared(cur, st);
   return found;
 }
+
+const NOBODY = 65534;
+const NOGROUP = 65534;
 
 /** A user's primary group from the system's user database, or null. */
 function primaryGroup(uid) {
@@ -145,7 +173,10 @@ function primaryGroup(uid) {
 function becomeActor(dir, abs, who_, argv) {
   const { uid, why } = who_;
   const name = userName(uid);
-  const gid = primaryGroup(uid) ?? who_.gid;
+  // A user with no entry in the user database (a container's uid) has no
+  // group to be known by: it is given none (65534, nogroup), never the
+  // group of a directory it was found by, which may be a privileged one.
+  const gid = who_.group ? who_.gid : name ? (primaryGroup(uid) ?? NOGROUP) : NOGROUP;
   const cannot = (reason) =>
     new Refusal(
       `the journal at ${dir} is read with the rights of ${who(uid)}, ${why}, and this command cannot act as that user (${reason}); ` +
@@ -155,8 +186,8 @@ function becomeActor(dir, abs, who_, argv) {
   // Deno has neither initgroups nor setgroups: root's groups would stay.
   if (!process.initgroups && !process.setgroups) throw cannot("this runtime cannot set its groups, and root's would stay");
   try {
-    process.chdir(path.dirname(abs));
-    if (name && process.initgroups) process.initgroups(name, gid);
+    if (abs !== null) process.chdir(path.dirname(abs));
+    if (name && !who_.group && process.initgroups) process.initgroups(name, gid);
     else process.setgroups([gid]);
     process.setegid(gid);
     process.seteuid(uid);
@@ -170,8 +201,29 @@ function becomeActor(dir, abs, who_, argv) {
     }
     throw cannot(e.code ?? e.message);
   }
-  const groups = name ? "its uid, gid and groups" : `uid and gid ${gid} (it has no entry in the user database, so no other groups)`;
-  return { at: path.basename(abs) || ".", acting: `acting as ${who(uid)}, ${why} (${groups}): what it cannot read is not shown` };
+  const groups = who_.group
+    ? `gid ${gid} and no other group`
+    : name
+      ? "its uid, gid and groups"
+      : "its uid, and no group (it has no entry in the user database)";
+  return {
+    at: abs === null ? dir : path.basename(abs) || ".",
+    acting: `acting as ${who(uid)}, ${why} (${groups}): what it cannot read is not shown`,
+  };
+}
+
+/**
+ * Run as root, become the user a journal not made yet belongs to (that of
+ * the nearest directory of its path that exists, as `actor` judges it)
+ * before it is made (`stop --init`), so that it is that user's, as the
+ * service makes it; the working directory stays. The message, or null.
+ */
+function becomeMaker(dir, argv) {
+  if (process.geteuid() !== 0) return null;
+  let base = path.resolve(dir);
+  while (!fs.existsSync(base) && path.dirname(base) !== base) base = path.dirname(base);
+  const user = actor(base, fs.statSync(base));
+  return user === null ? null : becomeActor(dir, null, user, argv).acting;
 }
 
 /**
@@ -205,7 +257,7 @@ function reach(dir, { command, write = false, argv }) {
       } catch (e) {
         throw new Refusal(
           `the journal at ${dir} is out of reach of ${who(user.uid)}, ${user.why} (${e.code}), so its service cannot reach it either; nothing was read or changed. ` +
-            `Let that user search ${path.dirname(abs)}: \`setfacl -m u:${userName(user.uid) ?? user.uid}:x ${sh(path.dirname(abs))}\``,
+            `\`namei -l ${sh(dir)}\` shows which directory on the path is closed to it`,
         );
       }
     }
@@ -215,7 +267,9 @@ function reach(dir, { command, write = false, argv }) {
     new Refusal(
       `cannot ${what} the journal at ${dir} (${code}): it belongs to ${who(st.uid)} with mode ${octal(st.mode)}, ` +
         `and this command runs as ${who(self)}; nothing was read or changed. ` +
-        (st.uid === self ? `Give its owner its rights back: \`chmod 700 ${sh(dir)}\`` : `Run it as its owner: ${asUser(st.uid, argv)}`),
+        (st.uid === self
+          ? `Give its owner its rights back: ${chmodFix({ acting, st }, "700", dir)}`
+          : `Run it as its owner: ${asUser(st.uid, argv)}`),
     );
   let entries;
   try {
@@ -233,7 +287,7 @@ function reach(dir, { command, write = false, argv }) {
         `nothing was read or changed. Give a binding's journal directory, <data root>/discord/<binding> (\`discord-journal ${command} data/discord/NAME\`)`,
     );
   }
-  return { dir, at, st, entries, link, acting };
+  return { dir, abs, at, st, entries, link, acting };
 }
 
 /**
@@ -291,14 +345,12 @@ function survey(target, now = Date.now()) {
   const names = {};
   const outside = {};
   // A link is changed itself (-h): chown follows it otherwise, to a file outside the journal.
-  const chown = (p, lst) =>
-    `\`chown ${lst.isDirectory() ? "-R " : lst.isSymbolicLink() ? "-h " : ""}${sh(`${userName(owner) ?? owner}:`)} ${sh(p)}\``;
   const check = (rel, lst, want) => {
     const p = path.join(dir, rel);
     if (lst.uid !== owner) {
       found.push({
         what: `${rel} belongs to ${who(lst.uid)}, not to ${who(owner)}, who owns the journal (the user its service runs as), which may then be unable to read or replace it`,
-        fix: chown(p, lst),
+        fix: chownFix(owner, p, lst.isDirectory()),
         // The service may not get past it: a verdict counts on nothing it cannot read.
         blocks: true,
       });
@@ -306,7 +358,7 @@ function survey(target, now = Date.now()) {
     if (!lst.isSymbolicLink() && (lst.mode & 0o7777) !== want) {
       found.push({
         what: `${rel} has mode ${octal(lst.mode)}, not ${octal(want)}${rel === "STOP" ? " (processing stops then refuse: STOP cannot be verified)" : ""}`,
-        fix: `\`chmod ${want.toString(8)} ${sh(p)}\``,
+        fix: chmodFix(target, want.toString(8), p),
       });
     }
   };
@@ -331,7 +383,7 @@ function survey(target, now = Date.now()) {
     });
   };
   if ((st.mode & 0o7777) !== 0o700) {
-    found.push({ what: `the journal directory has mode ${octal(st.mode)}, not 0700`, fix: `\`chmod 700 ${sh(dir)}\`` });
+    found.push({ what: `the journal directory has mode ${octal(st.mode)}, not 0700`, fix: chmodFix(target, "700", dir) });
   }
   for (const name of entries) {
     if (!JOURNAL_ENTRIES.has(name)) continue;
@@ -364,6 +416,22 @@ function survey(target, now = Date.now()) {
       continue;
     }
     if (RECORD_FILES.includes(name) && lst.isSymbolicLink()) linkOut(name, lst);
+    // turns/ or run.lock as a link: the connector makes each a directory of
+    // the journal's own. Named, and nothing below it shown.
+    if ((name === "turns" || name === "run.lock") && lst.isSymbolicLink()) {
+      const l = leads(at, name);
+      if (l.outside) outside[name] = l;
+      const p = sh(path.join(dir, name));
+      found.push({
+        what: `${name} is a symbolic link to ${l.to}${l.outside ? ", outside the journal" : ""}: the connector makes it a directory of the journal's own, and nothing below it is shown here`,
+        fix:
+          name === "run.lock"
+            ? `\`rm ${p}\` removes the link alone (a connector's lock is a directory, never a link; what it points to is not touched)`
+            : `\`mv ${p} ${p}.aside && mkdir -m 700 ${p}\` sets the link aside (what it points to is not touched) and gives the journal a turns/ of its own`,
+        blocks: true,
+        link: true,
+      });
+    }
     if (name !== ".stop.lock") check(name, lst, isDir ? 0o700 : 0o600);
     else {
       const seconds = Math.max(0, Math.round((now - lst.mtimeMs) / 1000));
@@ -407,4 +475,4 @@ function survey(target, now = Date.now()) {
   return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found, outside };
 }
 
-module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, survey, who, asUser, keepBrake };
+module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, becomeMaker, survey, who, asUser, keepBrake, chmodFix, chownFix };
