@@ -9,7 +9,7 @@
 // implementation; the root ones skip by name without root.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, lchownSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, lchownSync, linkSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -232,6 +232,24 @@ describe("run as root, the command reads with no more rights than whoever contro
     noSecret(runs);
     for (const r of runs) assert.doesNotMatch(r.out + r.err, /secret-name/, `${r.command}: ${r.out}${r.err}`);
     assert.match(runs[0].err, /acting as uid 4242, the journal's owner \(its uid, and no group/);
+  });
+
+  test("a record file that is a hard link to a root-only file: no byte shown, and no chown or chmod offered", asRoot, () => {
+    const dir = nobodysJournal();
+    const secret = secretFile();
+    spawnSync("rm", [join(dir, "drops.jsonl")]);
+    giveAway(dir);
+    // Made by root after the journal was given away: the file stays root's.
+    linkSync(secret, join(dir, "drops.jsonl"));
+    const runs = outputs(dir);
+    noSecret(runs);
+    const problems = statusOf(runs).verdict.problems;
+    for (const x of problems) assert.doesNotMatch(x.fix, /\bch(own|mod)\b[^`]*drops\.jsonl/, x.fix);
+    assert.ok(
+      problems.some((x) => x.what.startsWith("drops.jsonl has another name (a hard link)")),
+      JSON.stringify(problems),
+    );
+    assert.equal(statSync(secret).uid, 0);
   });
 
   test("the journal's path given relative: status shows the journal's own path, not its parent's", asRoot, () => {

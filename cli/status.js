@@ -55,6 +55,8 @@ function readFix(t, name, refusal, entry, owner) {
     const what = entry?.to ? `a symlink to a ${entry.to}` : `a ${entry?.kind ?? "file of another kind"}`;
     return `\`rm ${p}\` (${what} holds no record; the connector makes the file again)`;
   }
+  if ((code === "EACCES" || code === "EPERM") && entry?.links > 1)
+    return `\`mv ${p} ${p}.aside\` sets this name aside (it has another name, which keeps the file); the connector starts the file afresh`;
   if (code === "EACCES" || code === "EPERM") {
     // Already the owner's: its mode is what keeps the owner out.
     const file = path.join(dir, name);

@@ -347,6 +347,16 @@ function survey(target, now = Date.now()) {
   // A link is changed itself (-h): chown follows it otherwise, to a file outside the journal.
   const check = (rel, lst, want) => {
     const p = path.join(dir, rel);
+    // A file with another name shares its owner and mode with that name: a
+    // chown or chmod would change the other too (#33).
+    if (!lst.isDirectory() && lst.nlink > 1 && (lst.uid !== owner || (lst.mode & 0o7777) !== want)) {
+      found.push({
+        what: `${rel} has another name (a hard link), and ${lst.uid !== owner ? `belongs to ${who(lst.uid)}` : `has mode ${octal(lst.mode)}`}: changing it would change that other name's file too`,
+        fix: `\`mv ${sh(p)} ${sh(`${p}.aside`)}\` sets this name aside (the file keeps its other name); the connector starts the file afresh`,
+        blocks: lst.uid !== owner,
+      });
+      return;
+    }
     if (lst.uid !== owner) {
       found.push({
         what: `${rel} belongs to ${who(lst.uid)}, not to ${who(owner)}, who owns the journal (the user its service runs as), which may then be unable to read or replace it`,
@@ -394,6 +404,7 @@ function survey(target, now = Date.now()) {
       continue; // gone since the listing
     }
     const entry = { kind: kind(lst), mode: octal(lst.mode), uid: lst.uid, size: lst.size, mtime: lst.mtime.toISOString() };
+    if (!lst.isDirectory() && lst.nlink > 1) entry.links = lst.nlink;
     if (lst.isSymbolicLink()) {
       // What the readers open: the link's target.
       try {
