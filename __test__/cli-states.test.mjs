@@ -187,4 +187,55 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     );
     assert.doesNotMatch(r.stderr, /nothing was changed/);
   });
+
+  // A small tmpfs of its own, made full or read-only for real.
+  const mounts = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };
+  test(
+    "a full or read-only file system is named as such by stop and unlock, and a STOP a failed stop left is called a brake",
+    mounts,
+    () => {
+      const mnt = scratch();
+      const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40", "tmpfs", mnt]);
+      if (m.status !== 0) return; // no mounts here (a container without the capability): nothing to test
+      try {
+        const dir = join(mnt, "discord", "alpha");
+        M.ensureJournal(dir);
+        // Out of blocks: STOP is made, its line cannot be written.
+        spawnSync("sh", ["-c", `head -c 400000 /dev/zero > ${mnt}/fill`]);
+        const full = cli("stop", dir, "maintenance");
+        assert.equal(full.status, 1);
+        assert.match(
+          full.stderr,
+          /^could not write STOP in discord\/alpha under the data root \(ENOSPC\)\nSTOP exists \(0 bytes\), so the brake is on all the same/,
+        );
+        assert.equal(M.stopRequested(dir), true);
+        spawnSync("rm", [join(dir, "STOP"), join(mnt, "fill")]);
+        // Out of inodes: .stop.lock cannot be made; the library calls that locked, the command names it.
+        for (let i = 0; i < 50; i++) spawnSync("touch", [join(mnt, `f${i}`)]);
+        for (const command of ["stop", "unlock"]) {
+          const r = cli(command, dir);
+          assert.equal(r.status, 1, command);
+          assert.match(
+            r.stderr,
+            /STOP update is locked; refusing\n\.stop\.lock could not be made: the journal's file system has no free inodes \(ENOSPC\)/,
+            command,
+          );
+          assert.doesNotMatch(r.stderr, /gone now/);
+        }
+        spawnSync("sh", ["-c", `rm -f ${mnt}/f*`]);
+        // Read-only.
+        assert.equal(spawnSync("mount", ["-o", "remount,ro", mnt]).status, 0);
+        for (const command of ["stop", "unlock"]) {
+          const r = cli(command, dir);
+          assert.match(
+            r.stderr,
+            /\.stop\.lock could not be made: the journal's file system is mounted read-only \(EROFS\)/,
+            `${command}: ${r.stderr}`,
+          );
+        }
+      } finally {
+        spawnSync("umount", [mnt]);
+      }
+    },
+  );
 });

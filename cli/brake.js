@@ -22,13 +22,41 @@ function stopLocked({ dir, at }, e) {
   try {
     st = fs.lstatSync(path.join(at, ".stop.lock"));
   } catch {
-    return refusal(e, "(.stop.lock is gone now: run the command again)");
+    // No .stop.lock: its mkdir failed for another reason, which the
+    // library words as a lock (as journal.mjs does). Named here (#34).
+    return refusal(e, diskCause(dir, at) ?? "(.stop.lock is gone now: run the command again)");
   }
   const seconds = Math.max(0, Math.round((Date.now() - st.mtimeMs) / 1000));
   return refusal(
     e,
     `.stop.lock is ${age(seconds)} old: a STOP update that did not finish left it. If no STOP update is running, \`rmdir ${sh(lock)}\`, then run the command again`,
   );
+}
+
+/**
+ * Why nothing can be made in the journal at `at`, where its file system
+ * says: read-only, out of blocks or out of inodes, with the fix; or null.
+ */
+function diskCause(dir, at) {
+  try {
+    fs.accessSync(at, fs.constants.W_OK);
+  } catch (e) {
+    if (e.code === "EROFS")
+      return `.stop.lock could not be made: the journal's file system is mounted read-only (EROFS); remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), then run the command again`;
+    return null;
+  }
+  let fsStat;
+  try {
+    fsStat = fs.statfsSync(at);
+  } catch {
+    return null;
+  }
+  const df = `\`df -h ${sh(dir)}\``;
+  if (fsStat.bavail === 0)
+    return `.stop.lock could not be made: the journal's file system is full (ENOSPC, no free blocks); free space on it (${df} shows it), then run the command again`;
+  if (fsStat.files > 0 && fsStat.ffree === 0)
+    return `.stop.lock could not be made: the journal's file system has no free inodes (ENOSPC); remove files on it (\`df -i ${sh(dir)}\` shows it), then run the command again`;
+  return null;
 }
 
 /** `stop`'s reason, refused where it would not brake. */
@@ -78,7 +106,21 @@ function retried(t, f) {
 // Each takes the journal as target.reach gives it: `dir` as given, for
 // what is shown, and `at`, the path it works through.
 function stop(t, reason) {
-  const written = retried(t, () => J.requestStop(t.at, reason));
+  let written;
+  try {
+    written = retried(t, () => J.requestStop(t.at, reason));
+  } catch (e) {
+    // A write that failed may still have made STOP (empty, or cut short):
+    // that is a brake all the same, and the operator must know it is on (#34).
+    if (e instanceof J.DiscordError && J.stopRequested(t.at)) {
+      const size = fs.statSync(path.join(t.at, "STOP"), { throwIfNoEntry: false })?.size ?? 0;
+      throw refusal(
+        e,
+        `STOP exists (${size} bytes), so the brake is on all the same: no new turn starts. Once the cause is fixed, run \`discord-journal stop ${sh(t.dir)} ${sh(reason)}\` again to record the reason`,
+      );
+    }
+    throw e;
+  }
   return {
     text: `STOP written in ${J.journalLabel(t.at)} (reason: ${reason})`,
     json: { ok: true, exitCode: 0, stop: path.resolve(written), reason },
