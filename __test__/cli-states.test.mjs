@@ -193,10 +193,13 @@ describe("the command agrees with the connector, and its advice keeps the brake 
   test(
     "a full or read-only file system is named as such by stop and unlock, and a STOP a failed stop left is called a brake",
     mounts,
-    () => {
+    (t) => {
       const mnt = scratch();
       const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40", "tmpfs", mnt]);
-      if (m.status !== 0) return; // no mounts here (a container without the capability): nothing to test
+      if (m.status !== 0) {
+        t.skip(`cannot mount a tmpfs here: ${String(m.stderr).trim()}`);
+        return;
+      }
       try {
         const dir = join(mnt, "discord", "alpha");
         M.ensureJournal(dir);
