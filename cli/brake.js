@@ -38,13 +38,8 @@ function stopLocked({ dir, at }, e) {
  * says: read-only, out of blocks or out of inodes, with the fix; or null.
  */
 function diskCause(dir, at) {
-  try {
-    fs.accessSync(at, fs.constants.W_OK);
-  } catch (e) {
-    if (e.code === "EROFS")
-      return `.stop.lock could not be made: the journal's file system is mounted read-only (EROFS); remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), then run the command again`;
-    return null;
-  }
+  if (readOnly(at))
+    return `.stop.lock could not be made: the journal's file system is mounted read-only (EROFS); remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), then run the command again`;
   let fsStat;
   try {
     fsStat = fs.statfsSync(at);
@@ -57,6 +52,24 @@ function diskCause(dir, at) {
   if (fsStat.files > 0 && fsStat.ffree === 0)
     return `.stop.lock could not be made: the journal's file system has no free inodes (ENOSPC); remove files on it (\`df -i ${sh(dir)}\` shows it), then run the command again`;
   return null;
+}
+
+/** Whether the mount that holds `at` is read-only, by /proc/self/mountinfo (Linux). */
+function readOnly(at) {
+  try {
+    const real = fs.realpathSync(at);
+    let best = null;
+    for (const line of fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
+      const f = line.split(" ");
+      // Mount points escape space, tab, newline and backslash in octal.
+      const point = (f[4] ?? "").replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+      if (f.length < 6 || !(real === point || real.startsWith(point === "/" ? "/" : `${point}/`))) continue;
+      if (best === null || point.length >= best.point.length) best = { point, options: f[5].split(",") };
+    }
+    return best !== null && best.options.includes("ro");
+  } catch {
+    return false;
+  }
 }
 
 /** `stop`'s reason, refused where it would not brake. */
