@@ -241,4 +241,18 @@ describe("the command agrees with the connector, and its advice keeps the brake 
       }
     },
   );
+
+  test("what a stopped repair left (.repair-*.tmp) is listed with its size, and repair --apply removes it", () => {
+    const dir = journal();
+    writeFileSync(join(dir, ".repair-inbox.jsonl.tmp"), "x".repeat(1234), { mode: 0o600 });
+    const s = json("status", dir);
+    const p = s.out.verdict.problems.find((x) =>
+      x.what.startsWith("a repair that was stopped left its unfinished copy: .repair-inbox.jsonl.tmp (1234 bytes)"),
+    );
+    assert.ok(p, JSON.stringify(s.out.verdict.problems));
+    assert.equal(s.status, 1);
+    assert.equal(cli("repair", dir, "--apply").status, 0);
+    assert.equal(existsSync(join(dir, ".repair-inbox.jsonl.tmp")), false);
+    assert.equal(json("status", dir).status, 0);
+  });
 });

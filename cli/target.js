@@ -395,6 +395,28 @@ function survey(target, now = Date.now()) {
   if ((st.mode & 0o7777) !== 0o700) {
     found.push({ what: `the journal directory has mode ${octal(st.mode)}, not 0700`, fix: chmodFix(target, "700", dir) });
   }
+  // What a repair killed midway left: its unfinished copies, the files
+  // themselves untouched (#34). Listed with their size, as they take room.
+  const temps = [];
+  for (const sub of [".", "turns"]) {
+    let names = [];
+    try {
+      names = sub === "." ? entries : fs.readdirSync(path.join(at, sub));
+    } catch {
+      continue;
+    }
+    for (const n of names.filter((n) => n.startsWith(".repair-") && n.endsWith(".tmp"))) {
+      const rel = sub === "." ? n : path.join(sub, n);
+      const size = fs.lstatSync(path.join(at, rel), { throwIfNoEntry: false })?.size;
+      if (size !== undefined) temps.push(`${rel} (${size} bytes)`);
+    }
+  }
+  if (temps.length > 0) {
+    found.push({
+      what: `a repair that was stopped left its unfinished ${temps.length === 1 ? "copy" : "copies"}: ${temps.join(", ")}; the files themselves are as they were`,
+      fix: `\`discord-journal repair ${sh(dir)} --apply\` removes ${temps.length === 1 ? "it" : "them"} and finishes the repair`,
+    });
+  }
   for (const name of entries) {
     if (!JOURNAL_ENTRIES.has(name)) continue;
     let lst;
