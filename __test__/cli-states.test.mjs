@@ -255,4 +255,17 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     assert.equal(existsSync(join(dir, ".repair-inbox.jsonl.tmp")), false);
     assert.equal(json("status", dir).status, 0);
   });
+
+  test("a journal its owner cannot write in (0500) with a cut line: next is the chmod, not a repair that would refuse", () => {
+    const dir = journal();
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"m1"}\n{"id":"m2","at":"20\n{"id":"m3"}\n', { mode: 0o600 });
+    chmodSync(dir, 0o500);
+    try {
+      const s = json("status", dir);
+      assert.equal(s.out.verdict.state, "damaged");
+      assert.match(s.out.verdict.next, /chmod 700 /);
+    } finally {
+      chmodSync(dir, 0o700);
+    }
+  });
 });

@@ -326,8 +326,10 @@ function verdict(target, s, found) {
     why = null;
   }
   // A link out of the journal is named before anything read through it.
-  problems.unshift(...found.filter((p) => p.link).map((p) => ({ what: p.what, fix: p.fix })));
-  problems.push(...found.filter((p) => !p.link).map((p) => ({ what: p.what, fix: p.fix })));
+  // So is a journal directory its owner cannot write in: every other fix needs it.
+  const before = (p) => p.link || p.first;
+  problems.unshift(...found.filter(before).map((p) => ({ what: p.what, fix: p.fix })));
+  problems.push(...found.filter((p) => !before(p)).map((p) => ({ what: p.what, fix: p.fix })));
   // A file the service may not be able to read or replace: no all-clear on it.
   const blocking = found.find((p) => p.blocks);
   if (blocking && (state === "ready" || state === "crashed")) {

@@ -393,7 +393,13 @@ function survey(target, now = Date.now()) {
     });
   };
   if ((st.mode & 0o7777) !== 0o700) {
-    found.push({ what: `the journal directory has mode ${octal(st.mode)}, not 0700`, fix: chmodFix(target, "700", dir) });
+    // Without write and search for its owner, nothing else can be fixed first (#34).
+    const first = (st.mode & 0o300) !== 0o300;
+    found.push({
+      what: `the journal directory has mode ${octal(st.mode)}, not 0700`,
+      fix: chmodFix(target, "700", dir),
+      ...(first ? { first } : {}),
+    });
   }
   // What a repair killed midway left: its unfinished copies, the files
   // themselves untouched (#34). Listed with their size, as they take room.
