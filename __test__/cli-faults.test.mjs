@@ -24,7 +24,7 @@ import {
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, liveOwner, scratch, runFile } from "./helpers.mjs";
+import { M, addonOnly, forOthers, journal, liveOwner, scratch, runFile } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -38,8 +38,14 @@ const root = process.getuid?.() === 0;
 const setpriv = root && spawnSync("setpriv", ["--version"]).status === 0;
 const asNobody = setpriv ? {} : { skip: "needs root and setpriv(1) to run as another user" };
 const NOBODY = 65534;
+// The command as another user loads it: from a copy it can reach where the
+// checkout lies under a directory closed to it (#36).
 const cliAs = (uid, ...args) =>
-  spawnSync("setpriv", [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...runFile(bin, ...args)], { encoding: "utf8" });
+  spawnSync(
+    "setpriv",
+    [`--reuid=${uid}`, `--regid=${uid}`, "--clear-groups", ...runFile(join(forOthers(), "bin", "discord-journal.js"), ...args)],
+    { encoding: "utf8" },
+  );
 
 /** A journal that another process can reach: its parents searchable by all. */
 function openJournal() {

@@ -3,10 +3,10 @@
 // reference journal.mjs, and those about what only the addon has skip there.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { mkdtempSync, rmSync, statSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -131,4 +131,56 @@ export async function liveOwner(dir) {
   const child = spawn(process.execPath, ["-e", code], { stdio: ["ignore", "pipe", "inherit"] });
   await new Promise((resolve) => child.stdout.once("data", resolve));
   return child;
+}
+
+/** Whether a user with no rights of its own can search every directory up to `p`. */
+export function searchable(p) {
+  for (let d = dirname(resolve(p)); ; d = dirname(d)) {
+    if (!(statSync(d).mode & 0o001)) return false;
+    if (dirname(d) === d) return true;
+  }
+}
+
+let forOthersMade = null;
+/**
+ * This package as another user (setpriv) can load it (#36): the checkout
+ * itself where every directory up to it lets others search it; else a copy
+ * of what the addon and its command load, in a directory of its own under
+ * the system's temporary directory (0755), removed after the file's tests.
+ * A clone under a 0700 directory (what `mktemp -d` makes, and /root) is
+ * then tested as one anywhere else.
+ */
+export function forOthers() {
+  if (searchable(join(root, "index.js"))) return root;
+  if (forOthersMade) return forOthersMade;
+  const top = mkdtempSync(join(tmpdir(), "discord-journal-others-"));
+  made.push(top);
+  chmodSync(top, 0o755);
+  const copy = join(top, "discord-journal");
+  const names = [
+    "index.js",
+    "binding.js",
+    "libc.js",
+    "entry.js",
+    "package.json",
+    "bin",
+    "cli",
+    ...readdirSync(root).filter((n) => n.endsWith(".node")),
+  ];
+  for (const n of names) cpSync(join(root, n), join(copy, n), { recursive: true, dereference: true });
+  cpSync(join(root, "node_modules", "commander"), join(copy, "node_modules", "commander"), { recursive: true, dereference: true });
+  // Readable and searchable by all, as an installed package is.
+  openToAll(copy);
+  forOthersMade = copy;
+  return copy;
+}
+
+/** Makes `dir` and everything below it readable (and searchable) by all. */
+function openToAll(dir) {
+  chmodSync(dir, 0o755);
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) openToAll(p);
+    else chmodSync(p, 0o644);
+  }
 }
