@@ -598,6 +598,11 @@ fn whole<F: Fold, R, E: From<JournalError>>(
     entry.fold.shrink();
   }
   put(key, entry);
+  // The read's transient buffers, and any folds evicted for this one, are
+  // free now; glibc would keep most of them resident.
+  if origin == 0 {
+    crate::room::give_back(end);
+  }
   answer
 }
 
