@@ -39,13 +39,53 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     M.clearPid(dir, process.pid);
   });
 
-  test("a run.lock with no owner record (stuck) exits 1, not 0", () => {
+  test("a run.lock with no owner record is what recover clears: crashed, can start, as the library's recover does", () => {
     const dir = journal();
     mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
     const s = json("status", dir);
-    assert.equal(s.out.verdict.state, "stuck");
+    assert.equal(s.out.verdict.state, "crashed");
+    assert.equal(s.out.verdict.canStart, true);
+    assert.equal(
+      s.out.verdict.next,
+      `no owner record: a start crashed before publishing it, or one in progress withdraws once STOP is written: \`discord-journal recover ${dir}\` (or unlock)`,
+    );
+    assert.equal(s.status, 0, "the supervisor's recover clears it: nothing needs a hand");
+    // And the connector agrees: its supervised start clears the lock and claims.
+    assert.equal(M.recover(dir), "cleared");
+    M.writePid(dir, process.pid);
+    M.clearPid(dir, process.pid);
+  });
+
+  test("a run.lock with an unreadable owner record under a brake exits 1: lifting the brake would not be enough", () => {
+    const dir = journal();
+    mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+    writeFileSync(join(dir, "run.lock", "owner.json"), "{not json", { mode: 0o600 });
+    M.requestStop(dir, "maintenance");
+    const s = json("status", dir);
+    assert.equal(s.out.verdict.state, "braked");
+    assert.ok(
+      s.out.verdict.problems.some((p) =>
+        p.what.startsWith("run.lock has an owner record that cannot be read: recover and every claim refuse it"),
+      ),
+    );
     assert.equal(s.status, 1);
-    assert.equal(cli("status", dir).status, 1);
+    M.clearStop(dir);
+    assert.throws(() => M.recover(dir), /owner record that cannot be read/);
+  });
+
+  test("damage with a lock a repair refuses: the lock's advice comes first, so pasting it moves on", () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "a" });
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"cu', { flag: "a" });
+    mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+    const before = json("status", dir);
+    assert.equal(before.out.verdict.state, "damaged");
+    assert.match(before.out.verdict.next, /`discord-journal recover /);
+    assert.equal(cli("repair", dir, "--apply").status, 3, "the repair refuses a lock with no owner record");
+    assert.equal(cli("recover", dir).status, 0);
+    assert.match(json("status", dir).out.verdict.next, /`discord-journal repair .* --apply`/);
+    assert.equal(cli("repair", dir, "--apply").status, 0);
+    assert.equal(json("status", dir).out.verdict.state, "ready");
   });
 
   test("a directory at STOP: the fix moves it aside and writes a brake of its own, and says that mv alone lifts it", () => {

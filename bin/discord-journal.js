@@ -99,12 +99,9 @@ withDir(
 ).action((dir, opts) =>
   run(opts.json, () => {
     const t = target(dir, opts, "status", { uses: ["status", "status-text"] });
-    const s = load("status").status(t);
-    // 0 only where nothing needs a hand: a stuck, damaged or unreadable
-    // journal is 1 even where no problem row names it (#34).
-    const needsHand = ["stuck", "damaged", "unreadable"].includes(s.verdict.state);
-    const exitCode = s.verdict.problems.length > 0 || needsHand ? 1 : 0;
-    return { exitCode, json: s, text: opts.json ? undefined : load("status-text").render(s) };
+    const { status, exitOf } = load("status");
+    const s = status(t);
+    return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : load("status-text").render(s) };
   }),
 );
 

@@ -94,7 +94,9 @@ function lockNext(dir, state, braked, lock = null) {
     : `\`discord-journal recover ${d}\` (or unlock)`;
   switch (state) {
     case "absent":
-      return `a start is in progress or crashed before publishing its record: if no connector runs, \`discord-journal unlock ${d}\``;
+      // recover clears it as it clears a dead owner's (journal.mjs): STOP is
+      // written first, so a start still in progress withdraws.
+      return `no owner record: a start crashed before publishing it, or one in progress withdraws once STOP is written: ${clear}`;
     case "invalid":
       return `inspect ${sh(J.ownerPath(dir))} by hand; if no connector runs for this binding, \`rm -r ${sh(J.lockPath(dir))}\``;
     case "dead":
@@ -209,6 +211,10 @@ function verdict(target, s, found) {
   const { dir } = target;
   // What stops every read first; owners and modes after.
   const problems = [];
+  // What each problem is, for the order of fixes (`first`): "unreadable",
+  // "corrupt", "repair" (damage a repair sets aside) or "first" (a link
+  // out, a directory its owner cannot write).
+  const kind = new Map();
   let unreadable = false;
   let damaged = false;
   const sawFile = new Set();
@@ -216,35 +222,43 @@ function verdict(target, s, found) {
     if (f.refused !== undefined) {
       unreadable = true;
       sawFile.add(name);
-      problems.push({
+      const p = {
         what: `every read of ${name} refuses: ${f.refused}`,
         fix: readFix(target, name, f.refused, s.entries[name], s.owner),
-      });
+      };
+      problems.push(p);
+      kind.set(p, "unreadable");
     } else if (f.badLines > 0) {
       damaged = true;
       sawFile.add(name);
       const b = f.firstBadLine;
       const more = f.badLines > 1 ? ` (and ${f.badLines - 1} more bad ${f.badLines === 2 ? "line" : "lines"})` : "";
-      problems.push({
+      const p = {
         what: `${name}:${b.line} is ${DAMAGE[b.damage]}${more}; every read of ${name} refuses ("${name}:${b.line}: not valid JSON")`,
         fix: damageFix(dir, f.corrupt ? "invalid" : b.damage),
-      });
+      };
+      problems.push(p);
+      kind.set(p, f.corrupt ? "corrupt" : "repair");
     }
   }
   if (s.turns.refused !== undefined) {
     unreadable = true;
     sawFile.add("turns");
-    problems.push({ what: `the turn records cannot be listed: ${s.turns.refused}`, fix: `inspect ${sh(path.join(dir, "turns"))} by hand` });
+    const p = { what: `the turn records cannot be listed: ${s.turns.refused}`, fix: `inspect ${sh(path.join(dir, "turns"))} by hand` };
+    problems.push(p);
+    kind.set(p, "unreadable");
   } else if (s.turns.badRecords > 0) {
     damaged = true;
     sawFile.add("turns");
     const b = s.turns.bad[0];
     const what = b.refusal ?? `is ${b.size === 0 ? "empty (its write never came)" : DAMAGE[b.damage]}`;
     const more = s.turns.badRecords > 1 ? ` (and ${s.turns.badRecords - 1} more)` : "";
-    problems.push({
+    const p = {
       what: `turns/${b.file} ${b.refusal ? `cannot be read: ${what}` : what}${more}; listTurns and the daily ceiling refuse`,
       fix: b.refusal ? `inspect ${sh(path.join(dir, "turns", b.file))} by hand` : damageFix(dir, b.damage),
-    });
+    };
+    problems.push(p);
+    kind.set(p, b.refusal ? "unreadable" : b.damage === "invalid" ? "corrupt" : "repair");
   }
   // A reader's refusal that no scan explains (a line that is JSON null, a
   // file too large for a string): the reader's own words.
@@ -263,10 +277,12 @@ function verdict(target, s, found) {
   const stop = s.stop;
   if (stop.refused !== undefined) {
     unreadable = true;
-    problems.push({
+    const p = {
       what: `STOP is present but cannot be read: ${stop.refused}; it is a brake all the same`,
       fix: readFix(target, "STOP", stop.refused, s.entries.STOP, s.owner),
-    });
+    };
+    problems.push(p);
+    kind.set(p, "unreadable");
   }
   const lockState = s.lock?.state;
   const ours = stop.present && recoversOwn(stop) && lockState !== "live";
@@ -289,6 +305,15 @@ function verdict(target, s, found) {
       : last
         ? `STOP is on: ${last.reason ?? "a line not written by the connector"}${last.at ? ` at ${last.at}` : ""}`
         : "STOP is on: it is empty (a STOP write cut short, or made by hand), and an empty STOP is a brake all the same";
+    // Lifting the brake would not be enough: recover and every claim
+    // refuse this lock too, so it needs a hand now (exit 1).
+    if (lockState === "invalid" || (lockState === "unknown" && !s.lock.elsewhere)) {
+      const p = {
+        what: `run.lock ${lockState === "invalid" ? "has an owner record that cannot be read" : `belongs to pid ${pidOf(s.lock.owner)}, which is alive but whose identity cannot be verified`}: recover and every claim refuse it, also once STOP is removed`,
+        fix: lockNext(dir, lockState, true, s.lock),
+      };
+      problems.push(p);
+    }
     next =
       s.lock && s.lock.state !== "live"
         ? lockNext(dir, s.lock.state, true, s.lock)
@@ -299,10 +324,9 @@ function verdict(target, s, found) {
     state = "running";
     why = `a connector runs in another PID namespace (pid ${pidOf(s.lock.owner)} there, pid ${s.lock.elsewhere} here)`;
     next = lockNext(dir, lockState, false, s.lock);
-  } else if (s.lock && (lockState === "absent" || lockState === "invalid" || lockState === "unknown")) {
+  } else if (s.lock && (lockState === "invalid" || lockState === "unknown")) {
     state = "stuck";
     why = {
-      absent: "run.lock has no owner record: a start is in progress, or one crashed before publishing its record",
       invalid: "run.lock has an owner record that cannot be read",
       unknown: `run.lock belongs to pid ${pidOf(s.lock.owner)}, which is alive but whose identity cannot be verified`,
     }[lockState];
@@ -316,10 +340,18 @@ function verdict(target, s, found) {
     state = stopLockLeft ? "stuck" : "crashed";
     why = !s.lock
       ? "a recover did not finish and left its own STOP; the next `recover` removes it"
-      : s.lock.seesEveryProcess
-        ? `the last run (pid ${pidOf(s.lock.owner)}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
-        : `the last run (pid ${pidOf(s.lock.owner)}) is not running in this PID namespace, and this command cannot see the others; run.lock is left, and \`recover\` in the connector's own namespace clears it if no connector runs there`;
+      : lockState === "absent"
+        ? "run.lock has no owner record: a start crashed before publishing it (or one is in progress, and withdraws once STOP is written); a supervised start (`recover`) clears it"
+        : s.lock.seesEveryProcess
+          ? `the last run (pid ${pidOf(s.lock.owner)}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
+          : `the last run (pid ${pidOf(s.lock.owner)}) is not running in this PID namespace, and this command cannot see the others; run.lock is left, and \`recover\` in the connector's own namespace clears it if no connector runs there`;
     if (state === "stuck") why += ", but .stop.lock is left, so recover refuses (STOP update is locked)";
+    // To clear a lock, recover writes STOP first: through a STOP that is a
+    // link leading nowhere, that write fails (#34).
+    else if (s.lock && s.entries.STOP?.kind === "symlink" && !stop.present) {
+      state = "stuck";
+      why += ", but recover writes STOP first, and STOP is a symbolic link that leads nowhere: that write fails";
+    }
     next = s.lock ? lockNext(dir, lockState, false, s.lock) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
   } else {
     state = "ready";
@@ -328,7 +360,9 @@ function verdict(target, s, found) {
   // A link out of the journal is named before anything read through it.
   // So is a journal directory its owner cannot write in: every other fix needs it.
   const before = (p) => p.link || p.first;
-  problems.unshift(...found.filter(before).map((p) => ({ what: p.what, fix: p.fix })));
+  const links = found.filter(before).map((p) => ({ what: p.what, fix: p.fix }));
+  for (const p of links) kind.set(p, "first");
+  problems.unshift(...links);
   problems.push(...found.filter((p) => !before(p)).map((p) => ({ what: p.what, fix: p.fix })));
   // A file the service may not be able to read or replace: no all-clear on it.
   const blocking = found.find((p) => p.blocks);
@@ -337,8 +371,39 @@ function verdict(target, s, found) {
     why = blocking.what;
   }
   const canStart = state === "unreadable" ? null : state === "ready" || state === "crashed";
-  if (problems.length > 0) next = problems[0].fix;
+  if (problems.length > 0) next = first(problems, kind, s, dir, braked).fix;
   return { canStart, state, why, next, problems };
 }
 
-module.exports = { status };
+/**
+ * The problem whose fix comes first: what no command can work past (a
+ * link out of the journal, a directory its owner cannot write, a file no
+ * read gets through, corruption: a repair refuses each) before damage; and
+ * before a repair, the lock that would refuse it (#34: the same advice,
+ * pasted, must not come back unchanged). A repair holds the binding as a
+ * claim does, clearing a dead owner's lock itself and refusing any other.
+ */
+function first(problems, kind, s, dir, braked) {
+  const found = ["first", "unreadable", "corrupt"].reduce((f, k) => f ?? problems.find((p) => kind.get(p) === k), undefined) ?? problems[0];
+  if (kind.get(found) !== "repair" || s.lock === null) return found;
+  const d = sh(dir);
+  const state = s.lock.state;
+  if (state === "absent") return { fix: lockNext(dir, "absent", braked, s.lock) };
+  if (state === "live")
+    return {
+      fix: `a connector runs (pid ${pidOf(s.lock.owner)}) and holds the binding, so a repair cannot: stop it by hand (its service; \`discord-journal stop ${d}\` brakes it first), then \`discord-journal repair ${d} --apply\``,
+    };
+  if (state === "unknown" || state === "invalid") return { fix: lockNext(dir, state, braked, s.lock) };
+  return found;
+}
+
+/**
+ * `status`'s exit code: 0 only where nothing needs a hand; a stuck, damaged
+ * or unreadable journal is 1 even where no problem row names it (#34).
+ */
+function exitOf(s) {
+  const needsHand = ["stuck", "damaged", "unreadable"].includes(s.verdict.state);
+  return s.verdict.problems.length > 0 || needsHand ? 1 : 0;
+}
+
+module.exports = { status, exitOf };

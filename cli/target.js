@@ -477,6 +477,8 @@ function survey(target, now = Date.now()) {
       found.push({
         what: `.stop.lock is left (${age(seconds)} old): a STOP update that did not finish holds it, and every STOP update refuses while it is there ("STOP update is locked")`,
         fix: `if no STOP update is running, \`rmdir ${sh(path.join(dir, ".stop.lock"))}\``,
+        // Before any fix that updates STOP (unlock, recover, stop), which would refuse.
+        first: true,
       });
     }
     if (name === "run.lock" && isDir) {
