@@ -5,15 +5,16 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { J } = require("./journal.js");
+const { J, native } = require("./journal.js");
 const { UsageError, sh, age } = require("./output.js");
 
 /** The journal's refusal `e`, with `more` said after it. */
 const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitCode);
 
 /**
- * `STOP update is locked` completed: how old `.stop.lock` is, and the
- * command that removes it when no STOP update runs.
+ * `STOP update is locked` completed: whether `.stop.lock` is left over,
+ * judged by the addon under the lock guard (#34), and the command that
+ * removes it, proving it again; or what else made its mkdir fail.
  */
 function stopLocked({ dir, at }, e) {
   if (!(e instanceof J.DiscordError) || e.message !== LOCKED) return e;
@@ -26,10 +27,22 @@ function stopLocked({ dir, at }, e) {
     // library words as a lock (as journal.mjs does). Named here (#34).
     return refusal(e, diskCause(dir, at) ?? "(.stop.lock is gone now: run the command again)");
   }
-  const seconds = Math.max(0, Math.round((Date.now() - st.mtimeMs) / 1000));
+  const made = age(Math.max(0, Math.round((Date.now() - st.mtimeMs) / 1000)));
+  let state;
+  try {
+    state = native.stopLockLeft(at);
+  } catch {
+    state = "unproven";
+  }
+  if (state === "absent") return refusal(e, "(.stop.lock is gone now: the update that held it finished; run the command again)");
+  if (state === "left")
+    return refusal(
+      e,
+      `.stop.lock was left (made ${made} ago) by a STOP update that did not finish: none runs now. \`discord-journal repair ${sh(dir)} --apply\` removes it, proving that again; then run the command again`,
+    );
   return refusal(
     e,
-    `.stop.lock is ${age(seconds)} old: a STOP update that did not finish left it. If no STOP update is running, \`rmdir ${sh(lock)}\`, then run the command again`,
+    `.stop.lock was made ${made} ago, and whether a STOP update is still inside cannot be proved here. If no connector, stop, unlock or recover runs for this binding, \`rmdir ${sh(lock)}\`, then run the command again`,
   );
 }
 

@@ -15,6 +15,17 @@ const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line
 /** `line 3 cut short, line 9 zero bytes`. */
 const lines = (aside) => aside.map((a) => `line ${a.line} ${WHAT[a.damage]}`).join(", ");
 
+/** What a repair said of `.stop.lock` (#34), or null. */
+function stopLockLine(r, d) {
+  if (r.stopLock === "left" && r.applied !== false)
+    return ".stop.lock, left by a STOP update that did not finish (none ran: each holds the lock guard while it exists), was removed";
+  if (r.stopLock === "left")
+    return `.stop.lock was left by a STOP update that did not finish: \`discord-journal repair ${d} --apply\` removes it`;
+  if (r.stopLock === "unproven")
+    return ".stop.lock is present, and whether a STOP update is still inside cannot be proved here (no lock guard): the repair leaves it; `discord-journal status` says what to do";
+  return null;
+}
+
 /** A dead owner's lock the repair cleared to hold the binding itself. */
 const tookOver = (r) => `run.lock of pid ${r.tookOver}, which is gone, was cleared to hold the binding during the repair`;
 
@@ -41,8 +52,10 @@ function repair(t, apply) {
     );
     // A dead owner's lock cleared to hold the binding is a change all the same (#34).
     if (r.tookOver) out.push(tookOver(r));
+    const lockLine = stopLockLine({ ...r, applied: apply }, d);
+    if (lockLine) out.push(lockLine);
     out.push(
-      `${r.tookOver ? "no file was changed" : "nothing was changed"}: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
+      `${r.tookOver || (apply && r.stopLock === "left") ? "no file was changed" : "nothing was changed"}: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
       `Look at ${plan.corrupt.length === 1 ? "it" : "each"} (\`sed -n '${plan.corrupt[0].line}p' ${sh(path.join(dir, plan.corrupt[0].file))}\`), move it out of the file by hand, keeping its bytes, then run \`discord-journal repair ${d} --apply\` again for the rest`,
     );
     const e = new Error(out.map(escaped).join("\n"));
@@ -51,10 +64,13 @@ function repair(t, apply) {
     throw e;
   }
   const changed = plan.files.filter((f) => f.mend !== "none");
+  // Removed with --apply before the binding was held; without, still to do.
+  const lockLine = stopLockLine({ ...r, applied: apply }, d);
   if (changed.length === 0 && plan.turns.length === 0) {
     const cleaned = r.cleaned.length ? ` (removed ${plural(r.cleaned.length, "temporary file")} an interrupted repair left)` : "";
-    const text = [`nothing to repair${cleaned}`, ...(r.tookOver ? [tookOver(r)] : [])];
-    return { exitCode: 0, text: text.map(escaped).join("\n"), json: { ok: true, exitCode: 0, ...r } };
+    const text = [`nothing to repair${cleaned}`, ...(lockLine ? [lockLine] : []), ...(r.tookOver ? [tookOver(r)] : [])];
+    const exitCode = !apply && r.stopLock === "left" ? 1 : 0;
+    return { exitCode, text: text.map(escaped).join("\n"), json: { ok: exitCode === 0, exitCode, ...r } };
   }
   const where = (file) => r.done.find((x) => x.file === file)?.quarantine;
   const out = [];
@@ -76,6 +92,7 @@ function repair(t, apply) {
       );
     else out.push(`${t.file}: ${t.bytes === 0 ? "empty" : WHAT[t.damage]}, set aside whole${q ? ` as ${q}` : ""}`);
   }
+  if (lockLine) out.push(lockLine);
   if (!r.applied) {
     out.push(
       `nothing was changed: \`discord-journal repair ${d} --apply\` does this, keeping every byte it sets aside in the journal directory`,

@@ -330,6 +330,40 @@ function leads(at, rel) {
 }
 
 /**
+ * The problem a `.stop.lock` is, judged by the addon under the lock guard
+ * (#34): every STOP update of this package holds the guard while its
+ * `.stop.lock` exists, so one found by a holder was left by an update that
+ * died, whatever its age (a paused update can be any age). Its fix is
+ * `repair --apply`, which proves it again as it removes it, so that fix
+ * pasted late never removes a live update's. Where it cannot be proved
+ * (no guard here, or the judge refused), the operator is asked to make
+ * sure, and given `rmdir`. Null where it is gone.
+ */
+function stopLockLeft({ dir, at }, now, lst) {
+  const { native } = require("./journal.js");
+  let state;
+  let why = "the lock guard cannot be had here: no turns/ directory, or a file system without flock";
+  try {
+    state = native.stopLockLeft(at);
+  } catch (e) {
+    state = "unproven";
+    why = String(e?.message ?? e);
+  }
+  if (state === "absent") return null;
+  const old = age(Math.max(0, Math.round((now - lst.mtimeMs) / 1000)));
+  const refuses = `every STOP update (stop, unlock, recover) refuses while it is there ("STOP update is locked")`;
+  if (state === "left")
+    return {
+      what: `.stop.lock was left (${old} ago) by a STOP update that did not finish: none runs now (each holds the lock guard while .stop.lock exists), and ${refuses}`,
+      fix: `\`discord-journal repair ${sh(dir)} --apply\` removes it, proving again that no STOP update runs`,
+    };
+  return {
+    what: `.stop.lock is present (made ${old} ago), and whether a STOP update is still inside cannot be proved (${why}); ${refuses}`,
+    fix: `if no connector, stop, unlock or recover runs for this binding (journal.mjs takes no lock guard), \`rmdir ${sh(path.join(dir, ".stop.lock"))}\``,
+  };
+}
+
+/**
  * What the directory says of the journal's own entries, and each thing in
  * it that stops or will stop the service that owns the journal (`{ what,
  * fix }`): an entry another user owns, a mode other than 0600 for a file
@@ -473,13 +507,9 @@ function survey(target, now = Date.now()) {
     }
     if (name !== ".stop.lock") check(name, lst, isDir ? 0o700 : 0o600);
     else {
-      const seconds = Math.max(0, Math.round((now - lst.mtimeMs) / 1000));
-      found.push({
-        what: `.stop.lock is left (${age(seconds)} old): a STOP update that did not finish holds it, and every STOP update refuses while it is there ("STOP update is locked")`,
-        fix: `if no STOP update is running, \`rmdir ${sh(path.join(dir, ".stop.lock"))}\``,
-        // Before any fix that updates STOP (unlock, recover, stop), which would refuse.
-        first: true,
-      });
+      const left = stopLockLeft(target, now, lst);
+      // Before any fix that updates STOP (unlock, recover, stop), which would refuse.
+      if (left) found.push({ ...left, first: true });
     }
     if (name === "run.lock" && isDir) {
       const rel = path.join("run.lock", "owner.json");

@@ -71,7 +71,14 @@ const operations = {
   },
   repair: (r) => {
     const native = createRequire(import.meta.url)(join(root, "binding.js"));
-    r.repaired = JSON.parse(native.repair(dir, true)).applied;
+    const done = JSON.parse(native.repair(dir, true));
+    r.repaired = done.applied;
+    r.stopLock = done.stopLock;
+  },
+  // The command's judge of .stop.lock (#34): "left" only where proved.
+  judge: (r) => {
+    const native = createRequire(import.meta.url)(join(root, "binding.js"));
+    r.stopLock = native.stopLockLeft(dir);
   },
 };
 

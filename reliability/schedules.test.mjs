@@ -23,6 +23,91 @@ const said = (r) =>
     : `not applicable (${r.missing.join(", ")}: this implementation makes no such call)`;
 
 describe("schedules", () => {
+  // #34: a STOP update paused at each of its system calls (from the lock
+  // guard's flock to the rmdir of .stop.lock) while the command judges
+  // .stop.lock and a repair would remove a left one. The judge must never
+  // call a live update's .stop.lock left, and the repair never remove it:
+  // the update finishes, and its line is in STOP.
+  test("a live STOP update's .stop.lock is never judged left over, nor removed", { ...traced, timeout: 300_000 }, async () => {
+    const steps = [
+      { name: "flock", nth: 1 },
+      { name: "mkdir", match: /\.stop\.lock"/ },
+      { name: "openat", match: /STOP"/ },
+      { name: "write", match: /\{\\"at\\":/ },
+      { name: "fsync", nth: 1 },
+      { name: "rmdir", match: /\.stop\.lock"/ },
+    ];
+    const seen = [];
+    const broken = [];
+    const unreached = [];
+    for (const step of steps) {
+      const r = await sequence({
+        base: "empty",
+        ops: ["stop", "judge", "repair"],
+        procs: [
+          { op: "stop", tag: "S", at: [0], pauses: [{ ...step, ms: 1500 }] },
+          { op: "judge", tag: "J", at: [400] },
+          { op: "repair", tag: "R", at: [600] },
+        ],
+      });
+      if (!r.applicable) {
+        seen.push(`${step.name}: not applicable (${r.missing.join(", ")})`);
+        continue;
+      }
+      const [s, j, rep] = r.results;
+      const broke = [];
+      if (!s.ok) broke.push(`the update failed: ${s.error}`);
+      if (j.stopLock === "left") broke.push("the judge called its .stop.lock left");
+      if (rep.stopLock === "left") broke.push("the repair removed its .stop.lock");
+      seen.push(
+        `${step.name}: ${broke.length ? broke.join("; ") : `judged ${j.stopLock}, repair found ${rep.stopLock}`}${r.unreached.length ? " (pause never reached)" : ""}`,
+      );
+      broken.push(...broke.map((b) => `${step.name}: ${b}`));
+      unreached.push(...r.unreached);
+    }
+    figure("a STOP update paused at each step, judged and repaired meanwhile", seen.join("; "));
+    if (isAddon) {
+      assert.deepEqual(broken, []);
+      assert.deepEqual(unreached, []);
+    }
+  });
+
+  // #34: an update killed (-9) inside .stop.lock leaves it; the judge proves
+  // it left at once, whatever its age, and the repair the command advises
+  // removes it, after which STOP updates work again.
+  test(
+    "a STOP update killed inside .stop.lock: proved left at once, and the advised repair clears it",
+    { ...traced, timeout: 120_000 },
+    async (t) => {
+      if (!isAddon) return t.skip("the judge and the repair are this package's command");
+      const dir = journal();
+      const code = `const M = require(${JSON.stringify(modulePath)}); console.log(process.pid); M.requestStop(${JSON.stringify(dir)}, "killed")`;
+      const child = spawn(
+        "strace",
+        ["-f", "-qq", "-o", "/dev/null", "-e", "inject=fsync:delay_enter=20000000:when=1", process.execPath, "-e", code],
+        {
+          stdio: ["ignore", "pipe", "inherit"],
+        },
+      );
+      const pid = Number(await new Promise((resolve) => child.stdout.once("data", resolve)));
+      const lock = join(dir, ".stop.lock");
+      for (let i = 0; i < 200 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 25));
+      assert.ok(existsSync(lock), "the update is inside .stop.lock");
+      process.kill(pid, "SIGKILL");
+      await new Promise((resolve) => child.once("exit", resolve));
+      const native = (await import("node:module")).createRequire(import.meta.url)("../binding.js");
+      assert.equal(native.stopLockLeft(dir), "left");
+      const status = JSON.parse(cli("status", dir, "--json").stdout);
+      const next = status.verdict.next;
+      assert.equal(next, `\`discord-journal repair ${dir} --apply\` removes it, proving again that no STOP update runs`);
+      assert.equal(cli("repair", dir, "--apply").status, 0);
+      assert.equal(existsSync(lock), false);
+      M.requestStop(dir, "after");
+      assert.equal(M.readStop(dir).at(-1).reason, "after");
+      figure("a STOP update killed inside .stop.lock", `judged left at once; \`repair --apply\` removed it; STOP updates work again`);
+    },
+  );
+
   test("the explorer's sample: every combination, each paused at its system calls in turn", { ...traced, timeout: 600_000 }, async () => {
     const sample = Number(process.env.EXPLORE_SAMPLE ?? 100);
     const t = await explore({ sample });
@@ -280,7 +365,7 @@ describe("the lock guard", () => {
       if (!isAddon) return;
       assert.ok(waited >= 300, `waited ${waited} ms`);
       assert.equal(refusal?.exitCode, 1);
-      assert.match(refusal.message, /^run\.lock is being changed by another process, which has not finished in 10 s/);
+      assert.match(refusal.message, /^run\.lock or STOP is being changed by another process, which has not finished in 10 s/);
       assert.ok(gaveUp >= 9_500 && gaveUp < 15_000, `${gaveUp} ms`);
       assert.equal(existsSync(join(dir, "run.lock")), false, "a claim that refuses for the guard made nothing");
     },

@@ -49,6 +49,18 @@ impl JournalError {
     }
   }
 
+  /// A refusal with `note` said after it (what was changed before it); any
+  /// other error as it is.
+  pub fn with_note(self, note: &str) -> Self {
+    match self {
+      JournalError::Discord { message, exit_code } => JournalError::Discord {
+        message: format!("{message}\n{note}"),
+        exit_code,
+      },
+      other => other,
+    }
+  }
+
   /// V8's TypeError for reading `key` of null.
   pub fn read_of_null(key: &str) -> Self {
     Self::type_error(format!("Cannot read properties of null (reading '{key}')"))

@@ -9,6 +9,7 @@ pub mod cut;
 pub mod durable;
 pub mod error;
 pub mod files;
+pub mod guard;
 pub mod identity;
 pub mod incremental;
 pub mod inspect;

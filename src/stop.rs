@@ -36,17 +36,78 @@ fn label(dir: &str) -> String {
 }
 
 /// Runs `action` holding `.stop.lock`. A failure to remove the lock
-/// afterwards replaces whatever the action returned.
+/// afterwards replaces whatever the action returned. The lock guard
+/// (src/guard.rs) is held from before the mkdir to after the rmdir, so
+/// that `.stop.lock` seen by a holder of the guard is proved left over
+/// (#34): no age can tell, since a paused update holds it for as long as
+/// it is paused.
 pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+  crate::guard::guarded(dir, || {
+    let lock = under(dir, &[".stop.lock"]);
+    if std::fs::DirBuilder::new().mode(0o700).create(&lock).is_err() {
+      return Err(JournalError::failed("STOP update is locked; refusing").into());
+    }
+    let out = action();
+    match std::fs::remove_dir(&lock) {
+      Ok(()) => out,
+      Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
+    }
+  })
+}
+
+/// What `.stop.lock` is, judged under the lock guard.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopLock {
+  /// None.
+  Absent,
+  /// Left by a STOP update that did not finish: found while holding the
+  /// guard, which every STOP update of this package holds while
+  /// `.stop.lock` exists.
+  Left,
+  /// Present, and no proof: the guard could not be had here (no `turns/`,
+  /// a file system without flock), or a `journal.mjs` process, which takes
+  /// no guard, may be inside an update.
+  Unproven,
+}
+
+impl StopLock {
+  pub fn name(self) -> &'static str {
+    match self {
+      StopLock::Absent => "absent",
+      StopLock::Left => "left",
+      StopLock::Unproven => "unproven",
+    }
+  }
+}
+
+/// Whether `.stop.lock` is left over, judged under the lock guard (waiting
+/// for an update in progress to end, as a STOP update does).
+pub fn left(dir: &str) -> Result<StopLock> {
+  let guard = crate::guard::take(dir)?;
+  Ok(judge(dir, guard.held()))
+}
+
+fn judge(dir: &str, proved: bool) -> StopLock {
   let lock = under(dir, &[".stop.lock"]);
-  if std::fs::DirBuilder::new().mode(0o700).create(&lock).is_err() {
-    return Err(JournalError::failed("STOP update is locked; refusing").into());
+  match std::fs::symlink_metadata(&lock) {
+    Err(_) => StopLock::Absent,
+    Ok(_) if proved => StopLock::Left,
+    Ok(_) => StopLock::Unproven,
   }
-  let out = action();
-  match std::fs::remove_dir(&lock) {
-    Ok(()) => out,
-    Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
+}
+
+/// Removes `.stop.lock` where it is proved left over (`left`), under the
+/// guard, so that no update can begin between the proof and the removal;
+/// what it found. An empty directory alone is removed (rmdir): anything
+/// else stays for a person to look at, and that is refused.
+pub fn clear_left(dir: &str) -> Result<StopLock> {
+  let guard = crate::guard::take(dir)?;
+  let found = judge(dir, guard.held());
+  if found == StopLock::Left {
+    std::fs::remove_dir(under(dir, &[".stop.lock"]))
+      .map_err(|e| quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove"))?;
   }
+  Ok(found)
 }
 
 /// Appends one STOP line. The file is opened (and so created) before the
@@ -259,6 +320,43 @@ mod tests {
 
   fn line(reason: &str) -> String {
     format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#)
+  }
+
+  #[test]
+  fn a_stop_lock_is_proved_left_only_while_no_update_holds_the_guard() {
+    let d = TempDir::new();
+    std::fs::create_dir(under(d.path(), &["turns"])).expect("turns");
+    assert_eq!(left(d.path()), Ok(StopLock::Absent));
+    // An update in progress holds the guard: a judge on another thread
+    // waits for it, and then finds no .stop.lock.
+    let path = d.path().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let judge = std::thread::spawn(move || {
+      rx.recv().expect("inside");
+      left(&path)
+    });
+    with_lock(d.path(), || {
+      tx.send(()).expect("send");
+      std::thread::sleep(std::time::Duration::from_millis(200));
+      append(d.path(), || Ok(line("a")))
+    })
+    .expect("update");
+    assert_eq!(judge.join().expect("judge"), Ok(StopLock::Absent));
+    // One that an update left (it died inside): proved, and cleared.
+    std::fs::create_dir(under(d.path(), &[".stop.lock"])).expect("left");
+    assert_eq!(left(d.path()), Ok(StopLock::Left));
+    assert_eq!(clear_left(d.path()), Ok(StopLock::Left));
+    assert_eq!(left(d.path()), Ok(StopLock::Absent));
+    with_lock(d.path(), || append(d.path(), || Ok(line("b")))).expect("updates again");
+    // Not a directory: it stays, and the removal says why.
+    std::fs::write(under(d.path(), &[".stop.lock"]), "x").expect("file");
+    assert!(clear_left(d.path()).is_err());
+    // No turns/, no guard: no proof.
+    let bare = TempDir::new();
+    std::fs::create_dir(under(bare.path(), &[".stop.lock"])).expect("left");
+    assert_eq!(left(bare.path()), Ok(StopLock::Unproven));
+    assert_eq!(clear_left(bare.path()), Ok(StopLock::Unproven));
+    assert!(crate::files::exists(&under(bare.path(), &[".stop.lock"])));
   }
 
   #[test]

@@ -10,7 +10,14 @@ use super::records::JournalFile;
 use super::{export, Dir, Val};
 use serde_json::json;
 
-use crate::{inspect, repair};
+use crate::{inspect, repair, stop};
+
+/// What `.stop.lock` is, judged under the lock guard: `"absent"`,
+/// `"left"` (proved left over by an update that died) or `"unproven"`.
+#[napi(js_name = "stopLockLeft")]
+pub fn stop_lock_left<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| Ok(js.str(stop::left(dir.fs())?.name())?))
+}
 
 /// Every line of a record file judged; `null` when there is no file.
 #[napi(js_name = "scanLines")]
@@ -29,21 +36,36 @@ pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 
 /// `discord-journal repair`: the plan (`apply` false, nothing changed), or
 /// the repair carried out with the binding held. JSON text: `{ applied,
-/// tookOver, cleaned, plan, done }` (`tookOver`: the pid of a dead owner
-/// whose lock was cleared to hold the binding); `applied` is false and `plan.corrupt` not
-/// empty where corruption refused it.
+/// tookOver, cleaned, plan, done, stopLock }` (`tookOver`: the pid of a
+/// dead owner whose lock was cleared to hold the binding; `stopLock`: what
+/// `.stop.lock` was, and a `left` one is removed first with --apply);
+/// `applied` is false and `plan.corrupt` not empty where corruption
+/// refused it.
 #[napi(js_name = "repair")]
 pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'e>> {
   export(env, |js| {
     let d = dir.fs();
     if !apply {
       let plan = repair::plan(&repair::Journal::open(d)?)?;
-      return Ok(js.str(&json!({ "applied": false, "tookOver": null, "cleaned": [], "plan": plan.to_json(), "done": [] }).to_string())?);
+      let stop_lock = stop::left(d)?.name();
+      return Ok(
+        js.str(
+          &json!({ "applied": false, "tookOver": null, "cleaned": [], "plan": plan.to_json(), "done": [], "stopLock": stop_lock })
+            .to_string(),
+        )?,
+      );
     }
     let j = repair::Journal::open(d)?;
+    // A .stop.lock that an update which died left refuses every STOP
+    // update (#34): removed first, under the guard that proves it left.
+    let stop_lock = stop::clear_left(d)?;
+    let noted = |e: crate::error::JournalError| match stop_lock {
+      stop::StopLock::Left => e.with_note(".stop.lock, left by a STOP update that did not finish, was removed first"),
+      _ => e,
+    };
     let now = js.now_iso()?;
     let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
-    let held = repair::hold(d, &now)?;
+    let held = repair::hold(d, &now).map_err(noted)?;
     pause("held");
     let mut mended = Vec::new();
     let outcome = (|| {
@@ -57,8 +79,8 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
     })();
     let released = repair::release(d, &held);
     // A failure says what was changed before it (#34): the files mended,
-    // and a dead owner's lock cleared to hold the binding.
-    let outcome = outcome.map_err(|e| repair::stopped(e, &mended, held.took_over.as_deref()));
+    // a dead owner's lock cleared to hold the binding, a .stop.lock removed.
+    let outcome = outcome.map_err(|e| noted(repair::stopped(e, &mended, held.took_over.as_deref())));
     let (cleaned, plan, done) = outcome?;
     released?;
     let applied = done.is_some();
@@ -68,7 +90,8 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
       .map(|d| json!({ "file": d.file, "quarantine": d.quarantine }))
       .collect();
     Ok(js.str(
-      &json!({ "applied": applied, "tookOver": held.took_over, "cleaned": cleaned, "plan": plan.to_json(), "done": done }).to_string(),
+      &json!({ "applied": applied, "tookOver": held.took_over, "cleaned": cleaned, "plan": plan.to_json(), "done": done, "stopLock": stop_lock.name() })
+        .to_string(),
     )?)
   })
 }

@@ -11,11 +11,11 @@ use crate::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::paths::{journal_label, under};
 use crate::stop;
 
-use super::guard::guarded;
 use super::lock_refusal;
 use super::owner::{lock_path, parse_owner};
 use super::remove::{self, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
+use crate::guard::guarded;
 
 /// A directory opened without following a final link.
 fn open_dir(path: &str) -> std::io::Result<File> {

@@ -25,14 +25,13 @@ use crate::paths::journal_label;
 use crate::stop;
 
 mod claim;
-mod guard;
 mod owner;
 mod remove;
 mod stamp;
 mod state;
 
+pub use crate::guard::guarded;
 pub use claim::{claim, hold};
-pub use guard::guarded;
 use owner::pid_text;
 use owner::read_owner;
 pub use owner::{lock_path, owner_path, read_pid, Owner};

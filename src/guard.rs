@@ -1,8 +1,10 @@
 //! The lock guard: an exclusive flock(2) on the journal's `turns/`
-//! directory, held by
-//! every operation of this package that changes `run.lock` (a claim, a
-//! release, `unlock`, `recover`, a repair's hold) from its first look at the
-//! lock to its last change. Among processes of this package those
+//! directory, held by every operation of this package that changes
+//! `run.lock` (a claim, a release, `unlock`, `recover`, a repair's hold)
+//! from its first look at the lock to its last change, and by every STOP
+//! update from before it makes `.stop.lock` to after it removes it (so a
+//! holder that finds `.stop.lock` knows it was left by an update that
+//! died: src/stop.rs, `left`). Among processes of this package those
 //! operations are therefore never interleaved: each runs as if alone, and
 //! the protocol only has to be right one operation at a time (and where a
 //! process dies inside one, which the kernel answers by dropping its
@@ -67,8 +69,8 @@ impl Drop for Guard {
 
 impl Guard {
   /// Whether this operation holds the guard (false where it runs without:
-  /// see the module's comment).
-  #[cfg(test)]
+  /// see the module's comment, and inside an operation of this thread
+  /// that holds it).
   pub fn held(&self) -> bool {
     self.held.is_some()
   }
@@ -102,7 +104,7 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
     Err(crate::files::Unflocked::Failed(e)) => return Err(crate::error::quiet_io(&e, "the journal's turns directory", "lock")),
     Err(crate::files::Unflocked::TimedOut) => {
       return Err(JournalError::failed(format!(
-        "run.lock is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover or repair); refusing. Run the command again once it has finished",
+        "run.lock or STOP is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover, a repair or a STOP update); refusing. Run the command again once it has finished",
         PATIENCE.as_secs()
       )))
     }
