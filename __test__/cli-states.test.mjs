@@ -10,7 +10,19 @@
 // package's own, so these tests skip against another implementation.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, linkSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  linkSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  statSync,
+  symlinkSync,
+  truncateSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -309,5 +321,42 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     } finally {
       chmodSync(dir, 0o700);
     }
+  });
+
+  // A power loss can leave gigabytes of zeros (often a hole): the command
+  // counts them, never holds them, and the repair sets them aside as a hole
+  // of the same length, which reads back the same bytes (#34).
+  test("a 1.5 GB zero run: status, check and repair in bounded memory, set aside as a hole", () => {
+    const dir = journal();
+    M.appendDrop(dir, { id: "kept" });
+    M.appendDrop(dir, { id: "whole" });
+    const file = join(dir, "drops.jsonl");
+    const before = statSync(file).size;
+    const size = 1.5 * 2 ** 30;
+    truncateSync(file, size);
+    const peak = scratch();
+    writeFileSync(
+      join(peak, "peak.cjs"),
+      `process.on("exit", () => require("fs").writeSync(2, "\\npeak " + process.resourceUsage().maxRSS + "\\n"));`,
+    );
+    const run = (...args) => {
+      const r = spawnSync(process.execPath, ["--require", join(peak, "peak.cjs"), bin, ...args], { encoding: "utf8", timeout: 120_000 });
+      return { ...r, peakMiB: Number(/peak (\d+)/.exec(r.stderr)?.[1]) / 1024 };
+    };
+    const s = run("status", dir, "--json");
+    const bad = JSON.parse(s.stdout).files["drops.jsonl"].firstBadLine;
+    assert.deepEqual([bad.line, bad.damage, bad.length], [3, "zeros", size - before]);
+    const c = run("check", dir);
+    assert.equal(c.status, 1);
+    const r = run("repair", dir, "--apply");
+    assert.equal(r.status, 0, r.stderr);
+    for (const [name, x] of Object.entries({ status: s, check: c, repair: r }))
+      assert.ok(x.peakMiB < 400, `${name}: peak ${x.peakMiB} MiB for a ${size} byte zero run`);
+    assert.equal(readFileSync(file, "utf8"), '{"id":"kept"}\n{"id":"whole"}\n');
+    const aside = readdirSync(dir).find((n) => n.startsWith("drops.jsonl.aside-"));
+    const st = statSync(join(dir, aside));
+    assert.equal(st.size, size - before, "every zero byte set aside");
+    assert.ok(st.blocks * 512 < 16 * 2 ** 20, `a hole, not ${st.blocks * 512} bytes written`);
+    assert.deepEqual(M.readDrops(dir), [{ id: "kept" }, { id: "whole" }]);
   });
 });

@@ -7,7 +7,7 @@
 // check cannot disagree with the connector.
 "use strict";
 
-const { J, scanLines, scanTurns } = require("./journal.js");
+const { J, scanLines, scanTurns, refusalOf } = require("./journal.js");
 const { RECORD_FILES, survey } = require("./target.js");
 const { plural, sh, escaped } = require("./output.js");
 
@@ -80,6 +80,8 @@ function problems(dir, outside = {}) {
         message: `${name}: and ${scan.badCount - scan.bad.length} more bad lines`,
       });
     }
+    // Where the scan tells what every reader refuses, no reader reads the file.
+    if (refusalOf(scan, name) !== null) continue;
     const explained = scan.bad.length > 0 ? `${name}:${scan.bad[0].line}: not valid JSON` : null;
     for (const [reader, f] of READERS[name]) {
       const r = refusal(f, dir);

@@ -42,4 +42,20 @@ function ownerElsewhere(owner) {
   return native.ownerElsewhere(owner.pid, owner.start, owner.boot);
 }
 
-module.exports = { J, native, scanLines, scanTurns, ownerElsewhere, seesEveryProcess: () => native.seesEveryProcess() };
+/**
+ * The refusal every reader of the record file `name` makes, told from its
+ * scan without reading the file again, or null where it cannot be told
+ * (#34: a reader reads a file whole, and a run of zeros a power loss left
+ * may be gigabytes). A reader parses the lines in order and refuses the
+ * first that is not JSON; before it, only a line that is JSON null (whose
+ * field a reader reads) or a line past V8's longest string (more than 256
+ * MiB before it) could refuse otherwise.
+ */
+function refusalOf(scan, name) {
+  const first = scan?.bad[0];
+  if (first === undefined || first.offset > 256 * 2 ** 20) return null;
+  if (scan.nulls.length > 0 && scan.nulls[0] < first.line) return null;
+  return `${name}:${first.line}: not valid JSON`;
+}
+
+module.exports = { J, native, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess: () => native.seesEveryProcess() };

@@ -7,7 +7,7 @@
 "use strict";
 
 const path = require("node:path");
-const { J, scanLines, scanTurns, ownerElsewhere, seesEveryProcess } = require("./journal.js");
+const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess } = require("./journal.js");
 const { RECORD_FILES, survey, keepBrake, chmodFix, chownFix } = require("./target.js");
 const { sh } = require("./output.js");
 
@@ -128,8 +128,16 @@ function status(target, now = Date.now()) {
   const seen = survey(target, now);
   const out = (name) => seen.outside[name] !== undefined;
   const files = {};
+  const scans = {};
+  // A reader's answer, or its refusal where the scan tells it without
+  // reading the file whole again (a run of zeros may be gigabytes, #34).
+  const read = (name, f) => {
+    const told = refusalOf(scans[name], name);
+    return told === null ? attempt(f) : { refused: told };
+  };
   for (const name of RECORD_FILES) {
     const scan = attempt(() => scanLines(at, name));
+    scans[name] = scan.value;
     if (scan.value === null) continue;
     if (scan.refused !== undefined) files[name] = { refused: scan.refused };
     else {
@@ -142,7 +150,7 @@ function status(target, now = Date.now()) {
   }
   let turns = attempt(() => scanTurns(at));
   if (out("turns") && turns.value) turns = { notShown: NOT_SHOWN("turns") };
-  let unresolved = attempt(() =>
+  let unresolved = read("outbox.jsonl", () =>
     J.unresolvedOutbox(at)
       .map((e) => ({
         nonce: e.nonce,
@@ -154,11 +162,11 @@ function status(target, now = Date.now()) {
   );
   if (out("outbox.jsonl") && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN("outbox.jsonl") };
   const onToday = {
-    admissions: attempt(() => J.countAdmissionsOn(at, today)),
+    admissions: read("admissions.jsonl", () => J.countAdmissionsOn(at, today)),
     turns: out("turns") ? { notShown: NOT_SHOWN("turns") } : attempt(() => J.countTurnsOn(at, today)),
-    notices: attempt(() => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
+    notices: read("notices.jsonl", () => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
   };
-  let reloads = attempt(() => J.readReloads(at));
+  let reloads = read("reloads.jsonl", () => J.readReloads(at));
   if (out("reloads.jsonl") && reloads.value) reloads = { notShown: NOT_SHOWN("reloads.jsonl") };
   // STOP is a brake whatever it holds: present is what every reader asks.
   // The brake is what stopRequested says, the connector's own question: a

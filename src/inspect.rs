@@ -15,10 +15,11 @@
 //! - `Invalid`: anything else, which no more bytes could mend: corruption.
 //!
 //! A record file is read line by line through a buffer, so its size is
-//! bounded by nothing but its longest line.
+//! bounded by nothing but its longest line, and a run of zero bytes is
+//! counted, never held.
 
 use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::Read;
 use std::os::unix::fs::OpenOptionsExt;
 
 use nix::fcntl::OFlag;
@@ -75,48 +76,138 @@ pub fn body_end(bytes: &[u8]) -> usize {
   bytes.iter().rposition(|&b| b != 0).map_or(0, |i| i + 1)
 }
 
-/// One line of a record file, as the readers number it.
+/// One line of a record file, as the readers number it. A run of zero
+/// bytes is counted, never held (#34: a power loss can leave gigabytes of
+/// them, and the readers refuse such a line without holding it): the line
+/// is its `body` (the bytes before a run of zeros at its end), the length
+/// of that run, and its first bytes.
 pub struct RawLine<'a> {
   /// 1-based (empty lines count).
   pub n: usize,
   /// Where it starts, and where it ends after its newline.
   pub offset: u64,
   pub end: u64,
-  /// Its bytes, without the newline.
-  pub bytes: &'a [u8],
+  /// Its length, without the newline.
+  pub len: u64,
+  /// Its first `HEAD` bytes.
+  pub head: &'a [u8],
+  /// The line before the zero bytes at its end; empty where a zero byte
+  /// comes before a byte that is not (`inner`).
+  pub body: &'a [u8],
+  /// Whether a zero byte comes before a byte that is not: no JSON text has
+  /// one (not even in a string), nor does any text more bytes could make
+  /// JSON, so the line is corrupt however long it is.
+  pub inner: bool,
   /// Whether a newline follows it (only the last line may lack one).
   pub terminated: bool,
 }
 
-/// Hands `each` every line of `file` that is not empty, read through a
-/// buffer (so a file is bounded by nothing but its longest line), and
-/// returns the file's size. A failed read is refused as the readers refuse
-/// it, by `name`.
-pub fn each_line(file: File, name: &str, mut each: impl FnMut(RawLine<'_>)) -> Result<u64> {
-  let mut reader = BufReader::with_capacity(1 << 20, file);
-  let mut buf = Vec::new();
-  let (mut n, mut size) = (0, 0u64);
-  loop {
-    buf.clear();
-    let got = reader.read_until(b'\n', &mut buf).map_err(|e| quiet_io(&e, name, "read"))? as u64;
-    if got == 0 {
-      return Ok(size);
+impl RawLine<'_> {
+  /// The readers' verdict on the line: `judge` of its bytes, made from the
+  /// parts kept.
+  pub fn judge(&self) -> Option<Damage> {
+    if self.inner {
+      return Some(Damage::Invalid);
     }
+    if self.body.len() as u64 == self.len {
+      return judge(self.body);
+    }
+    // Zeros at the end: never JSON with them, and the body decides.
+    if self.body.is_empty() || Doc::parse(&line_text(self.body).0).is_some() {
+      return Some(Damage::Zeros);
+    }
+    Some(if is_cut(&line_text(self.body).0) {
+      Damage::Cut
+    } else {
+      Damage::Invalid
+    })
+  }
+}
+
+/// The line being read: its first bytes, its body, the zeros after it.
+#[derive(Default)]
+struct Reading {
+  head: Vec<u8>,
+  body: Vec<u8>,
+  len: u64,
+  zeros: u64,
+  inner: bool,
+}
+
+impl Reading {
+  fn push(&mut self, mut bytes: &[u8]) {
+    let room = HEAD.saturating_sub(self.head.len());
+    self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    self.len += bytes.len() as u64;
+    while !self.inner && !bytes.is_empty() {
+      let z = bytes.iter().position(|&b| b != 0).unwrap_or(bytes.len());
+      self.zeros += z as u64;
+      bytes = &bytes[z..];
+      if bytes.is_empty() {
+        break;
+      }
+      if self.zeros > 0 {
+        self.inner = true;
+        self.body = Vec::new();
+        break;
+      }
+      let run = memchr::memchr(0, bytes).unwrap_or(bytes.len());
+      self.body.extend_from_slice(&bytes[..run]);
+      bytes = &bytes[run..];
+    }
+  }
+}
+
+/// Hands `each` every line of `file` that is not empty, read through a
+/// buffer (so a file is bounded by nothing but its longest run of bytes
+/// that are not zero), and returns the file's size. A failed read is
+/// refused as the readers refuse it, by `name`.
+pub fn each_line(file: File, name: &str, each: impl FnMut(RawLine<'_>)) -> Result<u64> {
+  each_line_by(file, name, 1 << 20, each)
+}
+
+fn each_line_by(mut file: File, name: &str, chunk: usize, mut each: impl FnMut(RawLine<'_>)) -> Result<u64> {
+  let mut chunk = vec![0u8; chunk];
+  let mut line = Reading::default();
+  let (mut n, mut size, mut start) = (0, 0u64, 0u64);
+  let mut emit = |line: &mut Reading, size: u64, start: u64, terminated: bool| {
     n += 1;
-    let offset = size;
-    size += got;
-    let terminated = buf.last() == Some(&b'\n');
-    let bytes = if terminated { &buf[..buf.len() - 1] } else { &buf[..] };
-    if !bytes.is_empty() {
+    if line.len > 0 {
       each(RawLine {
         n,
-        offset,
+        offset: start,
         end: size,
-        bytes,
+        len: line.len,
+        head: &line.head,
+        body: &line.body,
+        inner: line.inner,
         terminated,
       });
     }
+    *line = Reading::default();
+  };
+  loop {
+    let got = match file.read(&mut chunk) {
+      Ok(0) => break,
+      Ok(got) => got,
+      Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+      Err(e) => return Err(quiet_io(&e, name, "read")),
+    };
+    let mut rest = &chunk[..got];
+    while let Some(at) = memchr::memchr(b'\n', rest) {
+      line.push(&rest[..at]);
+      size += at as u64 + 1;
+      emit(&mut line, size, start, true);
+      start = size;
+      rest = &rest[at + 1..];
+    }
+    size += rest.len() as u64;
+    line.push(rest);
   }
+  if size > start {
+    emit(&mut line, size, start, false);
+  }
+  Ok(size)
 }
 
 /// One line the readers refuse.
@@ -168,9 +259,9 @@ pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
   scan.size = each_line(file, name, |l| {
     scan.unterminated |= !l.terminated;
     scan.lines += 1;
-    match judge(l.bytes) {
+    match l.judge() {
       None => {
-        if scan.nulls.len() < MAX_LISTED && Doc::parse(&line_text(l.bytes).0).is_some_and(|d| d.is_null()) {
+        if scan.nulls.len() < MAX_LISTED && Doc::parse(&line_text(l.body).0).is_some_and(|d| d.is_null()) {
           scan.nulls.push(l.n);
         }
       }
@@ -180,9 +271,9 @@ pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
           scan.bad.push(BadLine {
             n: l.n,
             offset: l.offset,
-            len: l.bytes.len() as u64,
+            len: l.len,
             damage,
-            head: l.bytes[..l.bytes.len().min(HEAD)].to_vec(),
+            head: l.head.to_vec(),
           });
         }
       }
@@ -334,6 +425,98 @@ impl TurnScan {
 mod tests {
   use super::*;
   use crate::error::JournalError;
+
+  /// Lines read through chunks of any size, zero runs counted, judged as
+  /// their whole bytes are judged (`judge`, `body_end`), with their first
+  /// bytes and lengths.
+  #[test]
+  fn lines_with_zero_runs_are_judged_as_their_whole_bytes() {
+    let pieces: [&[u8]; 8] = [
+      b"{\"id\":\"a\"}",
+      b"\0\0\0",
+      b"{\"id\":\"cu",
+      b"garbage",
+      b"\0",
+      b"null",
+      b"",
+      b"[1,",
+    ];
+    let d = crate::testutil::TempDir::new();
+    let mut seed = 7u64;
+    for round in 0..200 {
+      let mut lines: Vec<Vec<u8>> = Vec::new();
+      for _ in 0..4 {
+        let mut l = Vec::new();
+        for _ in 0..3 {
+          seed = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+          l.extend_from_slice(pieces[(seed >> 33) as usize % pieces.len()]);
+        }
+        lines.push(l);
+      }
+      let text = lines.join(&b'\n');
+      let path = format!("{}/f{round}", d.path());
+      std::fs::write(&path, &text).expect("write");
+      for chunk in [1, 2, 5, 64, 1 << 20] {
+        let mut seen = Vec::new();
+        let size = each_line_by(File::open(&path).expect("open"), "f", chunk, |l| {
+          seen.push((
+            l.n,
+            l.offset,
+            l.len,
+            l.head.to_vec(),
+            l.judge(),
+            (!l.inner).then_some(l.body.len()),
+            l.terminated,
+          ));
+        })
+        .expect("read");
+        assert_eq!(size, text.len() as u64);
+        let mut want = Vec::new();
+        let mut offset = 0u64;
+        for (i, l) in lines.iter().enumerate() {
+          let terminated = i + 1 < lines.len();
+          if !l.is_empty() {
+            let inner = l[..body_end(l)].contains(&0);
+            want.push((
+              i + 1,
+              offset,
+              l.len() as u64,
+              l[..l.len().min(HEAD)].to_vec(),
+              judge(l),
+              (!inner).then_some(body_end(l)),
+              terminated,
+            ));
+          }
+          offset += l.len() as u64 + 1;
+        }
+        assert_eq!(seen, want, "chunk {chunk}: {:?}", String::from_utf8_lossy(&text));
+      }
+    }
+  }
+
+  #[test]
+  fn a_long_zero_run_is_counted_not_held() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/drops.jsonl", d.path());
+    let file = File::create(&path).expect("create");
+    std::io::Write::write_all(&mut &file, b"{\"id\":\"a\"}\n{\"id\":\"b\"}").expect("write");
+    // 256 MiB of zeros after the record: a hole, which costs no disk.
+    let size = 1u64 << 28;
+    file.set_len(size).expect("hole");
+    drop(file);
+    let mut seen = Vec::new();
+    each_line(File::open(&path).expect("open"), "drops.jsonl", |l| {
+      seen.push((l.n, l.len, l.body.to_vec(), l.judge(), l.inner, l.head.len()));
+    })
+    .expect("read");
+    assert_eq!(
+      seen,
+      vec![
+        (1, 10, b"{\"id\":\"a\"}".to_vec(), None, false, 10),
+        (2, size - 11, b"{\"id\":\"b\"}".to_vec(), Some(Damage::Zeros), false, HEAD),
+      ]
+    );
+  }
 
   #[test]
   fn damage_is_told_apart() {

@@ -165,22 +165,22 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
     }
     Some(body) => {
       let record = crate::files::open_at(&turns, &t.file, 0)?;
-      let mut zeros = Vec::new();
-      copy_ranges(&record, &mut zeros, &[(body, t.size)])?;
+      let zeros = [(body, t.size)];
       // A repair killed after it set the zeros aside and before it wrote
       // the record anew left them in a quarantine already: that one is
       // kept, not a second copy made (#31).
       let prefix = format!("turns-{}.aside-", t.file);
-      let made = entries(j, ".")?.into_iter().find(|name| {
-        name.starts_with(&prefix)
-          && nix::sys::stat::fstatat(&j.fd, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
-            .is_ok_and(|st| u64::try_from(st.st_size).is_ok_and(|n| n == zeros.len() as u64))
-          && crate::files::read_at(&j.fd, name).is_ok_and(|b| b == zeros)
-      });
+      let mut made = None;
+      for name in entries(j, ".")? {
+        if name.starts_with(&prefix) && holds(j, &name, &record, &zeros)? {
+          made = Some(name);
+          break;
+        }
+      }
       let name = match made {
         Some(name) => name,
         None => {
-          publish(&j.fd, &q, false, |out| out.write_all(&zeros))?;
+          publish(&j.fd, &q, false, |out| copy_sparse(&record, out, &zeros))?;
           q
         }
       };
@@ -268,23 +268,83 @@ pub(super) fn quarantine(j: &Journal, f: &FilePlan, source: &File, stamp: &str) 
     true => vec![(f.aside[0].start, f.size)],
     false => f.aside.iter().map(|a| (a.start, a.end)).collect(),
   };
-  let mut wanted = Vec::new();
-  copy_ranges(source, &mut wanted, &ranges)?;
   let prefix = format!("{}.aside-", f.name);
   for name in entries(j, ".")? {
-    if name.starts_with(&prefix) && crate::files::read_at(&j.fd, &name).is_ok_and(|b| b == wanted) {
+    if name.starts_with(&prefix) && holds(j, &name, source, &ranges)? {
       return Ok((name, false));
     }
   }
   let mut name = format!("{prefix}{stamp}");
   for n in 2.. {
-    match publish(&j.fd, &name, false, |out| out.write_all(&wanted)) {
+    match publish(&j.fd, &name, false, |out| copy_sparse(source, out, &ranges)) {
       Ok(()) => break,
       Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists && n < 100 => name = format!("{prefix}{stamp}-{n}"),
       Err(e) => return Err(e),
     }
   }
   Ok((name, true))
+}
+
+/// Whether the journal's file `name` holds exactly the bytes `ranges` of
+/// `source`, compared a buffer at a time (a set-aside run of zeros may be
+/// gigabytes long).
+fn holds(j: &Journal, name: &str, source: &File, ranges: &[(u64, u64)]) -> std::io::Result<bool> {
+  use std::os::unix::fs::FileExt;
+  let Ok(file) = crate::files::open_at(&j.fd, name, 0) else {
+    return Ok(false);
+  };
+  let want: u64 = ranges.iter().map(|&(s, e)| e - s).sum();
+  if file.metadata()?.len() != want {
+    return Ok(false);
+  }
+  let (mut ours, mut theirs) = (vec![0u8; BUFFER], vec![0u8; BUFFER]);
+  let mut at = 0u64;
+  for &(start, end) in ranges {
+    let mut from = start;
+    while from < end {
+      let n = usize::try_from(end - from).unwrap_or(usize::MAX).min(BUFFER);
+      source.read_exact_at(&mut ours[..n], from)?;
+      if file.read_exact_at(&mut theirs[..n], at).is_err() || ours[..n] != theirs[..n] {
+        return Ok(false);
+      }
+      from += n as u64;
+      at += n as u64;
+    }
+  }
+  Ok(true)
+}
+
+/// Bytes copied at a time.
+const BUFFER: usize = 1 << 20;
+
+/// Copies the byte ranges `keep` of `from` to the new file `to`, a buffer
+/// at a time, leaving a hole where a whole buffer is zeros (#34): the file
+/// reads back the same bytes, and a run of zeros that a power loss left,
+/// often itself a hole, costs no disk when it is set aside.
+fn copy_sparse(from: &File, to: &mut File, keep: &[(u64, u64)]) -> std::io::Result<()> {
+  use std::io::{Seek, SeekFrom};
+  use std::os::unix::fs::FileExt;
+  let mut buf = vec![0u8; BUFFER];
+  let mut len = 0u64;
+  for &(start, end) in keep {
+    let mut at = start;
+    while at < end {
+      let want = usize::try_from(end - at).unwrap_or(usize::MAX).min(buf.len());
+      let got = from.read_at(&mut buf[..want], at)?;
+      if got == 0 {
+        return Err(std::io::ErrorKind::UnexpectedEof.into());
+      }
+      if buf[..got].iter().all(|&b| b == 0) {
+        to.seek(SeekFrom::Current(got as i64))?;
+      } else {
+        to.write_all(&buf[..got])?;
+      }
+      at += got as u64;
+      len += got as u64;
+    }
+  }
+  // A hole at the end has no write to give the file its length.
+  to.set_len(len)
 }
 
 /// Writes the file without the parts set aside (a whole record's newline

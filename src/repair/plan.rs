@@ -8,7 +8,7 @@ use nix::sys::stat::Mode;
 
 use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Plan, TurnPlan, RECORD_FILES};
 use crate::error::{quiet_io, Result};
-use crate::inspect::{body_end, each_line, judge, judge_record, record_names, Damage};
+use crate::inspect::{body_end, each_line, judge_record, record_names, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
 /// record, changes nothing.
@@ -42,14 +42,14 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Res
   // damaged tail from damage with records after it.
   let mut kept_end = 0u64;
   plan.size = each_line(file, name, |l| {
-    let Some(damage) = judge(l.bytes) else {
+    let Some(damage) = l.judge() else {
       plan.kept += 1;
       kept_end = l.end;
       plan.terminate = !l.terminated;
       return;
     };
     // A whole record followed by zero bytes: the record stays, the zeros go.
-    let body = body_end(l.bytes);
+    let body = l.body.len();
     if damage == Damage::Zeros && body > 0 {
       plan.kept += 1;
       plan.aside.push(Aside {
@@ -67,8 +67,8 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Res
         file: name.to_string(),
         line: l.n,
         offset: l.offset,
-        length: l.bytes.len() as u64,
-        head: l.bytes[..l.bytes.len().min(60)].to_vec(),
+        length: l.len,
+        head: l.head.to_vec(),
       });
       return;
     }
