@@ -158,6 +158,49 @@ impl Reading {
   }
 }
 
+/// A turn record judged as `judge_record` judges its bytes, read a buffer
+/// at a time, a run of zeros counted and never held (#34).
+pub struct Record {
+  pub damage: Option<Damage>,
+  pub size: u64,
+  /// The length of the record before a run of zeros at its end.
+  pub body: u64,
+  /// Its first bytes.
+  pub head: Vec<u8>,
+}
+
+/// Reads and judges the turn record `file`.
+pub fn judge_file(mut file: File) -> std::io::Result<Record> {
+  let mut chunk = vec![0u8; 1 << 20];
+  let mut r = Reading::default();
+  loop {
+    match file.read(&mut chunk) {
+      Ok(0) => break,
+      Ok(got) => r.push(&chunk[..got]),
+      Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+      Err(e) => return Err(e),
+    }
+  }
+  let line = RawLine {
+    n: 1,
+    offset: 0,
+    end: r.len,
+    len: r.len,
+    head: &r.head,
+    body: &r.body,
+    inner: r.inner,
+    terminated: true,
+  };
+  let damage = if r.len == 0 { Some(Damage::Cut) } else { line.judge() };
+  let body = if r.inner { r.len } else { r.body.len() as u64 };
+  Ok(Record {
+    damage,
+    size: r.len,
+    body,
+    head: r.head,
+  })
+}
+
 /// Hands `each` every line of `file` that is not empty, read through a
 /// buffer (so a file is bounded by nothing but its longest run of bytes
 /// that are not zero), and returns the file's size. A failed read is
@@ -338,8 +381,9 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
   for name in names.into_iter().map(decode_utf8) {
     let Some(id) = name.strip_suffix(".json") else { continue };
     scan.records += 1;
-    let (damage, refusal, size) = match crate::files::read_at(&held, &name) {
-      Ok(bytes) => (judge_record(&bytes), None, bytes.len() as u64),
+    let judged = crate::files::open_at(&held, &name, 0).and_then(judge_file);
+    let (damage, refusal, size) = match judged {
+      Ok(r) => (r.damage, None, r.size),
       Err(e) => (None, Some(quiet_io(&e, &turn_label(id), "read").to_string()), 0),
     };
     if damage.is_none() && refusal.is_none() {
@@ -490,6 +534,13 @@ mod tests {
           offset += l.len() as u64 + 1;
         }
         assert_eq!(seen, want, "chunk {chunk}: {:?}", String::from_utf8_lossy(&text));
+      }
+      // The same bytes as a turn record, judged whole.
+      let r = judge_file(File::open(&path).expect("open")).expect("judge");
+      assert_eq!(r.damage, judge_record(&text), "{:?}", String::from_utf8_lossy(&text));
+      assert_eq!((r.size, r.head), (text.len() as u64, text[..text.len().min(HEAD)].to_vec()));
+      if r.damage == Some(Damage::Zeros) {
+        assert_eq!(r.body, body_end(&text) as u64);
       }
     }
   }

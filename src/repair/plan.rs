@@ -8,7 +8,7 @@ use nix::sys::stat::Mode;
 
 use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Plan, TurnPlan, RECORD_FILES};
 use crate::error::{quiet_io, Result};
-use crate::inspect::{body_end, each_line, judge_record, record_names, Damage};
+use crate::inspect::{each_line, judge_file, record_names, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
 /// record, changes nothing.
@@ -98,23 +98,24 @@ fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>) -> Result<Vec<TurnPlan>> 
   let mut out = Vec::new();
   for name in names {
     let Ok(name) = String::from_utf8(name) else { continue };
-    let bytes = crate::files::read_at(&turns, &name).map_err(|e| quiet_io(&e, &crate::paths::turn_label(&name), "read"))?;
-    let damage = judge_record(&bytes);
+    let record = crate::files::open_at(&turns, &name, 0)
+      .and_then(judge_file)
+      .map_err(|e| quiet_io(&e, &crate::paths::turn_label(&name), "read"))?;
     // A whole record followed by zero bytes keeps its text.
-    let body = body_end(&bytes);
-    match damage {
+    let body = record.body;
+    match record.damage {
       None => {}
       Some(Damage::Invalid) => corrupt.push(Corrupt {
         file: format!("turns/{name}"),
         line: 1,
         offset: 0,
-        length: bytes.len() as u64,
-        head: bytes[..bytes.len().min(60)].to_vec(),
+        length: record.size,
+        head: record.head,
       }),
       Some(damage) => out.push(TurnPlan {
-        keep: (damage == Damage::Zeros && body > 0).then_some(body as u64),
+        keep: (damage == Damage::Zeros && body > 0).then_some(body),
         file: name,
-        size: bytes.len() as u64,
+        size: record.size,
         damage,
       }),
     }
