@@ -109,11 +109,14 @@ const LOCKED = "STOP update is locked; refusing";
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
 /**
- * `f()`, tried again for up to 2 s while it refuses because `.stop.lock`
- * is held by an update under way (one less than 5 s old: a `recover`
- * checking its own STOP, another operator), so that an operator's brake
- * goes through instead of asking for a retry. An older `.stop.lock` is a
- * leftover: the refusal says how old and how to remove it.
+ * `f()`, tried again while it refuses because `.stop.lock` is held by an
+ * update that may still finish, so that an operator's brake goes through
+ * instead of asking for a retry. This package's updates wait for one
+ * another on the lock guard, so the refusal means a `.stop.lock` left by
+ * an update that died, which the addon proves (#34) and the refusal then
+ * says how to remove, or one it cannot prove left (a `journal.mjs`
+ * process's update, which takes no guard): that one is waited for up to
+ * 2 s.
  */
 function retried(t, f) {
   const until = Date.now() + 2000;
@@ -122,9 +125,14 @@ function retried(t, f) {
       return f();
     } catch (e) {
       if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(t, e);
-      const st = fs.lstatSync(path.join(t.at, ".stop.lock"), { throwIfNoEntry: false });
-      if (st !== undefined && Date.now() - st.mtimeMs > 5000) throw stopLocked(t, e);
-      Atomics.wait(pause, 0, 0, 20);
+      let state;
+      try {
+        state = native.stopLockLeft(t.at);
+      } catch {
+        state = "unproven";
+      }
+      if (state === "left") throw stopLocked(t, e);
+      if (state !== "absent") Atomics.wait(pause, 0, 0, 20);
     }
   }
 }
