@@ -1,9 +1,9 @@
 // Write-once turn records under turns/<id>.json.
 import assert from "node:assert/strict";
-import { mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { M, journal, mode, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
+import { M, isAddon, journal, mode, noHostPath, refuses, throwsClass, underUmask } from "./helpers.mjs";
 
 describe("turns", () => {
   test("writeTurn creates the record once, pretty-printed with its id last, 0600", () => {
@@ -37,20 +37,42 @@ describe("turns", () => {
     assert.equal(readFileSync(join(dir, "turns", "u.json"), "utf8"), "undefined\n");
   });
 
-  test("a record JSON.stringify refuses is a failed write, and the empty file stays", () => {
+  // #37: a turn record is whole or absent. journal.mjs opens the record
+  // before it serialises it, so one it cannot serialise stays, empty, and
+  // every later listTurns refuses; the addon serialises into an unnamed
+  // draft and leaves nothing. The refusal is the same word for word.
+  test("a record JSON.stringify refuses (a BigInt, a cycle, a throwing toJSON) is a failed write that leaves no file", () => {
     const dir = journal();
-    refuses(() => M.writeTurn(dir, "big", { n: 1n }), "could not write turn record big (unknown error)");
-    assert.equal(readFileSync(join(dir, "turns", "big.json"), "utf8"), "");
-    refuses(() => M.writeTurn(dir, "big", {}), "turn record already exists: big");
-    refuses(
-      () =>
-        M.writeTurn(dir, "coded", {
+    const cycle = { a: 1 };
+    cycle.self = cycle;
+    const cases = [
+      ["big", { n: 1n }, "could not write turn record big (unknown error)"],
+      ["cycle", cycle, "could not write turn record cycle (unknown error)"],
+      [
+        "coded",
+        {
           toJSON() {
             throw Object.assign(new Error("x"), { code: "EFROMJSON" });
           },
-        }),
-      "could not write turn record coded (EFROMJSON)",
-    );
+        },
+        "could not write turn record coded (EFROMJSON)",
+      ],
+    ];
+    const left = [];
+    for (const [id, record, message] of cases) {
+      refuses(() => M.writeTurn(dir, id, record), message);
+      if (readdirSync(join(dir, "turns")).includes(`${id}.json`)) left.push(id);
+    }
+    if (!isAddon) {
+      console.log(`# figure unserialisable turn records (journal.mjs): ${left.length} of ${cases.length} left empty (${left.join(", ")})`);
+      return;
+    }
+    assert.deepEqual(left, [], "no record left behind");
+    assert.deepEqual(readdirSync(join(dir, "turns")), []);
+    assert.deepEqual(M.listTurns(dir), []);
+    // A retry with a record that serialises is written.
+    M.writeTurn(dir, "big", { startedAt: "2021-01-01T10:00:00.000Z" });
+    assert.deepEqual(M.readTurn(dir, "big"), { startedAt: "2021-01-01T10:00:00.000Z", id: "big" });
   });
 
   test("an id that is not a string is converted as often as the reference does, the path's before the dir is checked", () => {

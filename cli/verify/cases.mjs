@@ -48,6 +48,10 @@ const traced = (ctx, o) =>
     },
   });
 
+/** Why a turn record that cannot be serialised differs (#37). */
+export const UNSERIALISABLE =
+  "a turn record that cannot be serialised (a BigInt, a cycle, a throwing toJSON) leaves no file, so a retry can write it; journal.mjs leaves it empty, and its listTurns and countTurnsOn then refuse";
+
 export const cases = [
   {
     name: "constants and the pure exports",
@@ -178,7 +182,6 @@ export const cases = [
       call("writeTurn again", (M, d) => M.writeTurn(d, "t1", { startedAt: "x" })),
       call("writeTurn an invalid id", (M, d) => M.writeTurn(d, "../x", {})),
       call("writeTurn t0", (M, d) => M.writeTurn(d, "t0", { startedAt: "2021-01-02T01:00:00.000Z" })),
-      call("writeTurn of a BigInt", (M, d) => M.writeTurn(d, "t9", { n: 1n })),
       call("readTurn", (M, d) => M.readTurn(d, "t1")),
       call("readTurn a missing one", (M, d) => M.readTurn(d, "nope")),
       call("listTurns", (M, d) => M.listTurns(d)),
@@ -423,6 +426,16 @@ export const cases = [
     ],
   },
   // Kept as choices (docs/choices.md): reported as known, not as failures.
+  {
+    name: "a turn record that cannot be serialised",
+    known: UNSERIALISABLE,
+    steps: [
+      call("writeTurn", (M, d) => M.writeTurn(d, "t1", { startedAt: "2021-01-01T01:00:00.000Z" })),
+      call("writeTurn of a BigInt", (M, d) => M.writeTurn(d, "t9", { n: 1n })),
+      call("listTurns", (M, d) => M.listTurns(d)),
+      call("writeTurn of it again", (M, d) => M.writeTurn(d, "t9", { startedAt: "2021-01-02T01:00:00.000Z" })),
+    ],
+  },
   {
     name: "a turn record's toJSON that reads the record being written",
     known: "a turn record is linked into place only once written; in journal.mjs it exists, empty, while it is serialised",

@@ -6,15 +6,25 @@
 // (parity/cases.mjs).
 import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { UNSERIALISABLE } from "./cases.mjs";
 
 export const cases = [];
+
+// Cases where a turn record cannot be serialised: the addon leaves no file,
+// journal.mjs an empty one (#37); reported as known.
+const UNSERIALISED = new Set([
+  "writeTurn big",
+  "writeTurn toJSON throws code getter",
+  "writeTurn record pointing at itself",
+  "a code getter's exception is the one thrown",
+]);
 
 /** One case: an optional raw set-up of the binding directory, then one call. */
 function add(name, setup, f) {
   const steps = [];
   if (setup) steps.push({ fs: setup });
   steps.push({ name, call: (M, d, ctx) => f(M, d, ctx.log) });
-  cases.push({ name, steps });
+  cases.push({ name, steps, ...(UNSERIALISED.has(name) ? { known: UNSERIALISABLE } : {}) });
 }
 
 const w = (name, text) => (d) => writeFileSync(join(d, name), text);

@@ -68,8 +68,10 @@ pub fn write_turn<'e>(env: &'e Env, dir: Val<'e>, id: Val<'e>, record: Val<'e>) 
       Err(e) => return Err(turns::write_refusal(&e, &id_text(js, id)?).into()),
     };
     // The reference's record exists (empty) from here on, so a record that
-    // cannot be stringified leaves it empty: the draft is linked empty and
-    // the call refuses as a failed write. `quietFs(err, turnLabel(String(id)),
+    // cannot be stringified (a BigInt, a cycle, a throwing toJSON) leaves it
+    // empty, and every later listTurns refuses. Here the draft is dropped
+    // unlinked: no record, whole or absent (#37); the call refuses as the
+    // reference's failed write does. `quietFs(err, turnLabel(String(id)),
     // ...)` converts the id before it reads the error's `code`; either may
     // throw instead. Any other way out of this call drops the draft and
     // leaves no record (#10).
@@ -80,7 +82,7 @@ pub fn write_turn<'e>(env: &'e Env, dir: Val<'e>, id: Val<'e>, record: Val<'e>) 
       Err(Thrown::Pending) => {
         // A termination taken for the exception ends the call here.
         let e = js.take_exception()?;
-        let _ = draft.finish(b"");
+        drop(draft);
         let label = id_text(js, id)?;
         let code = js.code_of(e)?;
         return Err(turns::text_failed(&label, code.as_deref()).into());
