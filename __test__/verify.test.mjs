@@ -7,7 +7,7 @@
 // package's own, so they skip against another implementation too.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -175,6 +175,45 @@ describe("discord-journal verify", { skip }, () => {
     const again = verify(r.stdout.match(/--reference (\S+)/)[1], "--case", "inbox", "--sequences", "0");
     assert.equal(again.status, 1);
     assert.match(again.stdout, /^48 exports compared, 1 case, 0 random sequences/);
+  });
+
+  // #37: after the swap the host's journal.mjs is this package; compared
+  // with itself, the addon would pass and prove nothing.
+  test("a reference that is this package (a re-export, a link, another copy) exits 2 with the fix; the original kept beside it is verified", () => {
+    const root = fileURLToPath(new URL("..", import.meta.url));
+    const file = mutant((text) => `export * from ${JSON.stringify(join(root, "index.js"))};\n// ${text.length}\n`);
+    const src = join(file, "..");
+    cpSync(spec, join(src, "journal.orig.mjs"));
+    // The host's errors.mjs takes the class from the package, as the README says.
+    writeFileSync(
+      join(src, "errors.mjs"),
+      readFileSync(join(src, "errors.mjs"), "utf8").replace(
+        /export class DiscordError extends Error \{[\s\S]*?\n\}\n/,
+        `import { DiscordError } from ${JSON.stringify(join(root, "index.js"))};\nexport { DiscordError };\n`,
+      ),
+    );
+    const copy = mkdtempSync(join(tmpdir(), "discord-journal-copy-"));
+    made.push(copy);
+    for (const f of readdirSync(root).filter((f) => /^(index|binding|libc|entry)\.js$|^package\.json$|\.node$/.test(f)))
+      cpSync(join(root, f), join(copy, f));
+    const another = join(src, "another.mjs");
+    writeFileSync(another, `export * from ${JSON.stringify(join(copy, "index.js"))};\n`);
+    const link = join(src, "link.js");
+    symlinkSync(join(root, "index.js"), link);
+    for (const [reference, why] of [
+      [file, /its \w+ is this package's own/],
+      [link, /it is \S+index\.js, a file of this package/],
+      [another, /its \w+ is this package's, from another copy of it/],
+    ]) {
+      const r = verify(reference, "--sequences", "2");
+      assert.equal(r.status, 2, r.stderr);
+      assert.match(r.stderr, /is this package, not the original journal\.mjs \(/);
+      assert.match(r.stderr, why);
+      assert.match(r.stderr, /Keep the original journal\.mjs, for example as journal\.orig\.mjs beside it, and point --reference at it\n$/);
+    }
+    const orig = verify(join(src, "journal.orig.mjs"), "--sequences", "2");
+    assert.equal(orig.status, 0, orig.stderr + orig.stdout);
+    assert.match(orig.stdout, / 0 differences/);
   });
 
   test("a reference that cannot be loaded exits 2 naming its path; one that hangs or exits is stopped and named; nothing is left behind", () => {

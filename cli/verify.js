@@ -99,6 +99,14 @@ function compare(reference, opts) {
         else if (e.event === "difference") differences.push(e);
         else if (e.event === "done") summary = e.summary;
         else if (e.event === "unloadable") reject(new UsageError(`the reference ${opts.shown} could not be loaded: ${e.message}`));
+        // The host's journal.mjs after the swap: the addon against itself (#37).
+        else if (e.event === "itself")
+          reject(
+            new UsageError(
+              `the reference ${opts.shown} is this package, not the original journal.mjs (${e.why}): comparing the addon with itself proves nothing. ` +
+                "Keep the original journal.mjs, for example as journal.orig.mjs beside it, and point --reference at it",
+            ),
+          );
       }
     });
     child.on("close", (code, signal) => {

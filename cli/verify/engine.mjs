@@ -9,12 +9,14 @@
 //   {"event":"difference",...}               one difference, with the case and its replay
 //   {"event":"done","summary":{...}}         the end
 //
-// A reference that cannot be loaded ends with {"event":"unloadable"}.
-import { mkdirSync, rmSync } from "node:fs";
+// A reference that cannot be loaded ends with {"event":"unloadable"}, one
+// that is this package (the host's journal.mjs after the swap) with
+// {"event":"itself","why":...}.
+import { mkdirSync, realpathSync, rmSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join, resolve } from "node:path";
+import { join, resolve, sep } from "node:path";
 import { parseArgs } from "node:util";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { render, thrown, tree } from "./render.mjs";
 import { cases as core } from "./cases.mjs";
 import { cases as odd } from "./odd.mjs";
@@ -45,6 +47,30 @@ if (typeof ref.readInboxIds !== "function" && typeof ref.appendInbox !== "functi
   process.exit(0);
 }
 const ours = createRequire(import.meta.url)("../../index.js");
+// Why the reference is this package, or null (#37): after the swap the
+// host's journal.mjs re-exports it, and the addon compared with itself
+// proves nothing. A file of this package (a symbolic link to it), or a
+// function export that is one of this package's, or the same source as
+// one of its wrappers (another copy of it). What the reference loads is
+// not asked: the original journal.mjs imports the host's errors.mjs, which
+// re-exports this package's DiscordError after the swap.
+function itself() {
+  const home = realpathSync(fileURLToPath(new URL("../..", import.meta.url)));
+  const real = realpathSync(resolve(o.reference));
+  if (real.startsWith(home + sep)) return `it is ${real}, a file of this package`;
+  for (const [k, v] of Object.entries(ours)) {
+    if (typeof v !== "function" || k === "DiscordError") continue;
+    if (ref[k] === v) return `its ${k} is this package's own`;
+    if (typeof ref[k] === "function" && String(ref[k]) === String(v) && String(v).includes("native."))
+      return `its ${k} is this package's, from another copy of it`;
+  }
+  return null;
+}
+const why = itself();
+if (why !== null) {
+  emit({ event: "itself", why });
+  process.exit(0);
+}
 emit({ event: "loaded" });
 
 // Exports the package has and journal.mjs cannot: the class of its
