@@ -147,6 +147,9 @@ describe("discord-journal-build", addonOnly, () => {
     assert.match(r.stderr, new RegExp(`${ownPattern}: Cannot find module`));
     assert.match(r.stderr, /no Rust toolchain was found/);
     assert.match(r.stderr, /Install Rust 1\.\d+ or later/);
+    // A checkout carries no binary: it says so, and names the tarball (#37).
+    assert.match(r.stderr, /this copy of the package is a checkout .* which carries no prebuilt binary: only the packed tarball does/);
+    assert.match(r.stderr, /or depend on the packed tarball/);
   });
 });
 

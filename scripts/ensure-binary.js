@@ -58,10 +58,17 @@ function main() {
   const probe = spawnSync(cargo, ["--version"], { encoding: "utf8" });
   if (probe.error || probe.status !== 0) {
     const msrv = /^rust-version\s*=\s*"([^"]+)"/m.exec(fs.readFileSync(path.join(root, "Cargo.toml"), "utf8"))?.[1];
+    const rust = `Install Rust ${msrv ?? ""} or later (https://rustup.rs), then run \`npx discord-journal-build\``;
+    // A checkout (a workspace package, a git dependency) carries no binary
+    // at all: only the packed tarball does (#37: saying the platform is
+    // covered, on that very platform, explained nothing).
+    const carried = fs.readdirSync(root).some((f) => /^discord-journal\..+\.node$/.test(f));
     say(
-      `${lookedFor}\nno prebuilt binary fits, and no Rust toolchain was found to build one (\`${cargo}\` is not on PATH).\n` +
-        `Install Rust ${msrv ?? ""} or later (https://rustup.rs), then run \`npx discord-journal-build\`; ` +
-        `prebuilt binaries cover linux-x64 and linux-arm64 (glibc 2.17 or later, or musl) and darwin-x64 and darwin-arm64 (macOS 11 or later).`,
+      carried
+        ? `${lookedFor}\nno prebuilt binary fits, and no Rust toolchain was found to build one (\`${cargo}\` is not on PATH).\n` +
+            `${rust}; prebuilt binaries cover linux-x64 and linux-arm64 (glibc 2.17 or later, or musl) and darwin-x64 and darwin-arm64 (macOS 11 or later).`
+        : `${lookedFor}\nthis copy of the package is a checkout (a workspace package, a git dependency, a clone), which carries no prebuilt binary: only the packed tarball does, and no Rust toolchain was found to build one (\`${cargo}\` is not on PATH).\n` +
+            `${rust}, or depend on the packed tarball (\`npm run pack:release\` in a clone makes it), which needs no Rust.`,
     );
     return 1;
   }
