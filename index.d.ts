@@ -1,10 +1,14 @@
 // Types of discord-journal. The functions accept any JavaScript value, as
-// journal.mjs does; the types describe the intended use.
+// journal.mjs does; the types describe the intended use: what they accept
+// is what the runtime takes, and what they promise is what it returns
+// (checked by __test__/types.test.mjs under strict and
+// exactOptionalPropertyTypes, for node16, nodenext and bundler).
 
 /** A refusal: `exitCode` is the CLI exit status (1 failed, BRAKE_EXIT 3 a brake). */
 export declare class DiscordError extends Error {
   constructor(message: string, exitCode?: number);
-  name: "DiscordError";
+  /** "DiscordError"; a subclass may set its own. */
+  name: string;
   exitCode: number;
 }
 
@@ -14,19 +18,28 @@ export interface Identity {
   start: string | null;
   boot: string | null;
 }
-export type OwnerRecord = { pid: number; start: string | null; boot: string | null } | { invalid: true };
+/**
+ * `readPid`'s answer: the owner record, or `{ invalid: true }` for one that
+ * cannot be read. Each side names the other's keys as absent, so that
+ * journal.mjs's idiom `rec !== null && !rec.invalid && rec.pid === pid`
+ * narrows.
+ */
+export type OwnerRecord =
+  | { pid: number; start: string | null; boot: string | null; invalid?: undefined }
+  | { invalid: true; pid?: undefined; start?: undefined; boot?: undefined };
 export interface IdentitySeam {
-  /** Test seam: the identity of a pid; defaults to `identityOf`. */
-  identity?: (pid: number) => Identity;
+  /** Test seam: the identity of a pid; `identityOf` where absent or undefined. */
+  identity?: ((pid: number) => Identity) | undefined;
 }
-export interface StopLine {
-  at?: string;
-  reason: string | null;
-  [key: string]: unknown;
-}
-export type OutboxRecord = Record<string, unknown> & { nonce: string; status?: OutboxStatus; intentAt?: unknown };
+/** A line of STOP as `readStop` reads it: a JSON object with a string reason, or `{ reason: null }` for any other line. */
+export type StopLine = { reason: string; at?: unknown; [key: string]: unknown } | { reason: null };
+/** A delivery as `readOutbox` merges it: its lines' keys, the last line's winning, and `intentAt`, the first line's `at` (any JSON value, or undefined). */
+export type OutboxRecord = Record<string, unknown> & { nonce: string; status: unknown; intentAt: unknown };
+/** What `unresolvedOutbox` returns: the deliveries whose last status is "intent" or "unknown". */
+export type UnresolvedRecord = OutboxRecord & { status: "intent" | "unknown" };
 
-export declare const OUTBOX_STATUS: readonly OutboxStatus[];
+/** The four statuses; `includes` takes any value and narrows it. */
+export declare const OUTBOX_STATUS: { includes(value: unknown, fromIndex?: number): value is OutboxStatus } & readonly OutboxStatus[];
 export declare const BRAKE_EXIT: 3;
 export declare const RECOVER_REASON: "recover";
 export declare const UNLOCK_HINT: string;
@@ -38,8 +51,8 @@ export declare function appendInbox(dir: string, entry: { id: string; [key: stri
 export declare function readInboxIds(dir: string): Set<string>;
 export declare function appendOutbox(dir: string, entry: { nonce: string; status: OutboxStatus; [key: string]: unknown }): void;
 export declare function readOutbox(dir: string): Map<string, OutboxRecord>;
-export declare function unresolvedOutbox(dir: string): OutboxRecord[];
-export declare function appendDrop(dir: string, entry: unknown): void;
+export declare function unresolvedOutbox(dir: string): UnresolvedRecord[];
+export declare function appendDrop(dir: string, entry: Record<string, unknown>): void;
 export declare function readDrops(dir: string): unknown[];
 export declare function appendAdmission(dir: string, entry: { id: string; at: string; [key: string]: unknown }): void;
 export declare function countAdmissionsOn(dir: string, date: string): number;
@@ -50,14 +63,15 @@ export declare function appendNotice(dir: string, entry: { kind: string; date: s
 export declare function noticeOn(dir: string, kind: string, date: string): boolean;
 
 export declare function turnPath(dir: string, id: string | number): string;
-export declare function writeTurn(dir: string, id: string | number, record: object): string;
+/** `{ ...record, id }`: any object, or null or undefined for `{ id }`. */
+export declare function writeTurn(dir: string, id: string | number, record: object | null | undefined): string;
 export declare function readTurn(dir: string, id: string | number): unknown;
 export declare function listTurns(dir: string): unknown[];
 export declare function countTurnsOn(dir: string, date: string): number;
 
 export declare function stopPath(dir: string): string;
 export declare function stopRequested(dir: string): boolean;
-export declare function requestStop(dir: string, reason?: unknown): string;
+export declare function requestStop(dir: string, reason?: string | undefined): string;
 export declare function requestProcessingStop(dir: string, generation: string): string;
 export declare function clearProcessingStop(dir: string, generation: string): boolean;
 export declare function clearStop(dir: string): void;
@@ -65,8 +79,8 @@ export declare function readStop(dir: string): StopLine[];
 
 export declare function lockPath(dir: string): string;
 export declare function ownerPath(dir: string): string;
-export declare function validStart(v: unknown): boolean;
-export declare function validBoot(v: unknown): boolean;
+export declare function validStart(v: unknown): v is string;
+export declare function validBoot(v: unknown): v is string;
 export declare function processStart(pid: number | string): string | null;
 export declare function bootId(): string | null;
 export declare function identityOf(pid: number | string): Identity;
@@ -74,11 +88,86 @@ export declare function readPid(dir: string): OwnerRecord | null;
 export declare function pidAlive(pid: unknown): boolean;
 export declare function ownerState(rec: OwnerRecord | null, opts?: IdentitySeam): OwnerStateName;
 export declare function ownerAlive(rec: OwnerRecord | null, opts?: IdentitySeam): boolean;
-export declare function writePid(dir: string, pid: number, opts?: IdentitySeam & { now?: number | string | Date }): void;
+/** `now`: the claim's time in ms since the epoch (journal.mjs's `Date.now()`); NaN is refused, after run.lock is made. */
+export declare function writePid(dir: string, pid: number, opts?: IdentitySeam & { now?: number | undefined }): void;
 export declare function unlock(
   dir: string,
-  opts?: IdentitySeam & { beforeRemove?: (() => unknown) | null; reason?: unknown },
+  opts?: IdentitySeam & { beforeRemove?: (() => unknown) | null | undefined; reason?: string | undefined },
 ): { pid: number; start: string | null; boot: string | null } | null | false;
-export declare function recover(dir: string, opts?: IdentitySeam & { beforeRemove?: (() => unknown) | null }): "clean" | "cleared";
+export declare function recover(
+  dir: string,
+  opts?: IdentitySeam & { beforeRemove?: (() => unknown) | null | undefined },
+): "clean" | "cleared";
 export declare function stopTarget(dir: string, opts?: IdentitySeam): number | null;
 export declare function clearPid(dir: string, pid: number): void;
+
+/** A reader's answer in `status --json`, or its refusal. */
+export type Answer<T> = { value: T } | { refused: string };
+export type Damage = "cut" | "zeros" | "torn" | "invalid";
+
+/** What `discord-journal status --json` prints (README: "status --json"). */
+export interface Status {
+  verdict: {
+    /** null: it could not be told. */
+    canStart: boolean | null;
+    state: "ready" | "crashed" | "running" | "braked" | "stuck" | "damaged" | "unreadable";
+    why: string | null;
+    /** The command to run next, in backticks. */
+    next: string | null;
+    /** What needs a hand; empty when nothing does. */
+    problems: { what: string; fix: string }[];
+  };
+  /** The directory, absolute. */
+  journal: string;
+  /** The directory is a symbolic link: where it leads. */
+  journalLink?: string;
+  /** Run as root: the user whose rights it read with. */
+  acting?: string;
+  /** journalLabel(dir). */
+  label: string;
+  /** The UTC date, YYYY-MM-DD. */
+  today: string;
+  /** Who owns the journal: the user its service runs as. */
+  owner: { uid: number; name: string | null };
+  /** Only the record files that exist, by name. */
+  files: Record<
+    string,
+    | { refused: string }
+    | {
+        lines: number;
+        bytes: number;
+        badLines: number;
+        corrupt: boolean;
+        /** No head where the file is a link out of the journal. */
+        firstBadLine?: { line: number; offset: number; length: number; damage: Damage; head?: string };
+        unterminated: boolean;
+      }
+  >;
+  turns:
+    | { refused: string }
+    | { notShown: string }
+    | { records: number; badRecords: number; bad: { file: string; size: number; damage: Damage | null; refusal: string | null }[] };
+  /** Oldest first. `intentAt` is the first line's `at` as read (any JSON value), null where it had none. */
+  unresolvedDeliveries:
+    | Answer<{ nonce: string; status: "intent" | "unknown"; intentAt: unknown; ageSeconds: number | null }[]>
+    | { count: number; notShown: string };
+  /** notices: the kinds sent today. */
+  onToday: { admissions: Answer<number>; turns: Answer<number> | { notShown: string }; notices: Answer<string[]> };
+  /** The last line of reloads.jsonl, as read. */
+  lastReload: unknown;
+  /** readStop; present: STOP is a brake (stopRequested). */
+  stop: { present: boolean } & (Answer<StopLine[]> | { lines: number; notShown: string });
+  /** null: no run.lock. */
+  lock: null | {
+    owner: OwnerRecord | { notShown: string } | null;
+    state: OwnerStateName;
+    /** "unknown" because it is alive in a PID namespace below this one: its pid here. */
+    elsewhere: number | null;
+    /** false in a container (or with hidepid): an owner "dead" here may run elsewhere. */
+    seesEveryProcess: boolean;
+  };
+  /** The journal's own entries as the directory lists them; `links`: a file's names where it has more than one. */
+  entries: Record<string, { kind: string; mode: string; uid: number; size: number; mtime: string; to?: string; links?: number }>;
+  /** The quarantine files repairs left (<file>.aside-<UTC time>), kept for a person. */
+  setAside: string[];
+}
