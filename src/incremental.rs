@@ -599,9 +599,9 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   }
   put(key, entry);
   // The read's transient buffers, and any folds evicted for this one, are
-  // free now; glibc would keep most of them resident.
+  // free by the call's end; glibc would keep most of them resident.
   if origin == 0 {
-    crate::room::give_back(end);
+    crate::room::churned(end);
   }
   answer
 }

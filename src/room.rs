@@ -11,7 +11,10 @@
 //! never written are never resident. Other allocators (musl, macOS) map
 //! large requests anyway. A warm read does not use it: a fresh mapping
 //! costs a page fault per page, where the heap's reused buffer costs none.
-//! After a cold read of a large file, the heap's free pages are given back.
+//! After a cold read of a large file, the call's end gives the heap's free
+//! pages back (`churned`).
+
+use std::sync::atomic::{AtomicBool, Ordering};
 
 /// Below this, a buffer takes its size: the threshold it may train is
 /// small, and so is what the heap keeps.
@@ -41,23 +44,26 @@ pub fn reserve(buf: &mut Vec<u8>, more: usize) -> bool {
   buf.try_reserve_exact(room - buf.len()).is_ok() || buf.try_reserve_exact(more).is_ok()
 }
 
-/// Gives the pages the C heap holds free back to the system, after a cold
-/// read of a large file: glibc returns memory from the top of its heap
-/// alone, so what a fold's growth, an answer and the folds evicted to make
-/// room freed below a live allocation stays resident. A process serving 8
-/// bindings under a 300 MiB limit held 115 MiB after a collection without
-/// this, 96 with it, journal.mjs about 61 plus the budget of 38 (#32).
-/// musl and macOS return free memory themselves.
-pub fn give_back(read: usize) {
-  if read < LARGE {
-    return;
+/// Whether a cold read of a large file ran since the boundary last asked:
+/// its transient buffers, the answer it made and any folds evicted for it
+/// are freed by the end of the call, and glibc keeps most of that resident
+/// (it returns memory from the top of its heap alone). The napi boundary
+/// gives the heap's free pages back then (src/js/heap.rs, #32): a process
+/// serving 8 bindings under a 300 MiB limit held 115 MiB after a
+/// collection without it, 96 with it, journal.mjs about 61 plus the budget
+/// of 38.
+static CHURNED: AtomicBool = AtomicBool::new(false);
+
+/// Marks a cold read of `read` bytes: one of 1 MiB or more churns the heap.
+pub fn churned(read: usize) {
+  if read >= LARGE {
+    CHURNED.store(true, Ordering::Relaxed);
   }
-  #[cfg(all(target_os = "linux", target_env = "gnu"))]
-  // SAFETY: malloc_trim takes no pointer; glibc locks each arena while it
-  // walks it, as any allocation does.
-  unsafe {
-    nix::libc::malloc_trim(0);
-  }
+}
+
+/// Whether the heap churned since the last call, and clears it.
+pub fn take_churned() -> bool {
+  CHURNED.swap(false, Ordering::Relaxed)
 }
 
 #[cfg(test)]

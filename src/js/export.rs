@@ -18,14 +18,16 @@
 use napi::Env;
 
 use super::thrown::{JsResult, Thrown};
-use super::{realm, Js};
+use super::{heap, realm, Js};
 use crate::error::{JournalError, ThrownCode};
 
 /// Runs an export's body with the env of its call and ends the call: its
 /// value, or the exception now pending.
 pub fn export<'e, T>(env: &'e Env, body: impl FnOnce(Js<'e>) -> JsResult<T>) -> napi::Result<T> {
   let js = Js::new(env);
-  body(js).map_err(|e| fail(js, e))
+  let out = body(js).map_err(|e| fail(js, e));
+  heap::settle();
+  out
 }
 
 /// The exception for `e`, made pending, and the error that ends the call

@@ -33,6 +33,7 @@
 
 mod args;
 mod export;
+mod heap;
 mod identity;
 mod inspect;
 mod lock;
