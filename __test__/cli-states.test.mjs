@@ -359,4 +359,16 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     assert.ok(st.blocks * 512 < 16 * 2 ** 20, `a hole, not ${st.blocks * 512} bytes written`);
     assert.deepEqual(M.readDrops(dir), [{ id: "kept" }, { id: "whole" }]);
   });
+
+  test("stop --init and demo refuse a path they cannot create, naming it, at once", () => {
+    for (const args of [
+      ["stop", "/proc/discord/alpha", "--init"],
+      ["demo", "/proc/discord/demo"],
+    ]) {
+      const r = cli(...args);
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /^discord-journal: cannot make the (demo's )?journal at \/proc\/discord\/\w+ \(ENOENT\)/);
+      assert.doesNotMatch(r.stderr, /mkdir '/, "Node's own error, with its host path, is not the message");
+    }
+  });
 });

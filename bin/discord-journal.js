@@ -24,7 +24,7 @@ const { Command } = require("commander");
 const { version } = require("../package.json");
 const fs = require("node:fs");
 const path = require("node:path");
-const { UsageError, run } = require("../cli/output.js");
+const { Refusal, UsageError, run } = require("../cli/output.js");
 
 /**
  * A module of the command, which loads the addon. A binary that does not
@@ -128,7 +128,14 @@ withDir(command("stop", "write STOP: no new turn starts and no run can claim the
           // Made by the user whose path it is, never by root (#33).
           for (const name of ["journal", "brake"]) load(name);
           made = load("target").becomeMaker(d, ["discord-journal", "stop", d]);
-          load("journal").J.ensureJournal(d);
+          try {
+            load("journal").J.ensureJournal(d);
+          } catch (e) {
+            // Node's own error names the host path and no fix (#34).
+            throw new Refusal(
+              `cannot make the journal at ${d} (${e.code ?? e.message}); nothing was braked. Give the path of a binding's journal whose parent you can write in (--data-root ROOT --binding NAME)`,
+            );
+          }
         }
       }
       return load("brake").stop(target(dir, opts, "stop", { write: true, uses: ["brake"], acting: made }), reason);
