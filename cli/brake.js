@@ -5,7 +5,7 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { J, native } = require("./journal.js");
+const { J, stopLockState } = require("./journal.js");
 const { UsageError, sh, age } = require("./output.js");
 
 /** The journal's refusal `e`, with `more` said after it. */
@@ -28,12 +28,7 @@ function stopLocked({ dir, at }, e) {
     return refusal(e, diskCause(dir, at) ?? "(.stop.lock is gone now: run the command again)");
   }
   const made = age(Math.max(0, Math.round((Date.now() - st.mtimeMs) / 1000)));
-  let state;
-  try {
-    state = native.stopLockLeft(at);
-  } catch {
-    state = "unproven";
-  }
+  const { state } = stopLockState(at);
   if (state === "absent") return refusal(e, "(.stop.lock is gone now: the update that held it finished; run the command again)");
   if (state === "left")
     return refusal(
@@ -125,12 +120,7 @@ function retried(t, f) {
       return f();
     } catch (e) {
       if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(t, e);
-      let state;
-      try {
-        state = native.stopLockLeft(t.at);
-      } catch {
-        state = "unproven";
-      }
+      const { state } = stopLockState(t.at);
       if (state === "left") throw stopLocked(t, e);
       if (state !== "absent") Atomics.wait(pause, 0, 0, 20);
     }

@@ -58,4 +58,26 @@ function refusalOf(scan, name) {
   return `${name}:${first.line}: not valid JSON`;
 }
 
-module.exports = { J, native, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess: () => native.seesEveryProcess() };
+/**
+ * What `.stop.lock` is, judged by the addon under the lock guard (#34):
+ * `{ state, why }`, state "absent", "left" or "unproven"; unproven, with the
+ * judge's refusal as `why`, where it refused (a guard held past its wait).
+ */
+function stopLockState(dir) {
+  try {
+    return { state: native.stopLockLeft(dir), why: null };
+  } catch (e) {
+    return { state: "unproven", why: String(e?.message ?? e) };
+  }
+}
+
+module.exports = {
+  J,
+  native,
+  scanLines,
+  scanTurns,
+  refusalOf,
+  stopLockState,
+  ownerElsewhere,
+  seesEveryProcess: () => native.seesEveryProcess(),
+};

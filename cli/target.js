@@ -340,15 +340,9 @@ function leads(at, rel) {
  * sure, and given `rmdir`. Null where it is gone.
  */
 function stopLockLeft({ dir, at }, now, lst) {
-  const { native } = require("./journal.js");
-  let state;
-  let why = "the lock guard cannot be had here: no turns/ directory, or a file system without flock";
-  try {
-    state = native.stopLockLeft(at);
-  } catch (e) {
-    state = "unproven";
-    why = String(e?.message ?? e);
-  }
+  const judged = require("./journal.js").stopLockState(at);
+  const { state } = judged;
+  const why = judged.why ?? "the lock guard cannot be had here: no turns/ directory, or a file system without flock";
   if (state === "absent") return null;
   const old = age(Math.max(0, Math.round((now - lst.mtimeMs) / 1000)));
   const refuses = `every STOP update (stop, unlock, recover) refuses while it is there ("STOP update is locked")`;

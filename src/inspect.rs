@@ -135,6 +135,13 @@ struct Reading {
 }
 
 impl Reading {
+  /// Ready for the next line, its buffers' room kept.
+  fn reset(&mut self) {
+    self.head.clear();
+    self.body.clear();
+    (self.len, self.zeros, self.inner) = (0, 0, false);
+  }
+
   fn push(&mut self, mut bytes: &[u8]) {
     let room = HEAD.saturating_sub(self.head.len());
     self.head.extend_from_slice(&bytes[..bytes.len().min(room)]);
@@ -148,7 +155,7 @@ impl Reading {
       }
       if self.zeros > 0 {
         self.inner = true;
-        self.body = Vec::new();
+        self.body.clear();
         break;
       }
       let run = memchr::memchr(0, bytes).unwrap_or(bytes.len());
@@ -227,7 +234,7 @@ fn each_line_by(mut file: File, name: &str, chunk: usize, mut each: impl FnMut(R
         terminated,
       });
     }
-    *line = Reading::default();
+    line.reset();
   };
   loop {
     let got = match file.read(&mut chunk) {

@@ -201,10 +201,12 @@ fn open_rw(j: &Journal, name: &str) -> std::io::Result<File> {
   Ok(File::from(fd))
 }
 
-/// Copies the file's byte ranges `keep` (in order) from `from` to `to`.
-fn copy_ranges(from: &File, to: &mut impl Write, keep: &[(u64, u64)]) -> std::io::Result<()> {
+/// Hands `each` the byte ranges `keep` of `from`, in order, a buffer at a
+/// time (a set-aside run of zeros may be gigabytes long); `each` says
+/// whether to go on. Returns whether every range was read to its end.
+fn each_chunk(from: &File, keep: &[(u64, u64)], mut each: impl FnMut(&[u8]) -> std::io::Result<bool>) -> std::io::Result<bool> {
   use std::os::unix::fs::FileExt;
-  let mut buf = vec![0u8; 1 << 20];
+  let mut buf = vec![0u8; BUFFER];
   for &(start, end) in keep {
     let mut at = start;
     while at < end {
@@ -213,11 +215,18 @@ fn copy_ranges(from: &File, to: &mut impl Write, keep: &[(u64, u64)]) -> std::io
       if got == 0 {
         return Err(std::io::ErrorKind::UnexpectedEof.into());
       }
-      to.write_all(&buf[..got])?;
+      if !each(&buf[..got])? {
+        return Ok(false);
+      }
       at += got as u64;
     }
   }
-  Ok(())
+  Ok(true)
+}
+
+/// Copies the file's byte ranges `keep` (in order) from `from` to `to`.
+fn copy_ranges(from: &File, to: &mut impl Write, keep: &[(u64, u64)]) -> std::io::Result<()> {
+  each_chunk(from, keep, |bytes| to.write_all(bytes).map(|()| true)).map(drop)
 }
 
 /// A new file in the directory, created exclusively 0600.
@@ -297,21 +306,13 @@ fn holds(j: &Journal, name: &str, source: &File, ranges: &[(u64, u64)]) -> std::
   if file.metadata()?.len() != want {
     return Ok(false);
   }
-  let (mut ours, mut theirs) = (vec![0u8; BUFFER], vec![0u8; BUFFER]);
+  let mut theirs = vec![0u8; BUFFER];
   let mut at = 0u64;
-  for &(start, end) in ranges {
-    let mut from = start;
-    while from < end {
-      let n = usize::try_from(end - from).unwrap_or(usize::MAX).min(BUFFER);
-      source.read_exact_at(&mut ours[..n], from)?;
-      if file.read_exact_at(&mut theirs[..n], at).is_err() || ours[..n] != theirs[..n] {
-        return Ok(false);
-      }
-      from += n as u64;
-      at += n as u64;
-    }
-  }
-  Ok(true)
+  each_chunk(source, ranges, |ours| {
+    let same = file.read_exact_at(&mut theirs[..ours.len()], at).is_ok() && theirs[..ours.len()] == *ours;
+    at += ours.len() as u64;
+    Ok(same)
+  })
 }
 
 /// Bytes copied at a time.
@@ -323,26 +324,16 @@ const BUFFER: usize = 1 << 20;
 /// often itself a hole, costs no disk when it is set aside.
 fn copy_sparse(from: &File, to: &mut File, keep: &[(u64, u64)]) -> std::io::Result<()> {
   use std::io::{Seek, SeekFrom};
-  use std::os::unix::fs::FileExt;
-  let mut buf = vec![0u8; BUFFER];
   let mut len = 0u64;
-  for &(start, end) in keep {
-    let mut at = start;
-    while at < end {
-      let want = usize::try_from(end - at).unwrap_or(usize::MAX).min(buf.len());
-      let got = from.read_at(&mut buf[..want], at)?;
-      if got == 0 {
-        return Err(std::io::ErrorKind::UnexpectedEof.into());
-      }
-      if buf[..got].iter().all(|&b| b == 0) {
-        to.seek(SeekFrom::Current(got as i64))?;
-      } else {
-        to.write_all(&buf[..got])?;
-      }
-      at += got as u64;
-      len += got as u64;
+  each_chunk(from, keep, |bytes| {
+    if bytes.iter().all(|&b| b == 0) {
+      to.seek(SeekFrom::Current(bytes.len() as i64))?;
+    } else {
+      to.write_all(bytes)?;
     }
-  }
+    len += bytes.len() as u64;
+    Ok(true)
+  })?;
   // A hole at the end has no write to give the file its length.
   to.set_len(len)
 }
