@@ -26,7 +26,7 @@ export const addonOnly = isAddon ? {} : { skip: "the reference does not export D
 /**
  * For a test of a TypeError's words: the addon words those it raises as V8
  * does (Node, Deno); under Bun, JavaScriptCore words journal.mjs's its own
- * way (README, "Runtimes").
+ * way (docs/development.md, "Platforms and requirements").
  */
 export const onV8 = process.versions.bun ? { skip: "Bun's engine words a TypeError its own way; the addon's are V8's" } : {};
 

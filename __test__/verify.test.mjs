@@ -108,9 +108,10 @@ const MUTANTS = [
 
 describe("discord-journal verify", { skip }, () => {
   // Under Deno, journal.mjs follows Deno's fs where it is not Node's, and
-  // the addon keeps Node's (README, "Platforms"): appendFileSync applies its
-  // mode to a file that exists, rmSync removes an empty directory at STOP,
-  // and a path with a NUL byte is EINVAL.
+  // the addon keeps Node's (docs/development.md, "Platforms and
+  // requirements"): appendFileSync applies its mode to a file that exists,
+  // rmSync removes an empty directory at STOP, and a path with a NUL byte
+  // is EINVAL.
   const nodesFs = process.versions.deno ? { skip: "Deno's fs differs from Node's in three places the addon keeps Node's" } : {};
   test("the specification's own journal.mjs: no difference, in under a minute, nothing left behind", nodesFs, () => {
     const before = leftovers();

@@ -222,7 +222,7 @@ command("demo", "build a journal an operator braked and whose connector crashed 
       const text = [
         `demo: a connector ran in ${d}; an operator braked it, then it crashed holding its lock.\n`,
         load("status-text").render(s),
-        `\nTry it: run what \`next\` says, then \`discord-journal status ${d}\` again (the README's "The demo" shows it).`,
+        `\nTry it: run what \`next\` says, then \`discord-journal status ${d}\` again ("The demo" in docs/command.md, which the package carries, shows it).`,
       ];
       return { json: null, text: text.join("\n") };
     }),

@@ -109,7 +109,7 @@ describe("concurrency", () => {
       "recover vs claims",
       `${a.stood.length + b.stood.length} claims stood, ${lost} lost their lock while holding; recover: ${JSON.stringify(r)}`,
     );
-    // The reference loses claims here in most runs (see the README); the
+    // The reference loses claims here in most runs (docs/reliability.md); the
     // addon must lose none.
     if (isAddon) assert.equal(lost, 0, `lost: ${JSON.stringify([...a.losses, ...b.losses])}`);
     // owner.json is published whole, so recover never finds an unreadable

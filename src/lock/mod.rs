@@ -168,7 +168,7 @@ pub enum Recovered {
 
 /// `recover`, the supervised pre-start: lets a run that crashed start again
 /// without a hand, while every operator brake holds. `stop_line(reason)`
-/// makes a STOP line for `unlock`'s STOP. See the README for each refusal.
+/// makes a STOP line for `unlock`'s STOP. docs/operators.md gives each refusal.
 pub fn recover<S: Seams>(
   dir: &str,
   seams: &mut S,

@@ -1,0 +1,259 @@
+// Every file pointer in the README and docs/*.md leads somewhere (#38): a
+// path in backticks or in a code block whose first segment is one of the
+// repository's own top-level entries must exist (a glob must match), and a
+// relative link must reach a file and, in Markdown, one of its headings.
+// Journal files (`inbox.jsonl`, `turns/<id>.json`), the connector's paths
+// (`packages/discord/…`) and machine paths (`/proc/…`) begin with no
+// top-level entry, so they are never taken for this repository's. Beyond
+// existence: the layout in docs/development.md names every file, and each
+// file the README's API table gives as an export's napi boundary handles
+// that export. The docs are the checkout's: a copy of the package without
+// them skips.
+import assert from "node:assert/strict";
+import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
+import { dirname, join, relative, resolve, sep } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+
+const root = fileURLToPath(new URL("..", import.meta.url));
+const docs = join(root, "docs");
+
+/** Paths the docs name that are another project's, though their first segment is one of ours. */
+const ELSEWHERE = new Map([["scripts/discord.sh", "the connector's own operator script"]]);
+
+const literal = (s) => s.replace(/[.+?^${}()|[\]\\]/g, "\\$&");
+/** A name pattern as a RegExp: `*` is any run of characters within one segment. */
+const glob = (pattern) => new RegExp(`^${pattern.split("*").map(literal).join("[^/]*")}$`);
+
+/** What git ignores: `/name` at the top only, other patterns at any depth. */
+const IGNORED = (() => {
+  const gitignore = join(root, ".gitignore");
+  if (!existsSync(gitignore)) return [/^node_modules$/, /^target$/].map((re) => ({ re, top: true }));
+  return readFileSync(gitignore, "utf8")
+    .split("\n")
+    .map((l) => l.trim())
+    .filter((l) => l && !l.startsWith("#"))
+    .map((l) => ({ re: glob(l.replace(/^\/|\/$/g, "")), top: l.startsWith("/") }));
+})();
+// Also .git, and a tarball `npm pack` leaves in the checkout.
+const ignored = (name, top) => name === ".git" || name.endsWith(".tgz") || IGNORED.some((i) => (top || !i.top) && i.re.test(name));
+
+/** The repository's top-level entries: what the checkout holds, less what git ignores (builds, data). */
+const TOP = new Set(readdirSync(root).filter((n) => !ignored(n, true)));
+
+const isDir = (p) => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
+
+/**
+ * Whether `segments` (a path under `dir`) name something: `*` matches
+ * within a segment, `**` any depth, a trailing "" a directory. A segment
+ * with a placeholder (`<id>`, `…`) asks only for what is before it.
+ */
+function found(dir, segments) {
+  if (segments.length === 0) return existsSync(dir);
+  const [s, ...rest] = segments;
+  if (s === "") return rest.length === 0 ? isDir(dir) : found(dir, rest);
+  if (/[<>…{}$]/.test(s)) return isDir(dir);
+  if (s === "**")
+    return found(dir, rest) || (isDir(dir) && readdirSync(dir).some((e) => isDir(join(dir, e)) && found(join(dir, e), segments)));
+  if (!s.includes("*")) return existsSync(join(dir, s)) && found(join(dir, s), rest);
+  if (!isDir(dir)) return false;
+  return readdirSync(dir).some((e) => glob(s).test(e) && found(join(dir, e), rest));
+}
+
+/** GitHub's anchor for a heading: lower case, only letters, digits, `-`, `_` and spaces, spaces as `-`. */
+const slug = (heading) =>
+  heading
+    .replace(/!?\[([^\]]*)\]\([^)]*\)/g, "$1")
+    .replace(/<[^>]*>/g, "")
+    .toLowerCase()
+    .replace(/[^\p{L}\p{M}\p{N}\p{Pc}\- ]/gu, "")
+    .replace(/ /g, "-");
+
+/** A Markdown text split into its prose (code blocks blanked, so offsets keep their lines) and its code lines. */
+function parse(text) {
+  const prose = [];
+  const code = [];
+  let fence = null;
+  for (const [i, line] of text.split("\n").entries()) {
+    const m = /^\s*(`{3,}|~{3,})/.exec(line);
+    if (fence) {
+      if (m && m[1][0] === fence[0] && m[1].length >= fence.length) fence = null;
+      else code.push([i + 1, line]);
+      prose.push("");
+    } else {
+      if (m) fence = m[1];
+      prose.push(m ? "" : line);
+    }
+  }
+  return { prose: prose.join("\n"), code };
+}
+
+/** The anchors of a Markdown text's headings, a repeated one numbered as GitHub numbers it. */
+function anchorsIn(text) {
+  const seen = new Map();
+  const set = new Set();
+  for (const line of parse(text).prose.split("\n")) {
+    const h = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
+    if (!h) continue;
+    const s = slug(h[1]);
+    const n = seen.get(s) ?? 0;
+    seen.set(s, n + 1);
+    set.add(n === 0 ? s : `${s}-${n}`);
+  }
+  return set;
+}
+const anchorsOf = new Map();
+const anchors = (file) => anchorsOf.get(file) ?? anchorsOf.set(file, anchorsIn(readFileSync(file, "utf8"))).get(file);
+
+/** What is wrong with one path as written (from the repository's root), or null. */
+function pointer(raw) {
+  const p = raw
+    .replace(/^["'(<]+|["'),.;>]+$/g, "")
+    .replace(/^\.\//, "")
+    .replace(/(:\d+)+(-\d+)?$/, "");
+  const [path, anchor] = p.split("#");
+  if (!path.includes("/") || !TOP.has(path.split("/")[0]) || ELSEWHERE.has(path)) return null;
+  if (!found(root, path.split("/"))) return `${raw}: no such file in the repository`;
+  if (anchor && path.endsWith(".md") && !anchors(join(root, path)).has(anchor)) return `${raw}: no heading #${anchor}`;
+  return null;
+}
+
+/** What is wrong with one link from `file`, whose own headings are `own`, or null. */
+function link(file, own, href) {
+  if (/^[a-z][a-z0-9+.-]*:/i.test(href)) return null;
+  const [path, anchor] = href.split("#");
+  const target = path ? resolve(dirname(file), decodeURIComponent(path)) : file;
+  if (relative(root, target).startsWith(`..${sep}`)) return `${href}: leads out of the repository`;
+  if (!existsSync(target)) return `${href}: no such file`;
+  const headings = target === file ? own : target.endsWith(".md") ? anchors(target) : null;
+  if (anchor && headings && !headings.has(anchor)) return `${href}: no heading #${anchor} in ${relative(root, target)}`;
+  return null;
+}
+
+/** Every broken pointer and link in `text`, the Markdown of `file`, as `file:line: what`. */
+function problems(file, text) {
+  const name = relative(root, file);
+  const { prose, code } = parse(text);
+  const lineAt = (i) => prose.slice(0, i).split("\n").length;
+  const own = anchorsIn(text);
+  const out = [];
+  const words = (s) => s.split(/[\s,;()[\]{}=|"']+/).filter(Boolean);
+  // Inline code, then links in what is left (a link inside code is none).
+  const spans = /(`+)([\s\S]+?)\1/g;
+  for (const m of prose.matchAll(spans)) for (const w of words(m[2])) out.push([lineAt(m.index), pointer(w)]);
+  const rest = prose.replace(spans, (m) => m.replace(/[^\n]/g, " "));
+  for (const m of rest.matchAll(/\]\(\s*<?([^)\s>]+)>?(?:\s+"[^"]*")?\s*\)/g)) out.push([lineAt(m.index), link(file, own, m[1])]);
+  for (const m of rest.matchAll(/^\s{0,3}\[[^\]]+\]:\s*<?(\S+?)>?(?:\s|$)/gm)) out.push([lineAt(m.index), link(file, own, m[1])]);
+  for (const [n, line] of code) for (const w of words(line)) out.push([n, pointer(w)]);
+  return out.filter(([, what]) => what).map(([n, what]) => `${name}:${n}: ${what}`);
+}
+
+/**
+ * The README's API table, checked beyond existence: each file its napi
+ * boundary column names must handle that row's export, by its JavaScript
+ * or snake-case name or an identifier the cell names beside it (`__setup`,
+ * `fail`), so a row that points at the wrong file is found.
+ */
+function apiTable(text) {
+  const table = text.slice(text.indexOf("| export | what it does |"));
+  const rows = table.slice(0, table.indexOf("\n\n")).split("\n").slice(2);
+  const snake = (n) => n.replace(/([a-z0-9])([A-Z])/g, "$1_$2").toLowerCase();
+  const out = [];
+  for (const row of rows) {
+    const [, exports, , boundary] = row.split("|");
+    const names = [...exports.matchAll(/`([A-Za-z_]+)[`(]/g)].map((m) => m[1]);
+    const idents = [...boundary.matchAll(/`([A-Za-z_][\w.]*)`/g)].map((m) => m[1]);
+    for (const [, file] of boundary.matchAll(/`((?:src\/js\/[\w/]+\.rs)|index\.js)`/g)) {
+      const source = readFileSync(join(root, file), "utf8");
+      const handled = [...names, ...names.map(snake), ...idents].some((n) => source.includes(n));
+      if (!handled) out.push(`${names.join(", ")}: ${file} handles none of ${[...names, ...idents].join(", ")}`);
+    }
+  }
+  return out;
+}
+
+/** Every file of the repository (what git would not ignore), by its path from the root. */
+function repositoryFiles(rel = "") {
+  return readdirSync(join(root, rel), { withFileTypes: true })
+    .filter((e) => !ignored(e.name, rel === ""))
+    .flatMap((e) => {
+      const p = rel ? `${rel}/${e.name}` : e.name;
+      return e.isDirectory() ? repositoryFiles(p) : [p];
+    });
+}
+
+const skip = isDir(docs) ? false : "the docs are the checkout's; this copy of the package has none";
+
+describe("every file pointer in the docs leads somewhere", { skip }, () => {
+  const files = [
+    join(root, "README.md"),
+    ...readdirSync(docs, { withFileTypes: true })
+      .filter((e) => e.isFile() && e.name.endsWith(".md"))
+      .map((e) => join(docs, e.name)),
+  ];
+
+  for (const file of files) {
+    test(relative(root, file), () => {
+      assert.deepEqual(problems(file, readFileSync(file, "utf8")), []);
+    });
+  }
+
+  // One map of the files, kept whole: a file added without its line fails here.
+  test("docs/development.md's layout names every file of the repository", () => {
+    const text = readFileSync(join(docs, "development.md"), "utf8");
+    const layout = text.slice(text.indexOf("\n## Layout"), text.indexOf("\n## ", text.indexOf("\n## Layout") + 1));
+    const named = new Set([...layout.matchAll(/`([^`\s]+)`/g)].map((m) => m[1]));
+    const missing = repositoryFiles().filter((f) => !named.has(f));
+    assert.deepEqual(missing, [], "each file needs its line in the layout");
+  });
+
+  test("each file of the API table's napi boundary handles its row's export", () => {
+    assert.deepEqual(apiTable(readFileSync(join(root, "README.md"), "utf8")), []);
+  });
+
+  test("a path or link that leads nowhere is found; a journal's or another project's name is not taken for one", () => {
+    const text = [
+      "`src/js/nowhere.rs` and `src/js/setup.rs:12`, `__test__/*.test.mjs`, `src/*.none`, `src/lock/`, `src/lines.rs/`",
+      "[a](docs/none.md), [b](docs/lock.md#no-such-heading), [c](docs/lock.md#the-promises), [d](#guarantees), [e](../outside.md), [f](#nowhere)",
+      "`inbox.jsonl`, `turns/<id>.json`, `run.lock/owner.json`, `scripts/discord.sh stop`, `packages/discord/src/journal.mjs`, `/proc/<pid>/stat`",
+      "```sh",
+      "node bench/nowhere.mjs --against packages/discord/src/journal.mjs",
+      "```",
+      "## Guarantees",
+    ].join("\n");
+    assert.deepEqual(problems(join(root, "README.md"), text), [
+      "README.md:1: src/js/nowhere.rs: no such file in the repository",
+      "README.md:1: src/*.none: no such file in the repository",
+      "README.md:1: src/lines.rs/: no such file in the repository",
+      "README.md:2: docs/none.md: no such file",
+      "README.md:2: docs/lock.md#no-such-heading: no heading #no-such-heading in docs/lock.md",
+      "README.md:2: ../outside.md: leads out of the repository",
+      "README.md:2: #nowhere: no heading #nowhere in README.md",
+      "README.md:5: bench/nowhere.mjs: no such file in the repository",
+    ]);
+  });
+
+  test("an API row whose boundary file does not handle its export is found", () => {
+    const table = [
+      "| export | what it does | napi boundary | logic |",
+      "| --- | --- | --- | --- |",
+      "| `OUTBOX_STATUS` | the statuses | `src/js/realm.rs` | |",
+      "| `readDrops(dir)` | any JSON value per line | `src/js/records.rs` | `src/records.rs` |",
+      "",
+    ].join("\n");
+    assert.deepEqual(apiTable(table), ["OUTBOX_STATUS: src/js/realm.rs handles none of OUTBOX_STATUS"]);
+  });
+
+  test("a heading's anchor is GitHub's", () => {
+    assert.equal(slug("`discord-journal verify` and its blind spots"), "discord-journal-verify-and-its-blind-spots");
+    assert.equal(slug("`.stop.lock` left over (#34)"), "stoplock-left-over-34");
+    assert.equal(slug("The command reads as the journal's owner (#33)"), "the-command-reads-as-the-journals-owner-33");
+    assert.equal(slug("The other `--json` shapes"), "the-other---json-shapes");
+  });
+});
