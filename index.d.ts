@@ -105,7 +105,7 @@ export declare function clearPid(dir: string, pid: number): void;
 export type Answer<T> = { value: T } | { refused: string };
 export type Damage = "cut" | "zeros" | "torn" | "invalid";
 
-/** What `discord-journal status --json` prints (README: "status --json"). */
+/** What `discord-journal status --json` prints (docs/command.md: "status --json"). */
 export interface Status {
   verdict: {
     /** null: it could not be told. */
@@ -140,13 +140,21 @@ export interface Status {
         corrupt: boolean;
         /** No head where the file is a link out of the journal. */
         firstBadLine?: { line: number; offset: number; length: number; damage: Damage; head?: string };
+        /** The first line that is JSON null (whole JSON, which a reader reading a field of each refuses). */
+        nullLine?: number;
         unterminated: boolean;
       }
   >;
   turns:
     | { refused: string }
     | { notShown: string }
-    | { records: number; badRecords: number; bad: { file: string; size: number; damage: Damage | null; refusal: string | null }[] };
+    | {
+        records: number;
+        badRecords: number;
+        bad: { file: string; size: number; damage: Damage | null; refusal: string | null }[];
+        /** The first turn record that is JSON null, by file name (countTurnsOn refuses it). */
+        nullRecord?: string;
+      };
   /** Oldest first. `intentAt` is the first line's `at` as read (any JSON value), null where it had none. */
   unresolvedDeliveries:
     | Answer<{ nonce: string; status: "intent" | "unknown"; intentAt: unknown; ageSeconds: number | null }[]>
@@ -165,6 +173,8 @@ export interface Status {
     elsewhere: number | null;
     /** false in a container (or with hidepid): an owner "dead" here may run elsewhere. */
     seesEveryProcess: boolean;
+    /** The live owner is a repair (`discord-journal repair`), which holds the binding until it is done. */
+    repair: boolean;
   };
   /** The journal's own entries as the directory lists them; `links`: a file's names where it has more than one. */
   entries: Record<string, { kind: string; mode: string; uid: number; size: number; mtime: string; to?: string; links?: number }>;

@@ -1,7 +1,7 @@
 // A generated oracle for the command (#34): journals broken in every way a
 // crash, a person or a disk leaves them, alone and combined (record files
-// cut, zero-filled, corrupt, a directory, a dangling link; turn records
-// empty, cut or corrupt; an owner live, dead, of another process, without
+// cut, zero-filled, corrupt, a line of JSON null, a directory, a dangling
+// link; turn records empty, cut, corrupt or JSON null; an owner live, dead, of another process, without
 // a record or with an unreadable one; a brake absent, an operator's, empty,
 // a dangling link, foreign, recover's own; a .stop.lock left over). In each,
 // the command's verdict is held to what the library does:
@@ -30,7 +30,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { basename, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { M, addonOnly, deadPid, scratch } from "./helpers.mjs";
@@ -70,6 +70,16 @@ function fill(dir, n, rnd) {
   for (let i = 0; i < Math.min(n, 3); i++) M.writeTurn(dir, `t${i}`, { id: `t${i}`, startedAt: AT });
 }
 
+/** The readers that refuse a line that is JSON null, by file: readOutbox and unresolvedOutbox both read its nonce. */
+const NULL_REFUSALS = {
+  "inbox.jsonl": 1,
+  "outbox.jsonl": 2,
+  "drops.jsonl": 0,
+  "admissions.jsonl": 1,
+  "notices.jsonl": 1,
+  "reloads.jsonl": 0,
+};
+
 /** The kinds of damage, each with the number of bad lines a reader would refuse. */
 const FILE_DAMAGE = {
   cut: (p) => (writeFileSync(p, '{"id":"cut', { flag: "a" }), 1),
@@ -81,6 +91,8 @@ const FILE_DAMAGE = {
     writeFileSync(p, lines.join("\n").replace(/\n?$/, "\n"));
     return k;
   },
+  // Whole JSON, which only a reader reading a field of each line refuses.
+  null: (p) => (writeFileSync(p, "null\n", { flag: "a" }), NULL_REFUSALS[basename(p)]),
   directory: (p) => (rmSync(p, { force: true }), mkdirSync(p, { mode: 0o700 }), 0),
   dangling: (p) => (rmSync(p, { force: true }), symlinkSync("/nonexistent/record-file", p), 0),
 };
@@ -89,6 +101,8 @@ const TURN_DAMAGE = {
   empty: (p) => writeFileSync(p, ""),
   cut: (p) => writeFileSync(p, '{"id":"t9","startedAt":"20'),
   corrupt: (p) => writeFileSync(p, "not a record\n"),
+  // countTurnsOn reads its startedAt.
+  null: (p) => writeFileSync(p, "null\n"),
 };
 
 const OWNERS = ["none", "none", "live", "dead", "mismatch", "absent", "invalid"];
@@ -213,11 +227,13 @@ function startStands(dir, copy) {
     () => M.readInboxIds(copy),
     () => M.unresolvedOutbox(copy),
     () => M.readDrops(copy),
-    () => M.countAdmissionsOn(copy, DAY),
-    () => M.noticeOn(copy, "ceiling", DAY),
+    // Today's, as the connector asks: noticeOn stops at the first notice
+    // that answers, so a line after it is read only where none does.
+    () => M.countAdmissionsOn(copy, M.utcDate(Date.now())),
+    () => M.noticeOn(copy, "ceiling", M.utcDate(Date.now())),
     () => M.readReloads(copy),
     () => M.listTurns(copy),
-    () => M.countTurnsOn(copy, DAY),
+    () => M.countTurnsOn(copy, M.utcDate(Date.now())),
   ];
   const appenders = [
     () => M.appendInbox(copy, { id: "new" }),
@@ -294,7 +310,7 @@ describe("the command's verdict and advice, held to the library over generated j
       }
       for (const name of RECORD_FILES) {
         const f = s.files[name];
-        if (f === undefined || f.refused !== undefined || f.badLines > 0) continue;
+        if (f === undefined || f.refused !== undefined || f.badLines > 0 || (f.nullLine !== undefined && NULL_REFUSALS[name] > 0)) continue;
         const copy = join(top, "copies", String(copies++));
         cpSync(dir, copy, { recursive: true, verbatimSymlinks: true });
         const read = {

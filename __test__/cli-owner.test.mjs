@@ -111,10 +111,13 @@ describe("run as root on another user's journal, the command reads as that user 
       const runs = outputs(dir);
       noSecret(runs);
       const s = statusOf(runs);
-      assert.equal(s.verdict.canStart, null, "the owner cannot read it: whether it can start cannot be told");
+      // As the owner's connector sees it: no start, as every append refuses.
+      assert.equal(s.verdict.canStart, false, JSON.stringify(s.verdict));
       assert.ok(
         s.verdict.problems.some((x) =>
-          x.what.startsWith(`${name} is a symbolic link to ${secret}, outside the journal (nobody (uid 65534) cannot follow it: EACCES)`),
+          x.what.startsWith(
+            `${name} is a symbolic link to ${secret} (nobody (uid 65534) cannot follow it: EACCES): the connector's reads and appends of it fail too`,
+          ),
         ),
         JSON.stringify(s.verdict.problems),
       );
@@ -139,7 +142,7 @@ describe("run as root on another user's journal, the command reads as that user 
     noSecret(runs);
     const whats = statusOf(runs).verdict.problems.map((x) => x.what);
     assert.ok(
-      whats.some((w) => w.startsWith(`turns/t2.json is a symbolic link to ${secret}, outside the journal`)),
+      whats.some((w) => w.startsWith(`turns/t2.json is a symbolic link to ${secret} (nobody (uid 65534) cannot follow it: EACCES)`)),
       whats.join("\n"),
     );
     assert.ok(

@@ -5,7 +5,8 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { J, stopLockState } = require("./journal.js");
+const { J, stopLockState, stopLockCause, repairRunning } = require("./journal.js");
+const { who } = require("./target.js");
 const { UsageError, sh, age } = require("./output.js");
 
 /** The journal's refusal `e`, with `more` said after it. */
@@ -17,15 +18,24 @@ const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitC
  * removes it, proving it again; or what else made its mkdir fail.
  */
 function stopLocked({ dir, at }, e) {
+  // The library's words for a live owner are "another connector"; a
+  // repair holds the binding the same way, and is named (#34).
+  if (e instanceof J.DiscordError && e.message.startsWith("another connector is running") && repairRunning(at))
+    return refusal(
+      e,
+      `that process is a repair (discord-journal repair), which holds the binding until it is done: run the command again once it is`,
+    );
   if (!(e instanceof J.DiscordError) || e.message !== LOCKED) return e;
+  // The library words every failed mkdir of .stop.lock as a lock, as
+  // journal.mjs does; the addon keeps the real cause, named here (#34).
+  const cause = stopLockCause();
+  if (cause !== null && cause !== "EEXIST") return refusal(e, diskCause(dir, at, cause));
   const lock = path.join(dir, ".stop.lock");
   let st;
   try {
     st = fs.lstatSync(path.join(at, ".stop.lock"));
   } catch {
-    // No .stop.lock: its mkdir failed for another reason, which the
-    // library words as a lock (as journal.mjs does). Named here (#34).
-    return refusal(e, diskCause(dir, at) ?? "(.stop.lock is gone now: run the command again)");
+    return refusal(e, "(.stop.lock is gone now: run the command again)");
   }
   const made = age(Math.max(0, Math.round((Date.now() - st.mtimeMs) / 1000)));
   const { state } = stopLockState(at);
@@ -42,41 +52,33 @@ function stopLocked({ dir, at }, e) {
 }
 
 /**
- * Why nothing can be made in the journal at `at`, where its file system
- * says: read-only, out of blocks or out of inodes, with the fix; or null.
+ * Why `.stop.lock` could not be made, by the errno its mkdir met (`code`),
+ * with the fix.
  */
-function diskCause(dir, at) {
-  if (readOnly(at))
-    return `.stop.lock could not be made: the journal's file system is mounted read-only (EROFS); remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), then run the command again`;
-  let fsStat;
-  try {
-    fsStat = fs.statfsSync(at);
-  } catch {
-    return null;
-  }
-  const df = `\`df -h ${sh(dir)}\``;
-  if (fsStat.bavail === 0)
-    return `.stop.lock could not be made: the journal's file system is full (ENOSPC, no free blocks); free space on it (${df} shows it), then run the command again`;
-  if (fsStat.files > 0 && fsStat.ffree === 0)
-    return `.stop.lock could not be made: the journal's file system has no free inodes (ENOSPC); remove files on it (\`df -i ${sh(dir)}\` shows it), then run the command again`;
-  return null;
-}
-
-/** Whether the mount that holds `at` is read-only, by /proc/self/mountinfo (Linux). */
-function readOnly(at) {
-  try {
-    const real = fs.realpathSync(at);
-    let best = null;
-    for (const line of fs.readFileSync("/proc/self/mountinfo", "utf8").split("\n")) {
-      const f = line.split(" ");
-      // Mount points escape space, tab, newline and backslash in octal.
-      const point = (f[4] ?? "").replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
-      if (f.length < 6 || !(real === point || real.startsWith(point === "/" ? "/" : `${point}/`))) continue;
-      if (best === null || point.length >= best.point.length) best = { point, options: f[5].split(",") };
+function diskCause(dir, at, code) {
+  const again = "then run the command again";
+  switch (code) {
+    case "EROFS":
+      return `.stop.lock could not be made: the journal's file system is mounted read-only (EROFS); remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), ${again}`;
+    case "EDQUOT":
+      return `.stop.lock could not be made: the disk quota of ${who(process.geteuid())} on the journal's file system is used up (EDQUOT); free space or inodes of that user there, or raise its quota (\`quota -s\` as that user shows it), ${again}`;
+    case "ENOSPC": {
+      // Which of the two it ran out of, as the file system says now.
+      let free = null;
+      try {
+        free = fs.statfsSync(at);
+      } catch {
+        // Not told: the errno alone.
+      }
+      if (free !== null && free.files > 0 && free.ffree === 0)
+        return `.stop.lock could not be made: the journal's file system has no free inodes (ENOSPC); remove files on it (\`df -i ${sh(dir)}\` shows it), ${again}`;
+      return `.stop.lock could not be made: the journal's file system is full (ENOSPC); free space on it (\`df -h ${sh(dir)}\` shows it), ${again}`;
     }
-    return best !== null && best.options.includes("ro");
-  } catch {
-    return false;
+    case "EACCES":
+    case "EPERM":
+      return `.stop.lock could not be made: ${who(process.geteuid())} may not write in the journal directory (${code}); \`ls -ld ${sh(dir)}\` shows its owner and mode, ${again}`;
+    default:
+      return `.stop.lock could not be made (${code})`;
   }
 }
 
@@ -160,14 +162,24 @@ function unlock(t) {
   } catch (e) {
     // unlock writes STOP before it looks at the lock, and leaves it when it refuses.
     if (e instanceof J.DiscordError && e.message.startsWith("refusing to unlock")) {
+      const repair = repairRunning(t.at)
+        ? "\nthat process is a repair (discord-journal repair), which holds the binding until it is done"
+        : "";
       throw refusal(
         e,
-        `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts the brake`,
+        `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts the brake${repair}`,
       );
     }
-    throw e;
+    throw stopLocked(t, e);
   }
   const lift = `\`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
+  // A link at run.lock is no lock to unlock, and every claim refuses it (#34).
+  if (rec === false && fs.lstatSync(path.join(t.at, "run.lock"), { throwIfNoEntry: false })?.isSymbolicLink()) {
+    throw new J.DiscordError(
+      `run.lock is a symbolic link, which unlock neither follows nor removes, and every claim refuses it: \`rm ${sh(path.join(dir, "run.lock"))}\` removes the link alone. STOP was written and stays: ${lift}`,
+      1,
+    );
+  }
   const was = rec ? ` (was pid ${rec.pid})` : " (it had no owner record)";
   return {
     text: rec === false ? `no run.lock; STOP written: ${lift}` : `run.lock cleared${was}; STOP stays: ${lift}`,

@@ -113,7 +113,11 @@ function problems(dir, outside = {}) {
       const r = refusal(f, dir);
       // The first bad record is the one each reader names.
       if (r === null || (first && (r === first.refusal || r.endsWith(": not valid JSON")))) continue;
-      found.push({ file: "turns", reader, message: `turns/: ${reader} refuses: ${r}` });
+      // A record that is JSON null is what a reader reading its field refuses: named, as a line is.
+      const nul = turns.nulls.length > 0 && / of null /.test(r) ? turns.nulls[0] : null;
+      if (nul !== null)
+        found.push({ file: `turns/${nul}`, reader, message: `turns/${nul}: ${reader} refuses: ${r} (the record is JSON null)` });
+      else found.push({ file: "turns", reader, message: `turns/: ${reader} refuses: ${r}` });
     }
   }
   for (const [reader, f] of READERS.STOP) {
@@ -161,4 +165,9 @@ function check(t) {
   };
 }
 
-module.exports = { check, problems };
+/** Each refusal the readers of `file` ("turns" for the turn records) make of `dir`: `[reader, message]`. */
+function refusals(dir, file) {
+  return READERS[file].map(([reader, f]) => [reader, refusal(f, dir)]).filter(([, r]) => r !== null);
+}
+
+module.exports = { check, problems, refusals };

@@ -80,4 +80,6 @@ module.exports = {
   stopLockState,
   ownerElsewhere,
   seesEveryProcess: () => native.seesEveryProcess(),
+  repairRunning: (dir) => native.repairRunning(dir),
+  stopLockCause: () => native.stopLockCause(),
 };

@@ -1,5 +1,5 @@
 // `discord-journal repair`: what a repair would set aside, changing nothing;
-// with --apply, the repair itself (src/repair.rs): cut lines, zero runs and
+// with --apply, the repair itself (src/repair/): cut lines, zero runs and
 // empty or cut turn records set aside into quarantine files in the journal,
 // every whole record kept byte for byte, while the binding is held so that
 // no connector starts meanwhile. Corruption is named and changes nothing.
@@ -8,6 +8,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { native } = require("./journal.js");
+const { refusals } = require("./check.js");
 const { plural, sh, escaped } = require("./output.js");
 
 const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
@@ -36,6 +37,34 @@ function linked(at, file) {
   } catch {
     return false;
   }
+}
+
+/**
+ * What a repair leaves that a reader refuses (#34): a line or turn record
+ * that is JSON null is whole JSON, so no repair changes it, but a reader
+ * that reads a field of each refuses it. Each such file once, in the
+ * reader's own words, with what a person does.
+ */
+function nullsLeft(t, plan) {
+  const said = [];
+  const files = new Set(plan.nulls.map((n) => (n.file.startsWith("turns/") ? "turns" : n.file)));
+  for (const file of files) {
+    const refused = refusals(t.at, file).find(([, r]) => / of null /.test(r));
+    if (refused === undefined) continue;
+    const n = plan.nulls.find((x) => (file === "turns" ? x.file.startsWith("turns/") : x.file === file));
+    const [reader, r] = refused;
+    if (file === "turns") {
+      const name = n.file.slice("turns/".length);
+      said.push(
+        `${n.file} is JSON null, not a turn record; ${reader} refuses it ("${r}"): \`mv -n ${sh(path.join(t.dir, n.file))} ${sh(path.join(t.dir, `${name}.aside-null`))}\` moves it out of turns/, keeping its bytes`,
+      );
+    } else
+      said.push(
+        `${file}:${n.line} is JSON null, not a record; ${reader} refuses it ("${r}"): move it out of the file by hand, keeping its bytes (\`discord-journal check ${sh(t.dir)}\` gives its place)`,
+      );
+  }
+  if (said.length > 0) said.push("a repair never changes a line or record that is whole JSON");
+  return said;
 }
 
 /** The repair of the journal `t` (target.reach): `dir` shown, `at` worked through. */
@@ -68,8 +97,9 @@ function repair(t, apply) {
   const lockLine = stopLockLine({ ...r, applied: apply }, d);
   if (changed.length === 0 && plan.turns.length === 0) {
     const cleaned = r.cleaned.length ? ` (removed ${plural(r.cleaned.length, "temporary file")} an interrupted repair left)` : "";
-    const text = [`nothing to repair${cleaned}`, ...(lockLine ? [lockLine] : []), ...(r.tookOver ? [tookOver(r)] : [])];
-    const exitCode = !apply && r.stopLock === "left" ? 1 : 0;
+    const left = nullsLeft(t, plan);
+    const text = [`nothing to repair${cleaned}`, ...(lockLine ? [lockLine] : []), ...(r.tookOver ? [tookOver(r)] : []), ...left];
+    const exitCode = (!apply && r.stopLock === "left") || left.length > 0 ? 1 : 0;
     return { exitCode, text: text.map(escaped).join("\n"), json: { ok: exitCode === 0, exitCode, ...r } };
   }
   const where = (file) => r.done.find((x) => x.file === file)?.quarantine;
@@ -93,7 +123,9 @@ function repair(t, apply) {
     else out.push(`${t.file}: ${t.bytes === 0 ? "empty" : WHAT[t.damage]}, set aside whole${q ? ` as ${q}` : ""}`);
   }
   if (lockLine) out.push(lockLine);
+  const left = nullsLeft(t, plan);
   if (!r.applied) {
+    out.push(...left);
     out.push(
       `nothing was changed: \`discord-journal repair ${d} --apply\` does this, keeping every byte it sets aside in the journal directory`,
     );
@@ -104,8 +136,10 @@ function repair(t, apply) {
   // #31); journal.mjs's take no lock, so one racing the repair is beyond it.
   out.push(
     "repaired: every whole record kept, the parts set aside kept in the journal directory (appends by this package wait for a repair; one by journal.mjs meanwhile, in a mixed deployment, is beyond its reach)",
+    ...left,
   );
-  return { exitCode: 0, text: out.map(escaped).join("\n"), json: { ok: true, exitCode: 0, ...r } };
+  const exitCode = left.length > 0 ? 1 : 0;
+  return { exitCode, text: out.map(escaped).join("\n"), json: { ok: exitCode === 0, exitCode, ...r } };
 }
 
 module.exports = { repair };

@@ -7,7 +7,7 @@
 "use strict";
 
 const path = require("node:path");
-const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess } = require("./journal.js");
+const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning } = require("./journal.js");
 const { RECORD_FILES, survey, keepBrake, chmodFix, chownFix } = require("./target.js");
 const { sh } = require("./output.js");
 
@@ -106,6 +106,8 @@ function lockNext(dir, state, braked, lock = null) {
     case "unknown":
       return `alive but unverifiable: stop that process by hand, then \`discord-journal unlock ${d}\``;
     default:
+      if (lock?.repair)
+        return `a repair holds the binding (pid ${pidOf(lock.owner)}) until it is done: let it finish, then \`discord-journal status ${d}\``;
       // Under a brake the connector starts no new turn; it runs again once STOP is removed.
       if (braked) return `a connector runs under the brake: \`rm ${sh(path.join(dir, "STOP"))}\` when it should take turns again`;
       return `a connector runs: \`discord-journal stop ${d}\` to brake it`;
@@ -114,6 +116,27 @@ function lockNext(dir, state, braked, lock = null) {
 
 /** What stands for the bytes of a file that is a link out of the journal (#33). */
 const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: nothing of it is shown`;
+
+/**
+ * A reader's refusal the scan does not explain. Where the scan saw a line
+ * (or a turn record) that is JSON null, that is what the reader refuses:
+ * whole JSON, which a repair never changes, so a person moves it out,
+ * keeping its bytes (#34). A turn record is a file of its own, so its one
+ * command is given.
+ */
+function nullProblem(dir, file, reader, refused, at) {
+  if (at === undefined || !/ of null /.test(refused))
+    return { p: { what: `${reader} refuses: ${refused}`, fix: `\`discord-journal check ${sh(dir)}\` names the line` }, isNull: false };
+  if (file === "turns") {
+    const p = path.join(dir, "turns", at);
+    const what = `turns/${at} is JSON null, not a turn record; ${reader} refuses it ("${refused}")`;
+    const fix = `\`mv -n ${sh(p)} ${sh(path.join(dir, `${at}.aside-null`))}\` moves it out of turns/, keeping its bytes in the journal; a repair never changes a record that is whole JSON`;
+    return { p: { what, fix }, isNull: true };
+  }
+  const what = `${file}:${at} is JSON null, not a record; ${reader} refuses it ("${refused}")`;
+  const fix = `a repair never changes a line that is whole JSON: move line ${at} out of ${sh(path.join(dir, file))} by hand, keeping its bytes (\`discord-journal check ${sh(dir)}\` gives its place)`;
+  return { p: { what, fix }, isNull: true };
+}
 
 /**
  * The status of the journal `target` (from target.reach), as one object.
@@ -145,7 +168,9 @@ function status(target, now = Date.now()) {
       // Whether a repair would refuse the file: a line of corruption (or more bad lines than were named).
       const corrupt = bad.some((b) => b.damage === "invalid") || badCount > bad.length;
       const first = bad.length === 0 ? {} : { firstBadLine: out(name) ? { ...bad[0], head: undefined } : bad[0] };
-      files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...first, unterminated };
+      // A line that is JSON null is whole JSON, so no bad line, but a reader that reads a field of each refuses it.
+      const nullLine = scan.value.nulls.length > 0 ? { nullLine: scan.value.nulls[0] } : {};
+      files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...first, ...nullLine, unterminated };
     }
   }
   let turns = attempt(() => scanTurns(at));
@@ -167,6 +192,9 @@ function status(target, now = Date.now()) {
     notices: read("notices.jsonl", () => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
   };
   let reloads = read("reloads.jsonl", () => J.readReloads(at));
+  // readInboxIds is asked only where its answer can differ from the scan's:
+  // a line that is JSON null (the inbox may be the largest file).
+  const inboxIds = files["inbox.jsonl"]?.nullLine ? read("inbox.jsonl", () => J.readInboxIds(at).length) : {};
   if (out("reloads.jsonl") && reloads.value) reloads = { notShown: NOT_SHOWN("reloads.jsonl") };
   // STOP is a brake whatever it holds: present is what every reader asks.
   // The brake is what stopRequested says, the connector's own question: a
@@ -184,7 +212,14 @@ function status(target, now = Date.now()) {
     // namespace: alive in one below this (its pid here), and whether this
     // process sees every process (a container does not: an owner "gone"
     // from here may run in another).
-    lock = { owner, state, elsewhere: state === "unknown" ? ownerElsewhere(owner) : null, seesEveryProcess: seesEveryProcess() };
+    lock = {
+      owner,
+      state,
+      elsewhere: state === "unknown" ? ownerElsewhere(owner) : null,
+      seesEveryProcess: seesEveryProcess(),
+      // A live owner may be a repair, which holds the binding as a claim does (#34).
+      repair: state === "live" && repairRunning(at),
+    };
   }
   const s = {
     verdict: null,
@@ -194,7 +229,15 @@ function status(target, now = Date.now()) {
     today,
     owner: seen.owner,
     files,
-    turns: turns.value === undefined ? turns : { records: turns.value.records, badRecords: turns.value.badCount, bad: turns.value.bad },
+    turns:
+      turns.value === undefined
+        ? turns
+        : {
+            records: turns.value.records,
+            badRecords: turns.value.badCount,
+            bad: turns.value.bad,
+            ...(turns.value.nulls.length > 0 ? { nullRecord: turns.value.nulls[0] } : {}),
+          },
     unresolvedDeliveries: unresolved,
     onToday,
     lastReload: reloads.value ? (reloads.value.at(-1) ?? null) : reloads,
@@ -205,7 +248,7 @@ function status(target, now = Date.now()) {
     setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
     ...(target.acting ? { acting: target.acting } : {}),
   };
-  s.verdict = verdict(target, s, seen.problems);
+  s.verdict = verdict(target, s, seen.problems, inboxIds);
   return s;
 }
 
@@ -215,7 +258,7 @@ function status(target, now = Date.now()) {
  * is needed), braked, running, crashed (the last run died holding the
  * lock; `recover` clears it) or ready. Each problem is `{ what, fix }`.
  */
-function verdict(target, s, found) {
+function verdict(target, s, found, inboxIds) {
   const { dir } = target;
   // What stops every read first; owners and modes after.
   const problems = [];
@@ -269,8 +312,10 @@ function verdict(target, s, found) {
     kind.set(p, b.refusal ? "unreadable" : b.damage === "invalid" ? "corrupt" : "repair");
   }
   // A reader's refusal that no scan explains (a line that is JSON null, a
-  // file too large for a string): the reader's own words.
+  // file too large for a string): the reader's own words, and the line or
+  // record that is JSON null where the scan saw one.
   const readers = [
+    ["inbox.jsonl", "readInboxIds", inboxIds],
     ["outbox.jsonl", "unresolvedOutbox", s.unresolvedDeliveries],
     ["admissions.jsonl", "countAdmissionsOn", s.onToday.admissions],
     ["turns", "countTurnsOn", s.onToday.turns],
@@ -280,7 +325,10 @@ function verdict(target, s, found) {
   for (const [file, reader, r] of readers) {
     if (r.refused === undefined || sawFile.has(file)) continue;
     damaged = true;
-    problems.push({ what: `${reader} refuses: ${r.refused}`, fix: `\`discord-journal check ${sh(dir)}\` names the line` });
+    sawFile.add(file);
+    const { p, isNull } = nullProblem(dir, file, reader, r.refused, file === "turns" ? s.turns.nullRecord : s.files[file]?.nullLine);
+    problems.push(p);
+    if (isNull) kind.set(p, "corrupt");
   }
   const stop = s.stop;
   if (stop.refused !== undefined) {
@@ -326,7 +374,7 @@ function verdict(target, s, found) {
       s.lock && s.lock.state !== "live"
         ? lockNext(dir, s.lock.state, true, s.lock)
         : s.lock
-          ? lockNext(dir, "live", true)
+          ? lockNext(dir, "live", true, s.lock)
           : `the brake is on: \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
   } else if (lockState === "unknown" && s.lock.elsewhere) {
     state = "running";
@@ -341,8 +389,10 @@ function verdict(target, s, found) {
     next = lockNext(dir, lockState, false);
   } else if (lockState === "live") {
     state = "running";
-    why = `a connector runs (pid ${pidOf(s.lock.owner)})`;
-    next = lockNext(dir, "live", false);
+    why = s.lock.repair
+      ? `a repair runs (pid ${pidOf(s.lock.owner)}) and holds the binding`
+      : `a connector runs (pid ${pidOf(s.lock.owner)})`;
+    next = lockNext(dir, "live", false, s.lock);
   } else if (s.lock || ours) {
     // recover writes (lock) or removes (its own STOP) under .stop.lock.
     state = stopLockLeft ? "stuck" : "crashed";
@@ -351,7 +401,7 @@ function verdict(target, s, found) {
       : lockState === "absent"
         ? "run.lock has no owner record: a start crashed before publishing it (or one is in progress, and withdraws once STOP is written); a supervised start (`recover`) clears it"
         : s.lock.seesEveryProcess
-          ? `the last run (pid ${pidOf(s.lock.owner)}) is gone and left run.lock; a supervised start (\`recover\`) clears it`
+          ? `the last run (pid ${pidOf(s.lock.owner)}) is gone${lockState === "mismatch" ? " (its pid now belongs to another process)" : ""} and left run.lock; a supervised start (\`recover\`) clears it`
           : `the last run (pid ${pidOf(s.lock.owner)}) is not running in this PID namespace, and this command cannot see the others; run.lock is left, and \`recover\` in the connector's own namespace clears it if no connector runs there`;
     if (state === "stuck") why += ", but .stop.lock is left, so recover refuses (STOP update is locked)";
     // To clear a lock, recover writes STOP first: through a STOP that is a
@@ -397,6 +447,7 @@ function first(problems, kind, s, dir, braked) {
   const d = sh(dir);
   const state = s.lock.state;
   if (state === "absent") return { fix: lockNext(dir, "absent", braked, s.lock) };
+  if (state === "live" && s.lock.repair) return { fix: lockNext(dir, "live", braked, s.lock) };
   if (state === "live")
     return {
       fix: `a connector runs (pid ${pidOf(s.lock.owner)}) and holds the binding, so a repair cannot: stop it by hand (its service; \`discord-journal stop ${d}\` brakes it first), then \`discord-journal repair ${d} --apply\``,

@@ -189,8 +189,16 @@ function becomeActor(dir, abs, who_, argv) {
     if (abs !== null) process.chdir(path.dirname(abs));
     if (name && !who_.group && process.initgroups) process.initgroups(name, gid);
     else process.setgroups([gid]);
-    process.setegid(gid);
-    process.seteuid(uid);
+    // The real ids too, for good: access(2), which existsSync and so
+    // readPid ask, checks the real uid, and root's would find an owner
+    // record its user cannot read (#34). The command never needs root again.
+    if (process.setgid && process.setuid) {
+      process.setgid(gid);
+      process.setuid(uid);
+    } else {
+      process.setegid(gid);
+      process.seteuid(uid);
+    }
   } catch (e) {
     try {
       process.seteuid(0);
@@ -397,6 +405,9 @@ function survey(target, now = Date.now()) {
       found.push({
         what: `${rel} has mode ${octal(lst.mode)}, not ${octal(want)}${rel === "STOP" ? " (processing stops then refuse: STOP cannot be verified)" : ""}`,
         fix: chmodFix(target, want.toString(8), p),
+        // Without the rights the connector uses (a file read and appended
+        // to, a directory listed and written in), it cannot run (#34).
+        blocks: rel !== "STOP" && (lst.mode & want & 0o700) !== (want & 0o700),
       });
     }
   };
@@ -411,8 +422,15 @@ function survey(target, now = Date.now()) {
     if (l.error === undefined && !fs.statSync(path.join(at, rel)).isFile()) return;
     const p = sh(path.join(dir, rel));
     const why = l.error === "ENOENT" ? "it leads nowhere" : l.error ? `${who(process.geteuid())} cannot follow it: ${l.error}` : null;
+    // Where the link cannot be followed, where it leads is not known, and the connector's own reads fail too.
+    const then =
+      l.error === undefined
+        ? ", outside the journal: the connector reads and writes where it leads"
+        : l.error === "ENOENT"
+          ? ": the connector's next append makes the file where it leads"
+          : `: the connector's reads and appends of it fail too (${l.error})`;
     found.push({
-      what: `${rel} is a symbolic link to ${l.to}, outside the journal${why ? ` (${why})` : ""}: the connector reads and writes where it leads, and nothing of it is shown here`,
+      what: `${rel} is a symbolic link to ${l.to}${why ? ` (${why})` : ""}${then}, and nothing of it is shown here`,
       fix: l.error
         ? `\`rm ${p}\` removes the link alone (what it points to is not touched); the connector starts the file afresh`
         : `make it a file of the journal's own, with the same bytes: \`${target.acting ? `sudo -u ${sh(userName(owner) ?? `#${owner}`)} ` : ""}cp --remove-destination ${sh(fs.realpathSync(path.join(at, rel)))} ${p}\``,
@@ -483,14 +501,22 @@ function survey(target, now = Date.now()) {
       continue;
     }
     if (RECORD_FILES.includes(name) && lst.isSymbolicLink()) linkOut(name, lst);
-    // turns/ or run.lock as a link: the connector makes each a directory of
-    // the journal's own. Named, and nothing below it shown.
+    // turns/ or run.lock as a link. Named, with what the library does with
+    // it, and nothing below it shown. A claim's mkdir meets the link
+    // (EEXIST) and finds no owner record through it; recover and unlock
+    // leave it (#34).
     if ((name === "turns" || name === "run.lock") && lst.isSymbolicLink()) {
       const l = leads(at, name);
       if (l.outside) outside[name] = l;
       const p = sh(path.join(dir, name));
+      const does =
+        name === "run.lock"
+          ? "every claim refuses it as a run.lock without an owner record, and recover and unlock leave it"
+          : l.error
+            ? `ensureJournal and every turn record write fail (${l.error})`
+            : "the connector reads and writes its turn records where it leads";
       found.push({
-        what: `${name} is a symbolic link to ${l.to}${l.outside ? ", outside the journal" : ""}: the connector makes it a directory of the journal's own, and nothing below it is shown here`,
+        what: `${name} is a symbolic link to ${l.to}${l.outside && !l.error ? ", outside the journal" : ""}: ${does}, and nothing below it is shown here`,
         fix:
           name === "run.lock"
             ? `\`rm ${p}\` removes the link alone (a connector's lock is a directory, never a link; what it points to is not touched)`

@@ -174,6 +174,14 @@ pub struct Record {
   pub body: u64,
   /// Its first bytes.
   pub head: Vec<u8>,
+  /// Whether it is whole and JSON `null`: it parses, but countTurnsOn,
+  /// reading its startedAt, refuses it (#34).
+  pub null: bool,
+}
+
+/// Whether `bytes`, which parse, are the JSON text `null`.
+pub fn is_null(bytes: &[u8]) -> bool {
+  Doc::parse(&line_text(bytes).0).is_some_and(|d| d.is_null())
 }
 
 /// Reads and judges the turn record `file`.
@@ -201,6 +209,7 @@ pub fn judge_file(mut file: File) -> std::io::Result<Record> {
   let damage = if r.len == 0 { Some(Damage::Cut) } else { line.judge() };
   let body = if r.inner { r.len } else { r.body.len() as u64 };
   Ok(Record {
+    null: damage.is_none() && is_null(&r.body),
     damage,
     size: r.len,
     body,
@@ -311,7 +320,7 @@ pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
     scan.lines += 1;
     match l.judge() {
       None => {
-        if scan.nulls.len() < MAX_LISTED && Doc::parse(&line_text(l.body).0).is_some_and(|d| d.is_null()) {
+        if scan.nulls.len() < MAX_LISTED && is_null(l.body) {
           scan.nulls.push(l.n);
         }
       }
@@ -360,6 +369,9 @@ pub struct TurnScan {
   pub records: usize,
   pub bad: Vec<BadTurn>,
   pub bad_count: usize,
+  /// Records that are JSON `null` (countTurnsOn refuses each), at most
+  /// `MAX_LISTED`, by file name.
+  pub nulls: Vec<String>,
 }
 
 /// Scans the turn records in the order the readers list them, each read
@@ -390,7 +402,12 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
     scan.records += 1;
     let judged = crate::files::open_at(&held, &name, 0).and_then(judge_file);
     let (damage, refusal, size) = match judged {
-      Ok(r) => (r.damage, None, r.size),
+      Ok(r) => {
+        if r.null && scan.nulls.len() < MAX_LISTED {
+          scan.nulls.push(name.clone());
+        }
+        (r.damage, None, r.size)
+      }
       Err(e) => (None, Some(quiet_io(&e, &turn_label(id), "read").to_string()), 0),
     };
     if damage.is_none() && refusal.is_none() {
@@ -468,6 +485,7 @@ impl TurnScan {
         "refusal": b.refusal,
       })).collect::<Vec<_>>(),
       "badCount": self.bad_count,
+      "nulls": self.nulls,
     })
   }
 }
@@ -634,9 +652,12 @@ mod tests {
     std::fs::write(format!("{turns}/b.json"), "").expect("write");
     std::fs::write(format!("{turns}/c.json"), "{\n  \"id\": \"c\",\n  \"st").expect("write");
     std::fs::write(format!("{turns}/d.txt"), "").expect("write");
+    std::fs::write(format!("{turns}/e.json"), "\u{feff} null \n").expect("write");
     let scan = scan_turns(d.path()).expect("scan");
-    assert_eq!(scan.records, 3);
+    assert_eq!(scan.records, 4);
     let bad: Vec<_> = scan.bad.iter().map(|b| (b.file.as_str(), b.damage)).collect();
     assert_eq!(bad, vec![("b.json", Some(Damage::Cut)), ("c.json", Some(Damage::Cut))]);
+    // Whole JSON, so not bad; countTurnsOn refuses it, so named.
+    assert_eq!(scan.nulls, vec!["e.json".to_string()]);
   }
 }

@@ -44,7 +44,8 @@ fn label(dir: &str) -> String {
 pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
   crate::guard::guarded(dir, || {
     let lock = under(dir, &[".stop.lock"]);
-    if std::fs::DirBuilder::new().mode(0o700).create(&lock).is_err() {
+    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
+      LOCK_CAUSE.set(crate::error::fs_code(&e));
       return Err(JournalError::failed("STOP update is locked; refusing").into());
     }
     let out = action();
@@ -53,6 +54,20 @@ pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> R
       Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
     }
   })
+}
+
+thread_local! {
+  /// Why this thread's last `.stop.lock` mkdir failed. The refusal is
+  /// journal.mjs's words whatever the cause ("locked"), so the real one
+  /// (EEXIST, or ENOSPC, EDQUOT, EROFS, EMFILE...) is kept here for the
+  /// command to name (#34).
+  static LOCK_CAUSE: std::cell::Cell<Option<String>> = const { std::cell::Cell::new(None) };
+}
+
+/// The errno name of this thread's last failed `.stop.lock` mkdir, taken
+/// (so asked once per refusal).
+pub fn lock_cause() -> Option<String> {
+  LOCK_CAUSE.take()
 }
 
 /// What `.stop.lock` is, judged under the lock guard.
@@ -320,6 +335,19 @@ mod tests {
 
   fn line(reason: &str) -> String {
     format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#)
+  }
+
+  #[test]
+  fn a_refused_update_keeps_the_cause_of_its_mkdir() {
+    let d = TempDir::new();
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
+    std::fs::create_dir(format!("{}/.stop.lock", d.path())).expect("mkdir");
+    assert!(with_lock(d.path(), || Ok::<_, JournalError>(())).is_err());
+    assert_eq!(lock_cause().as_deref(), Some("EEXIST"));
+    assert_eq!(lock_cause(), None, "taken once");
+    let gone = format!("{}/gone", d.path());
+    assert!(with_lock(&gone, || Ok::<_, JournalError>(())).is_err());
+    assert_eq!(lock_cause().as_deref(), Some("ENOENT"));
   }
 
   #[test]

@@ -19,6 +19,23 @@ pub fn stop_lock_left<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| Ok(js.str(stop::left(dir.fs())?.name())?))
 }
 
+/// Why the last STOP update of this thread was refused as "locked": the
+/// errno name of its `.stop.lock` mkdir (`"EEXIST"` where another update
+/// holds it), or `null`.
+#[napi(js_name = "stopLockCause")]
+pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
+  export(env, |js| match stop::lock_cause() {
+    Some(code) => Ok(js.str(&code)?),
+    None => Ok(js.null()?),
+  })
+}
+
+/// Whether a repair holds the binding: run.lock flocked by one.
+#[napi(js_name = "repairRunning")]
+pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| Ok(js.boolean(repair::running(dir.fs()))?))
+}
+
 /// Every line of a record file judged; `null` when there is no file.
 #[napi(js_name = "scanLines")]
 pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Result<Val<'e>> {

@@ -132,6 +132,16 @@ pub struct Plan {
   pub files: Vec<FilePlan>,
   pub turns: Vec<TurnPlan>,
   pub corrupt: Vec<Corrupt>,
+  /// Lines and turn records that are JSON `null`: whole JSON, so a repair
+  /// leaves them, though a reader that reads a field of each refuses them.
+  pub nulls: Vec<Null>,
+}
+
+/// A line (or turn record, line 1) that is JSON `null`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Null {
+  pub file: String,
+  pub line: usize,
 }
 
 impl Plan {
@@ -211,6 +221,7 @@ impl Plan {
         "length": c.length,
         "head": String::from_utf8_lossy(&c.head),
       })).collect::<Vec<_>>(),
+      "nulls": self.nulls.iter().map(|n| json!({ "file": n.file, "line": n.line })).collect::<Vec<_>>(),
     })
   }
 }
@@ -239,7 +250,7 @@ pub struct Held {
 /// `recover` or claim runs between them.
 pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
   lock::guarded(dir, || {
-    if another_repair(dir) {
+    if running(dir) {
       return Err(JournalError::brake(
         "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
       ));
@@ -275,8 +286,12 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
   })
 }
 
-/// Whether run.lock is a directory another repair holds flocked.
-fn another_repair(dir: &str) -> bool {
+/// Whether run.lock is a directory a repair holds flocked. The probe
+/// takes the flock for an instant: a repair that tries for it in that
+/// instant holds the binding all the same (its claim is the run.lock), and
+/// only goes unnamed as a repair, to a second repair that then refuses it
+/// as a live owner (exit 3) and to the command's status.
+pub fn running(dir: &str) -> bool {
   let Ok(lock) = std::fs::OpenOptions::new()
     .read(true)
     .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
@@ -346,6 +361,18 @@ mod tests {
     assert_eq!(p.files[0].kept, 3);
     repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}{A}"));
+  }
+
+  #[test]
+  fn lines_and_turn_records_of_json_null_are_named_and_left() {
+    let d = TempDir::new();
+    std::fs::write(format!("{}/inbox.jsonl", d.path()), format!("{A}null\n{B}")).expect("write");
+    std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
+    std::fs::write(format!("{}/turns/t1.json", d.path()), "null\n").expect("write");
+    let p = planned(&d);
+    let nulls: Vec<_> = p.nulls.iter().map(|n| (n.file.as_str(), n.line)).collect();
+    assert_eq!(nulls, vec![("inbox.jsonl", 2), ("turns/t1.json", 1)]);
+    assert!(!p.changes(), "a repair never changes whole JSON");
   }
 
   #[test]

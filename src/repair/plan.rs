@@ -6,24 +6,24 @@ use std::fs::File;
 use nix::fcntl::{openat, OFlag};
 use nix::sys::stat::Mode;
 
-use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Plan, TurnPlan, RECORD_FILES};
+use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan, RECORD_FILES};
 use crate::error::{quiet_io, Result};
-use crate::inspect::{each_line, judge_file, record_names, Damage};
+use crate::inspect::{each_line, is_null, judge_file, record_names, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
 /// record, changes nothing.
 pub fn plan(j: &Journal) -> Result<Plan> {
   let mut plan = Plan::default();
   for name in RECORD_FILES {
-    if let Some(file) = plan_file(j, name, &mut plan.corrupt)? {
+    if let Some(file) = plan_file(j, name, &mut plan.corrupt, &mut plan.nulls)? {
       plan.files.push(file);
     }
   }
-  plan.turns = plan_turns(j, &mut plan.corrupt)?;
+  plan.turns = plan_turns(j, &mut plan.corrupt, &mut plan.nulls)?;
   Ok(plan)
 }
 
-fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Result<Option<FilePlan>> {
+fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Option<FilePlan>> {
   let link = nix::sys::stat::fstatat(&j.fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
     .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFLNK);
   let file = match crate::files::open_at(&j.fd, name, 0) {
@@ -43,6 +43,12 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Res
   let mut kept_end = 0u64;
   plan.size = each_line(file, name, |l| {
     let Some(damage) = l.judge() else {
+      if nulls.len() < crate::inspect::MAX_LISTED && is_null(l.body) {
+        nulls.push(Null {
+          file: name.to_string(),
+          line: l.n,
+        });
+      }
       plan.kept += 1;
       kept_end = l.end;
       plan.terminate = !l.terminated;
@@ -83,7 +89,7 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>) -> Res
   Ok(Some(plan))
 }
 
-fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>) -> Result<Vec<TurnPlan>> {
+fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Vec<TurnPlan>> {
   let turns = match openat(
     &j.fd,
     "turns",
@@ -104,6 +110,10 @@ fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>) -> Result<Vec<TurnPlan>> 
     // A whole record followed by zero bytes keeps its text.
     let body = record.body;
     match record.damage {
+      None if record.null && nulls.len() < crate::inspect::MAX_LISTED => nulls.push(Null {
+        file: format!("turns/{name}"),
+        line: 1,
+      }),
       None => {}
       Some(Damage::Invalid) => corrupt.push(Corrupt {
         file: format!("turns/{name}"),

@@ -1,0 +1,292 @@
+// The rest of the states an operator met (#34), each made real and each a
+// test of its own, and each held to what the library does in it: a record
+// file that is a link that loops or leads nowhere; a line or turn record
+// that is JSON null; an owner whose identity cannot be verified; run.lock
+// closed to its owner; an owner's pid reused; a repair holding the
+// binding; run.lock as a dangling link; a file root left in a service's
+// journal; a journal its owner cannot reach; recover on a file system out
+// of inodes. The command is this package's own, so these tests skip
+// against another implementation.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { M, addonOnly, deadPid, journal, scratch } from "./helpers.mjs";
+
+const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
+const json = (...args) => {
+  const r = cli(...args, "--json");
+  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
+};
+/** Runs a `next` or fix as printed: the command between its first backticks, in sh. */
+const paste = (advice) => spawnSync("sh", ["-c", /`([^`]+)`/.exec(advice)[1]], { encoding: "utf8" });
+/** The library's refusal of `f`, or null. */
+const refusal = (f) => {
+  try {
+    f();
+    return null;
+  } catch (e) {
+    return e.message;
+  }
+};
+const boot = () => readFileSync("/proc/sys/kernel/random/boot_id", "utf8").trim();
+/** An owner record as a connector publishes it, written by hand. */
+function owner(dir, record) {
+  mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+  writeFileSync(join(dir, "run.lock", "owner.json"), `${JSON.stringify(record)}\n`, { mode: 0o600 });
+}
+
+const NOBODY = 65534;
+const asRoot =
+  process.getuid?.() !== 0
+    ? { skip: "needs root: the command acts as the journal's owner only when run as root" }
+    : process.versions.deno
+      ? { skip: "Deno cannot set a process's groups: the command refuses to act as another user" }
+      : {};
+/** A journal of `nobody`, under a directory open to all. */
+function nobodys() {
+  const top = scratch();
+  chmodSync(top, 0o755);
+  const dir = join(top, "alpha");
+  M.ensureJournal(dir);
+  M.appendInbox(dir, { id: "m1", at: "2026-12-01T00:00:00.000Z" });
+  for (const p of [dir, join(dir, "turns"), join(dir, "inbox.jsonl")]) chownSync(p, NOBODY, NOBODY);
+  return dir;
+}
+
+describe("each state an operator met, held to what the library does (#34)", addonOnly, () => {
+  test("notices.jsonl a link that loops: stuck, named by its ELOOP, as every appendNotice refuses", () => {
+    const dir = journal();
+    symlinkSync("notices.jsonl", join(dir, "notices.jsonl"));
+    assert.match(
+      refusal(() => M.appendNotice(dir, { kind: "ceiling", date: "2026-12-01" })),
+      /ELOOP/,
+    );
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.equal(s.out.verdict.canStart, false);
+    const p = s.out.verdict.problems.find((x) => x.what.startsWith("notices.jsonl is a symbolic link to notices.jsonl"));
+    assert.ok(p, JSON.stringify(s.out.verdict.problems));
+    assert.match(p.what, /cannot follow it: ELOOP\): the connector's reads and appends of it fail too \(ELOOP\)/);
+    assert.doesNotMatch(p.what, /outside the journal/, "a loop leads nowhere, inside or out");
+    const c = cli("check", dir);
+    assert.equal(c.status, 1);
+    assert.match(c.stdout, /^notices\.jsonl is a symbolic link/m);
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    assert.equal(json("status", dir).status, 0);
+  });
+
+  test("inbox.jsonl a link to a file outside the journal that does not exist: stuck; the fix removes the link alone", () => {
+    const dir = journal();
+    const out = join(scratch(), "elsewhere", "inbox.jsonl");
+    symlinkSync(out, join(dir, "inbox.jsonl"));
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.equal(s.out.verdict.canStart, false);
+    assert.match(
+      s.out.verdict.why,
+      /^inbox\.jsonl is a symbolic link to .* \(it leads nowhere\): the connector's next append makes the file where it leads/,
+    );
+    assert.equal(cli("check", dir).status, 1);
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    M.appendInbox(dir, { id: "m1", at: "2026-12-01T00:00:00.000Z" });
+    assert.deepEqual([...M.readInboxIds(dir)], ["m1"]);
+    assert.equal(existsSync(out), false, "nothing was made outside the journal");
+  });
+
+  test("a turn record that is JSON null: named by status, check and repair as countTurnsOn refuses it; its mv keeps its bytes", () => {
+    const dir = journal();
+    M.writeTurn(dir, "t0", { startedAt: "2026-12-01T00:00:00.000Z" });
+    writeFileSync(join(dir, "turns", "t1.json"), "null\n", { mode: 0o600 });
+    const words = refusal(() => M.countTurnsOn(dir, "2026-12-01"));
+    assert.match(words, /of null/);
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.equal(s.out.verdict.state, "damaged");
+    assert.equal(s.out.turns.nullRecord, "t1.json");
+    assert.equal(s.out.verdict.problems[0].what, `turns/t1.json is JSON null, not a turn record; countTurnsOn refuses it ("${words}")`);
+    const c = cli("check", dir);
+    assert.equal(c.status, 1);
+    assert.match(c.stdout, /^turns\/t1\.json: countTurnsOn refuses: .* \(the record is JSON null\)$/m);
+    for (const args of [[], ["--apply"]]) {
+      const r = cli("repair", dir, ...args);
+      assert.equal(r.status, 1, `repair ${args}: ${r.stdout}${r.stderr}`);
+      assert.match(r.stdout + r.stderr, /turns\/t1\.json is JSON null, not a turn record; countTurnsOn refuses it/);
+    }
+    assert.equal(readFileSync(join(dir, "turns", "t1.json"), "utf8"), "null\n", "a repair never changes it");
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    assert.equal(readFileSync(join(dir, "t1.json.aside-null"), "utf8"), "null\n");
+    assert.equal(M.countTurnsOn(dir, "2026-12-01"), 1);
+    const after = json("status", dir);
+    assert.equal(after.status, 0, JSON.stringify(after.out.verdict));
+  });
+
+  test("a line of inbox.jsonl that is JSON null: damaged, as readInboxIds refuses it, and named by line", () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "m1", at: "2026-12-01T00:00:00.000Z" });
+    writeFileSync(join(dir, "inbox.jsonl"), "null\n", { flag: "a" });
+    const words = refusal(() => M.readInboxIds(dir));
+    assert.match(words, /of null/);
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.equal(s.out.verdict.canStart, false, "it said ready");
+    assert.equal(s.out.files["inbox.jsonl"].nullLine, 2);
+    assert.equal(s.out.verdict.problems[0].what, `inbox.jsonl:2 is JSON null, not a record; readInboxIds refuses it ("${words}")`);
+    const r = cli("repair", dir);
+    assert.equal(r.status, 1, "not 'nothing to repair', exit 0");
+    assert.match(r.stdout, /inbox\.jsonl:2 is JSON null/);
+  });
+
+  test("stuck verdicts exit 1: an owner alive whose identity cannot be verified, an owner record that does not parse", () => {
+    const unknown = journal();
+    // This test's own process, alive, with no start time to verify it by.
+    owner(unknown, { pid: process.pid, boot: boot(), at: "2026-12-01T00:00:00.000Z" });
+    assert.equal(M.ownerState(M.readPid(unknown)), "unknown");
+    const u = json("status", unknown);
+    assert.deepEqual([u.status, u.out.verdict.state, u.out.verdict.canStart], [1, "stuck", false]);
+    const invalid = journal();
+    mkdirSync(join(invalid, "run.lock"), { mode: 0o700 });
+    writeFileSync(join(invalid, "run.lock", "owner.json"), "{not json", { mode: 0o600 });
+    assert.equal(M.ownerState(M.readPid(invalid)), "invalid");
+    const i = json("status", invalid);
+    assert.deepEqual([i.status, i.out.verdict.state, i.out.verdict.canStart], [1, "stuck", false]);
+    assert.match(
+      refusal(() => M.writePid(invalid, process.pid)),
+      /./,
+      "a claim refuses it too",
+    );
+  });
+
+  test("an owner record whose pid is another process now: the verdict and the lock row say the same", () => {
+    const dir = journal();
+    owner(dir, { pid: 1, start: "1", boot: boot(), at: "2026-12-01T00:00:00.000Z" });
+    assert.equal(M.ownerState(M.readPid(dir)), "mismatch");
+    const s = json("status", dir);
+    assert.equal(s.out.verdict.state, "crashed");
+    assert.match(s.out.verdict.why, /^the last run \(pid 1\) is gone \(its pid now belongs to another process\)/);
+    assert.match(cli("status", dir).stdout, /run\.lock +mismatch +pid 1, which is another process now/);
+  });
+
+  test("a repair holding the binding is named as a repair: by status, whose next waits for it, and by recover and unlock", async () => {
+    const dir = journal();
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"m1"}\n{"id":"m2","a', { mode: 0o600 });
+    const repair = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
+      env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: "held" },
+      stdio: ["ignore", "ignore", "pipe"],
+    });
+    try {
+      await new Promise((resolve) => repair.stderr.on("data", (d) => String(d).includes("repair paused") && resolve()));
+      const s = json("status", dir);
+      assert.equal(s.out.lock.repair, true);
+      assert.equal(s.out.lock.state, "live");
+      assert.match(s.out.verdict.next, new RegExp(`^a repair holds the binding \\(pid ${repair.pid}\\) until it is done: let it finish`));
+      assert.match(cli("status", dir).stdout, /a repair holds the binding until it is done/);
+      for (const command of ["recover", "unlock"]) {
+        const r = cli(command, dir);
+        assert.notEqual(r.status, 0);
+        assert.match(r.stderr, /that process is a repair \(discord-journal repair\), which holds the binding until it is done/, command);
+      }
+    } finally {
+      repair.kill("SIGKILL");
+      await new Promise((resolve) => repair.once("exit", resolve));
+    }
+    // Once it is gone, it is a dead owner like any other.
+    assert.equal(json("status", dir).out.lock.repair, false);
+  });
+
+  test("run.lock a link that leads nowhere: every claim refuses it, unlock says it left it, and the rm pasted clears it", () => {
+    const dir = journal();
+    symlinkSync(join(scratch(), "nowhere"), join(dir, "run.lock"));
+    assert.match(
+      refusal(() => M.writePid(dir, process.pid)),
+      /run\.lock exists without an owner record/,
+    );
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.match(
+      s.out.verdict.why,
+      /^run\.lock is a symbolic link to .*: every claim refuses it as a run\.lock without an owner record, and recover and unlock leave it/,
+    );
+    const u = cli("unlock", dir);
+    assert.equal(u.status, 1, "it said 'no run.lock', exit 0");
+    assert.match(u.stderr, /^run\.lock is a symbolic link, which unlock neither follows nor removes/);
+    assert.equal(M.stopRequested(dir), true, "unlock's STOP stays, as it says");
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    M.clearStop(dir);
+    M.writePid(dir, process.pid);
+    M.clearPid(dir, process.pid);
+  });
+
+  test("as root, run.lock closed to the journal's owner: judged as that owner's connector sees it, stuck until the chmod", asRoot, () => {
+    const dir = nobodys();
+    owner(dir, { pid: deadPid(), start: "1", boot: boot(), at: "2026-12-01T00:00:00.000Z" });
+    for (const p of ["run.lock", "run.lock/owner.json"]) chownSync(join(dir, p), NOBODY, NOBODY);
+    chmodSync(join(dir, "run.lock"), 0o000);
+    const s = json("status", dir);
+    // The owner cannot search run.lock: its readPid finds no owner record
+    // (root's real uid made it an unreadable one), and its recover cannot remove it.
+    assert.equal(s.out.lock.state, "absent");
+    assert.deepEqual([s.status, s.out.verdict.state, s.out.verdict.canStart], [1, "stuck", false]);
+    assert.match(s.out.verdict.next, /^`sudo -u nobody chmod 700 .*\/run\.lock`$/);
+    const r = cli("recover", dir);
+    assert.equal(r.status, 1);
+    assert.match(r.stderr, /could not remove run\.lock in .* \(EACCES\)/);
+  });
+
+  test("as root, a record file of root's with a cut line in a service's journal: given back before any repair", asRoot, () => {
+    const dir = nobodys();
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"m2","a', { flag: "a" });
+    chownSync(join(dir, "inbox.jsonl"), 0, 0);
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.match(s.out.verdict.next, /^give it back to the journal's owner: `chown -h nobody: .*\/inbox\.jsonl`/);
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    const next = json("status", dir).out.verdict.next;
+    assert.match(next, /discord-journal repair .* --apply/);
+    assert.equal(cli("repair", dir, "--apply").status, 0);
+    assert.deepEqual([...M.readInboxIds(dir)], ["m1"]);
+  });
+
+  test("as root, a journal its owner cannot reach: repair --apply refuses and changes nothing, naming the way in", asRoot, () => {
+    const dir = nobodys();
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"m2","a', { flag: "a" });
+    chmodSync(join(dir, ".."), 0o700);
+    const before = readFileSync(join(dir, "inbox.jsonl"));
+    const r = cli("repair", dir, "--apply");
+    assert.notEqual(r.status, 0);
+    assert.match(
+      r.stderr,
+      /is out of reach of nobody \(uid 65534\), the journal's owner \(EACCES\), so its service cannot reach it either; nothing was read or changed/,
+    );
+    assert.deepEqual(readFileSync(join(dir, "inbox.jsonl")), before);
+    assert.deepEqual(readdirSync(dir).sort(), ["inbox.jsonl", "turns"]);
+  });
+
+  const mounts = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };
+  test("recover on a file system out of inodes names ENOSPC, as stop and unlock do; the library's words stay", mounts, (t) => {
+    const mnt = scratch();
+    const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40", "tmpfs", mnt]);
+    if (m.status !== 0) {
+      t.skip(`cannot mount a tmpfs here: ${String(m.stderr).trim()}`);
+      return;
+    }
+    try {
+      const dir = join(mnt, "discord", "alpha");
+      M.ensureJournal(dir);
+      owner(dir, { pid: deadPid(), start: "1", boot: boot(), at: "2026-12-01T00:00:00.000Z" });
+      for (let i = 0; i < 50; i++) spawnSync("touch", [join(mnt, `f${i}`)]);
+      const r = cli("recover", dir);
+      assert.equal(r.status, 1);
+      assert.match(
+        r.stderr,
+        /^STOP update is locked; refusing\n\.stop\.lock could not be made: the journal's file system has no free inodes \(ENOSPC\)/,
+      );
+      assert.equal(existsSync(join(dir, "run.lock")), true, "nothing was cleared");
+    } finally {
+      spawnSync("umount", [mnt]);
+    }
+  });
+});
