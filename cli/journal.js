@@ -8,6 +8,9 @@ const J = require("../index.js");
 // index.js has loaded the binding and set it up; this is the same module.
 const native = require("../binding.js");
 
+/** The record files, as the addon defines them (one definition, in Rust). */
+const RECORD_FILES = Object.freeze(JSON.parse(native.recordFiles()));
+
 const FILE_ENUM = {
   "inbox.jsonl": native.JournalFile.Inbox,
   "outbox.jsonl": native.JournalFile.Outbox,
@@ -74,6 +77,7 @@ function stopLockState(dir) {
 module.exports = {
   J,
   native,
+  RECORD_FILES,
   scanLines,
   scanTurns,
   refusalOf,

@@ -19,8 +19,8 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { UsageError, Refusal, sh, age } = require("./output.js");
+const { RECORD_FILES } = require("./journal.js");
 
-const RECORD_FILES = ["inbox.jsonl", "outbox.jsonl", "drops.jsonl", "admissions.jsonl", "notices.jsonl", "reloads.jsonl"];
 /** What only a journal holds: one of these makes a directory a journal. */
 const JOURNAL_ENTRIES = new Set([...RECORD_FILES, "turns", "STOP", "run.lock", ".stop.lock"]);
 /** journal.mjs's binding-name rule (errors.mjs's BINDING_NAME). */

@@ -36,6 +36,13 @@ pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| Ok(js.boolean(repair::running(dir.fs()))?))
 }
 
+/// The record files, in the order the command lists them: the one
+/// definition the command reads (`src/repair/mod.rs`'s `RECORD_FILES`).
+#[napi(js_name = "recordFiles")]
+pub fn record_files<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
+  export(env, |js| Ok(js.str(&json!(repair::RECORD_FILES).to_string())?))
+}
+
 /// Every line of a record file judged; `null` when there is no file.
 #[napi(js_name = "scanLines")]
 pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Result<Val<'e>> {
