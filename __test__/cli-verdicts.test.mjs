@@ -4,12 +4,12 @@
 // that is JSON null; an owner whose identity cannot be verified; run.lock
 // closed to its owner; an owner's pid reused; a repair holding the
 // binding; run.lock as a dangling link; a file root left in a service's
-// journal; a journal its owner cannot reach; recover on a file system out
-// of inodes. The command is this package's own, so these tests skip
+// journal; a journal its owner cannot reach; a turn record linked out; a
+// limit on open files; recover on a file system out of inodes. The command is this package's own, so these tests skip
 // against another implementation.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -263,6 +263,51 @@ describe("each state an operator met, held to what the library does (#34)", addo
     );
     assert.deepEqual(readFileSync(join(dir, "inbox.jsonl")), before);
     assert.deepEqual(readdirSync(dir).sort(), ["inbox.jsonl", "turns"]);
+  });
+
+  test("a turn record that is a link out of the journal: next makes it the journal's own file with the same bytes", () => {
+    const dir = journal();
+    const out = join(scratch(), "t1.json");
+    writeFileSync(out, `${JSON.stringify({ startedAt: "2026-12-01T00:00:00.000Z", id: "t1" }, null, 2)}\n`, { mode: 0o600 });
+    symlinkSync(out, join(dir, "turns", "t1.json"));
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.match(s.out.verdict.next, /^make it a file of the journal's own, with the same bytes: `cp --remove-destination /);
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    assert.equal(lstatSync(join(dir, "turns", "t1.json")).isFile(), true);
+    assert.deepEqual(readFileSync(join(dir, "turns", "t1.json")), readFileSync(out));
+    assert.equal(M.countTurnsOn(dir, "2026-12-01"), 1);
+    assert.equal(
+      json("status", dir).out.verdict.problems.some((p) => p.what.includes("symbolic link")),
+      false,
+    );
+  });
+
+  test("a limit on open files reached mid-read is named EMFILE, with the limit to raise, never a file to inspect", (t) => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "m1", at: "2026-12-01T00:00:00.000Z" });
+    // The lowest limit under which the runtime loads the command, and then
+    // runs out inside the journal: found by trying, as runtimes differ.
+    for (let n = 14; n <= 48; n++) {
+      const r = spawnSync("sh", ["-c", `ulimit -n ${n} && exec "$0" "$@"`, process.execPath, bin, "status", dir, "--json"], {
+        encoding: "utf8",
+      });
+      let s;
+      try {
+        s = JSON.parse(r.stdout);
+      } catch {
+        continue;
+      }
+      // Lower, the command cannot load its own modules.
+      if (s.verdict === undefined) continue;
+      const p = s.verdict.problems.find((x) => /\(EMFILE\)/.test(x.what));
+      if (p === undefined) break;
+      assert.equal(r.status, 1);
+      assert.match(p.fix, /^this command may open no more files \(EMFILE: its limit, `ulimit -n`, is too low\); raise it/);
+      assert.doesNotMatch(s.verdict.next, /by hand/);
+      return;
+    }
+    t.skip("no limit on open files made the command run out inside the journal here");
   });
 
   const mounts = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };

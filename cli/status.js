@@ -46,6 +46,11 @@ function readFix(t, name, refusal, entry, owner) {
   const { dir } = t;
   const p = sh(path.join(dir, name));
   const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
+  // Not the journal's state but this process's, or the system's: nothing in the journal to change (#34).
+  if (code === "EMFILE")
+    return `this command may open no more files (EMFILE: its limit, \`ulimit -n\`, is too low); raise it, then run \`discord-journal status ${sh(dir)}\` again`;
+  if (code === "ENFILE")
+    return `the system may open no more files (ENFILE: \`cat /proc/sys/fs/file-nr\` shows its table); close some, then run \`discord-journal status ${sh(dir)}\` again`;
   // STOP is the brake: the connector never makes it again, so it is replaced, not removed.
   if ((code === "EFTYPE" || entry?.kind === "symlink") && name === "STOP") return keepBrake(dir);
   // Never chown or chmod through a link: that changes the file it leads to, outside the journal.
@@ -295,7 +300,11 @@ function verdict(target, s, found, inboxIds) {
   if (s.turns.refused !== undefined) {
     unreadable = true;
     sawFile.add("turns");
-    const p = { what: `the turn records cannot be listed: ${s.turns.refused}`, fix: `inspect ${sh(path.join(dir, "turns"))} by hand` };
+    // The process's own limit is named; anything else about the directory is a person's to look at.
+    const fix = /\((EMFILE|ENFILE)\)$/.test(s.turns.refused)
+      ? readFix(target, "turns", s.turns.refused, s.entries.turns, s.owner)
+      : `inspect ${sh(path.join(dir, "turns"))} by hand`;
+    const p = { what: `the turn records cannot be listed: ${s.turns.refused}`, fix };
     problems.push(p);
     kind.set(p, "unreadable");
   } else if (s.turns.badRecords > 0) {
