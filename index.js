@@ -61,7 +61,7 @@ function returned(r) {
 
 // Three pure checks of a string stay JavaScript: each costs V8 less than a
 // single N-API call does (about 60 ns against 90 ns for an empty native
-// call). The native side applies the same rules in src/paths.rs and
+// call). The native side applies the same rules in src/ground/paths.rs and
 // src/identity.rs; the parity check holds the two together.
 const BINDING_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const START = /^[1-9][0-9]{0,19}$/;

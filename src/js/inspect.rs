@@ -1,5 +1,5 @@
 //! Internal exports for the operator's command (not journal.mjs's, and not
-//! in entry.js, like `appendLine`): the scans of `src/inspect.rs`, as JSON
+//! in entry.js, like `appendLine`): the scans of `src/operator/inspect.rs`, as JSON
 //! text that the command parses. A refusal is thrown as the readers throw
 //! it.
 
@@ -10,7 +10,8 @@ use super::records::JournalFile;
 use super::{export, Dir, Val};
 use serde_json::json;
 
-use crate::{inspect, repair, stop};
+use crate::operator::{inspect, repair};
+use crate::stop;
 
 /// What `.stop.lock` is, judged under the lock guard: `"absent"`,
 /// `"left"` (proved left over by an update that died) or `"unproven"`.
@@ -37,7 +38,7 @@ pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 }
 
 /// The record files, in the order the command lists them: the one
-/// definition the command reads (`src/repair/mod.rs`'s `RECORD_FILES`).
+/// definition the command reads (`src/operator/repair/mod.rs`'s `RECORD_FILES`).
 #[napi(js_name = "recordFiles")]
 pub fn record_files<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
   export(env, |js| Ok(js.str(&json!(repair::RECORD_FILES).to_string())?))
@@ -83,7 +84,7 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
     // A .stop.lock that an update which died left refuses every STOP
     // update (#34): removed first, under the guard that proves it left.
     let stop_lock = stop::clear_left(d)?;
-    let noted = |e: crate::error::JournalError| match stop_lock {
+    let noted = |e: crate::ground::error::JournalError| match stop_lock {
       stop::StopLock::Left => e.with_note(".stop.lock, left by a STOP update that did not finish, was removed first"),
       _ => e,
     };
@@ -99,7 +100,7 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
         return Ok((cleaned, plan, None));
       }
       repair::apply_into(&j, &plan, &stamp, &mut pause, &mut mended)?;
-      Ok::<_, crate::error::JournalError>((cleaned, plan, Some(std::mem::take(&mut mended))))
+      Ok::<_, crate::ground::error::JournalError>((cleaned, plan, Some(std::mem::take(&mut mended))))
     })();
     let released = repair::release(d, &held);
     // A failure says what was changed before it (#34): the files mended,

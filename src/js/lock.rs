@@ -7,11 +7,11 @@ use napi_derive::napi;
 use super::identity::{alive_of, call_identity, field, opt_str, start_of};
 use super::stop::{append_stop, own_stop_line};
 use super::{after, export, keep, number_arg, options, Dir, Js, JsResult, Thrown, Val};
-use crate::error::{JournalError, ThrownCode};
+use crate::ground::error::{JournalError, ThrownCode};
+use crate::ground::text::js_number;
+use crate::ground::time;
 use crate::identity;
 use crate::lock::{self, Field, Identity, Owner, OwnerState, OwnerView, Recovered, Seams, Unlocked};
-use crate::text::js_number;
-use crate::time;
 
 #[napi(js_name = "readPid")]
 pub fn read_pid<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {

@@ -20,7 +20,7 @@ pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
     }
     js.freeze(statuses)?;
     js.set(exports, "OUTBOX_STATUS", statuses)?;
-    js.set(exports, "BRAKE_EXIT", js.number(f64::from(crate::error::BRAKE_EXIT))?)?;
+    js.set(exports, "BRAKE_EXIT", js.number(f64::from(crate::ground::error::BRAKE_EXIT))?)?;
     js.set(exports, "RECOVER_REASON", js.str(crate::stop::RECOVER_REASON)?)?;
     Ok(js.set(exports, "UNLOCK_HINT", js.str(crate::lock::UNLOCK_HINT)?)?)
   })
@@ -42,9 +42,9 @@ pub fn setup<'e>(
     js.set_instance(Box::new(realm))?;
     // A cache budget that is not a number is refused at load, not at the
     // first read of a running connector (#32).
-    crate::budget::setting()?;
+    crate::read::budget::setting()?;
     // So is a durability setting other than 1 or 0 (#34).
-    crate::durable::setting()?;
+    crate::ground::durable::setting()?;
     Ok(())
   })
 }

@@ -7,15 +7,15 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
-use crate::error::{quiet_io, JournalError, Result, ThrownCode};
-use crate::paths::{journal_label, under};
+use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
+use crate::ground::paths::{journal_label, under};
 use crate::stop;
 
 use super::lock_refusal;
 use super::owner::{lock_path, parse_owner};
 use super::remove::{self, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
-use crate::guard::guarded;
+use crate::ground::guard::guarded;
 
 /// A directory opened without following a final link.
 fn open_dir(path: &str) -> std::io::Result<File> {
@@ -255,9 +255,9 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
   // No fsync of the directory after the link unless durability is asked
   // for (#14): a power loss that drops the link leaves a lock without a
   // record, which `recover` clears; see docs/durability.md.
-  crate::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
-  if crate::durable::on() {
-    crate::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  if crate::ground::durable::on() {
+    crate::ground::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
   }
   Ok(record)
 }
@@ -274,7 +274,7 @@ fn write_record(mut file: File, text: &str) -> std::io::Result<Stamp> {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::files::exists;
+  use crate::ground::files::exists;
   use crate::lock::fixtures::*;
   use crate::lock::{clear_pid, owner_path, read_pid, Owner};
   use crate::testutil::TempDir;

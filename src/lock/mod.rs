@@ -19,9 +19,9 @@
 //! test seams), `claim` is `writePid`, `remove` removes a judged lock by
 //! descriptor; here are the operations that judge a lock and remove it.
 
-use crate::error::{quiet_io, JournalError, Result, ThrownCode};
-use crate::files::exists;
-use crate::paths::journal_label;
+use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
+use crate::ground::files::exists;
+use crate::ground::paths::journal_label;
 use crate::stop;
 
 mod claim;
@@ -30,7 +30,7 @@ mod remove;
 mod stamp;
 mod state;
 
-pub use crate::guard::guarded;
+pub use crate::ground::guard::guarded;
 pub use claim::{claim, hold};
 use owner::pid_text;
 use owner::read_owner;

@@ -156,7 +156,7 @@ fn open_journal(dir: &str) -> nix::Result<OwnedFd> {
   #[cfg(target_vendor = "apple")]
   const SEARCH: OFlag = OFlag::O_SEARCH;
   open(
-    crate::paths::under(dir, &["."]).as_str(),
+    crate::ground::paths::under(dir, &["."]).as_str(),
     SEARCH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
     Mode::empty(),
   )

@@ -3,8 +3,8 @@
 //! existing lock gives a new claim. Only a verified live owner is ever
 //! signaled; an owner whose identity cannot be proven refuses everything.
 
-use crate::error::{JournalError, Result};
-use crate::paths::journal_label;
+use crate::ground::error::{JournalError, Result};
+use crate::ground::paths::journal_label;
 
 use super::owner::{pid_text, read_pid, Owner};
 use super::UNLOCK_HINT;

@@ -29,10 +29,10 @@ use nix::fcntl::OFlag;
 use nix::sys::stat::Mode;
 use serde_json::{json, Value};
 
-use crate::error::{quiet_io, JournalError, Result};
-use crate::inspect::Damage;
+use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::lines::{ADMISSIONS, DROPS, INBOX, NOTICES, OUTBOX, RELOADS};
 use crate::lock::{self, OwnerState, System};
+use crate::operator::inspect::Damage;
 
 mod apply;
 mod plan;
@@ -257,7 +257,7 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
     }
     let mut system = System;
     let mut took_over = None;
-    if crate::files::exists(&lock::lock_path(dir)) {
+    if crate::ground::files::exists(&lock::lock_path(dir)) {
       let existing = lock::read_pid(dir);
       match lock::state_of(existing.as_ref(), &mut system)? {
         OwnerState::Dead | OwnerState::Mismatch => {
@@ -465,7 +465,7 @@ mod tests {
     let j = Journal::open(d.path()).expect("open");
     let p = plan(&j).expect("plan");
     // The first repair stops once its quarantine is made (a kill there).
-    let source = crate::files::open_at(&j.fd, "inbox.jsonl", 0).expect("open");
+    let source = crate::ground::files::open_at(&j.fd, "inbox.jsonl", 0).expect("open");
     let first = quarantine(&j, &p.files[0], &source, "T1").expect("quarantine");
     assert!(first.1);
     clean(&j).expect("clean");

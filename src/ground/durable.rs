@@ -20,7 +20,7 @@ pub fn on() -> bool {
 /// The setting: unset, empty or `0` off, `1` on; anything else (`true`,
 /// `yes`) is refused, since taking it as off would leave a host believing
 /// its writes durable (#34). Read once: the environment at the first ask.
-pub fn setting() -> crate::error::Result<bool> {
+pub fn setting() -> crate::ground::error::Result<bool> {
   static ON: OnceLock<std::result::Result<bool, String>> = OnceLock::new();
   ON.get_or_init(|| match std::env::var_os(VAR) {
     None => Ok(false),
@@ -34,7 +34,7 @@ pub fn setting() -> crate::error::Result<bool> {
     },
   })
   .clone()
-  .map_err(crate::error::JournalError::failed)
+  .map_err(crate::ground::error::JournalError::failed)
 }
 
 /// Syncs the file's data (fdatasync) when durability is on.

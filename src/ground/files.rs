@@ -465,7 +465,7 @@ mod tests {
     let d = crate::testutil::TempDir::new();
     let p = format!("{}/inbox.jsonl", d.path());
     fifo(&p);
-    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::ground::error::fs_code(&e));
     let eftype = Err(Some("EFTYPE".to_string()));
     assert_eq!(code(open(&p, Access::Read, 0)), eftype);
     // No reader: the non-blocking open fails ENXIO, which is the same refusal.
@@ -504,7 +504,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     let d = crate::testutil::TempDir::new();
     let p = format!("{}/f", d.path());
-    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::ground::error::fs_code(&e));
     assert_eq!(code(open(&p, Access::Read, 0)), Err(Some("ENOENT".into())));
     assert!(missing(&read(&p).expect_err("missing"), &p));
     let mut f = open(&p, Access::Append, 0).expect("created");
