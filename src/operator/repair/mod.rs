@@ -35,34 +35,13 @@ use crate::lock::{self, OwnerState, System};
 use crate::operator::inspect::Damage;
 
 mod apply;
+mod pause;
 mod plan;
+mod run;
 
-pub use apply::{apply, apply_into, clean, Done};
+pub use apply::{apply, clean, Done};
 pub use plan::plan;
-
-/// A repair's failure `e`, said with what it changed before it: the files
-/// mended (and where their parts were set aside), and a dead owner's lock
-/// it cleared to hold the binding. A refusal that is not a `DiscordError`
-/// (none is expected here) is kept as it is.
-pub fn stopped(e: JournalError, mended: &[Done], took_over: Option<&str>) -> JournalError {
-  let JournalError::Discord { message, exit_code } = e else {
-    return e;
-  };
-  let mut said = vec![message];
-  for d in mended {
-    said.push(match &d.quarantine {
-      Some(q) => format!("{} was repaired before it stopped (its damaged parts set aside in {q})", d.file),
-      None => format!("{} was repaired before it stopped", d.file),
-    });
-  }
-  if let Some(pid) = took_over {
-    said.push(format!("run.lock of pid {pid}, which was gone, was cleared to hold the binding"));
-  }
-  JournalError::Discord {
-    message: said.join("\n"),
-    exit_code,
-  }
-}
+pub use run::{run, Outcome};
 
 /// The record files, in the order a repair takes them.
 pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
