@@ -11,9 +11,8 @@ use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::ground::paths::{journal_label, under};
 use crate::stop;
 
-use super::lock_refusal;
 use super::owner::{lock_path, parse_owner};
-use super::remove::{self, Judged, Record, Stamp};
+use super::remove::{self, lock_refusal, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
 use crate::ground::guard::guarded;
 
@@ -276,7 +275,8 @@ mod tests {
   use super::*;
   use crate::ground::files::exists;
   use crate::lock::fixtures::*;
-  use crate::lock::{clear_pid, owner_path, read_pid, Owner};
+  use crate::lock::owner::{owner_path, read_pid, Owner};
+  use crate::lock::unlock::clear_pid;
   use crate::testutil::TempDir;
 
   #[test]

@@ -26,6 +26,9 @@ use nix::fcntl::{open, AtFlags, OFlag};
 use nix::sys::stat::{fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
+use crate::ground::error::{quiet_io, JournalError};
+use crate::ground::paths::journal_label;
+
 use super::owner::{lock_path, read_owner, Owner};
 pub use super::stamp::{Judged, Record, Stamp};
 
@@ -298,6 +301,11 @@ pub fn judge(dir: &str) -> (Option<Owner>, Judged) {
 pub fn judge_at(dir: &str, lock: Option<Stamp>) -> (Option<Owner>, Judged) {
   let (rec, record) = read_owner(dir);
   (rec, Judged { lock, record })
+}
+
+/// A removal that failed, as the operation that attempted it refuses.
+pub(super) fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
+  quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
 }
 
 #[cfg(test)]

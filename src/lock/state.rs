@@ -7,7 +7,9 @@ use crate::ground::error::{JournalError, Result};
 use crate::ground::paths::journal_label;
 
 use super::owner::{pid_text, read_pid, Owner};
-use super::UNLOCK_HINT;
+
+/// How a refusal of a lock whose owner is gone says what to do.
+pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
 
 /// What `identity(pid)` reported for one field, as far as `===` with a
 /// record's start or boot (a string) can tell.
