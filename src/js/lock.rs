@@ -108,12 +108,7 @@ impl<'e> Seams for JsSeams<'e> {
   fn identity(&mut self, pid: f64) -> JsResult<Identity> {
     let js = self.js;
     if self.identity.is_none() {
-      let pid = js_number(pid);
-      let as_field = |s: Option<String>| s.map_or(Field::Null, |s| Field::Str(s.encode_utf16().collect()));
-      return Ok(Identity {
-        start: as_field(identity::process_start(&pid)),
-        boot: as_field(identity::boot_id()),
-      });
+      return Ok(Identity::of(pid));
     }
     let now = call_identity(js, self.identity, js.number(pid)?)?;
     Ok(Identity {
