@@ -136,6 +136,10 @@ function turnPath(dir, id) {
 // src/lines.rs, through `appendLine` in src/js/records.rs, which names its
 // files by the enum it exports (`JournalFile`): the one definition.
 const { Inbox: INBOX, Outbox: OUTBOX, Drops: DROPS, Admissions: ADMISSIONS, Notices: NOTICES, Reloads: RELOADS } = native.JournalFile;
+// The outbox's statuses likewise: the addon's OUTBOX_STATUS (src/records.rs),
+// taken apart once here so the check stays four comparisons.
+const [INTENT, CONFIRMED, REFUSED, UNKNOWN] = native.OUTBOX_STATUS;
+const STATUSES = native.OUTBOX_STATUS.join(", ");
 
 function appendEntry(dir, file, entry) {
   if (typeof dir !== "string") returned(native.appendLine(dir, file));
@@ -149,8 +153,8 @@ function appendInbox(dir, entry) {
 
 function appendOutbox(dir, entry) {
   const status = entry.status;
-  if (status !== "intent" && status !== "confirmed" && status !== "refused" && status !== "unknown") {
-    throw new DiscordError("outbox status must be one of intent, confirmed, refused, unknown", 1);
+  if (status !== INTENT && status !== CONFIRMED && status !== REFUSED && status !== UNKNOWN) {
+    throw new DiscordError(`outbox status must be one of ${STATUSES}`, 1);
   }
   if (typeof entry.nonce !== "string" || entry.nonce.length === 0) throw new DiscordError("outbox entry needs a nonce", 1);
   appendEntry(dir, OUTBOX, entry);

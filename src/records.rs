@@ -197,6 +197,11 @@ impl Notices {
   }
 }
 
+/// The outbox's statuses, as the reference's `OUTBOX_STATUS` lists them:
+/// the addon exports this array (frozen), and index.js checks an
+/// `appendOutbox` entry against it.
+pub const OUTBOX_STATUS: [&str; 4] = ["intent", "confirmed", "refused", "unknown"];
+
 /// One nonce of the outbox: where its lines' members are and what the
 /// merged record `{...prev, ...e, intentAt}` needs; its nonce and its first
 /// line's `at` are in the outbox's `nonces` and `intent_ats` at `i` (#32:

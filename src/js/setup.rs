@@ -14,8 +14,8 @@ use super::{export, Val};
 pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
   let exports = Val::new(exports.raw());
   export(&env, |js| {
-    let statuses = js.array(4)?;
-    for (i, s) in ["intent", "confirmed", "refused", "unknown"].into_iter().enumerate() {
+    let statuses = js.array(crate::records::OUTBOX_STATUS.len())?;
+    for (i, s) in crate::records::OUTBOX_STATUS.into_iter().enumerate() {
       js.set_index(statuses, i as u32, js.str(s)?)?;
     }
     js.freeze(statuses)?;
