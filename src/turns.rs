@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use nix::libc;
 
 use crate::ground::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
-use crate::ground::files::exists;
+use crate::ground::files::{exists, open_dir, Link};
 use crate::ground::json::Doc;
 use crate::ground::paths::{journal_label, turn_label, under};
 use crate::ground::text::decode_utf8;
@@ -324,7 +324,7 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
   // reference's (#10).
   // O_DIRECTORY, as readdirSync opens it: a FIFO swapped in for turns is
   // ENOTDIR, not an open that waits for a writer (#10).
-  let mut dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns).ok();
+  let mut dirfd = open_dir(&turns, Link::Follow).ok();
   for part in records.chunks(batch.max(1)) {
     let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &keep));
     let results = match fast {

@@ -6,8 +6,9 @@
 //! a power loss can take under each setting.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::OnceLock;
+
+use crate::ground::files::{open_dir, Link};
 
 pub const VAR: &str = "DISCORD_JOURNAL_FSYNC";
 
@@ -63,8 +64,5 @@ pub fn dir_fd(d: &File) -> std::io::Result<()> {
 }
 
 fn held_dir(path: &str) -> std::io::Result<File> {
-  std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(path)
+  open_dir(path, Link::Follow)
 }

@@ -24,12 +24,13 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use nix::fcntl::Flock;
 
 use crate::ground::error::JournalError;
+use crate::ground::files::{open_dir, Link};
 use crate::ground::paths::under;
 
 /// How long an operation waits for another to finish before it refuses.
@@ -80,11 +81,7 @@ impl Guard {
 /// operation to end; refuses once it has waited `PATIENCE`.
 pub fn take(dir: &str) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
-  let Ok(file) = std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(under(dir, &["turns"]))
-  else {
+  let Ok(file) = open_dir(&under(dir, &["turns"]), Link::Follow) else {
     return Ok(unguarded);
   };
   let Ok(meta) = file.metadata() else { return Ok(unguarded) };

@@ -22,11 +22,12 @@ use std::time::Duration;
 
 use nix::dir::Dir;
 use nix::errno::Errno;
-use nix::fcntl::{open, AtFlags, OFlag};
+use nix::fcntl::{open, AtFlags, OFlag, AT_FDCWD};
 use nix::sys::stat::{fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use crate::ground::error::{quiet_io, JournalError};
+use crate::ground::files::{open_dir_at, Link};
 use crate::ground::paths::journal_label;
 
 use super::owner::{lock_path, read_owner, Owner};
@@ -69,11 +70,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
   }
   let held = match held {
     Some(fd) => fd,
-    None => match open(
-      lock_path(dir).as_str(),
-      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-      Mode::empty(),
-    ) {
+    None => match open_dir_at(AT_FDCWD, lock_path(dir).as_str(), Link::NoFollow) {
       Ok(fd) => fd,
       Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => return Ok(()),
       Err(e) => return Err(e),
@@ -268,12 +265,7 @@ fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
   if depth > MAX_DEPTH {
     return Err(Errno::ELOOP);
   }
-  match Dir::openat(
-    parent,
-    name,
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  ) {
+  match open_dir_at(parent, name, Link::NoFollow).and_then(Dir::from_fd) {
     Ok(mut sub) => empty(&mut sub, depth)?,
     Err(Errno::ENOENT) => return Ok(()),
     // Swapped for a link or a file since the unlink said "directory": that

@@ -20,13 +20,11 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use serde_json::{json, Value};
 
 use crate::ground::error::{fs_code, quiet_fs, quiet_io, Result};
+use crate::ground::files::{open_dir, open_dir_at, Link};
 use crate::ground::json::Doc;
 use crate::ground::paths::{journal_label, turn_label, under};
 use crate::ground::text::decode_utf8;
@@ -386,11 +384,7 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
     )
   };
   // O_DIRECTORY: a FIFO put where turns/ belongs is ENOTDIR, never waited on.
-  let held = match std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY)
-    .open(&turns)
-  {
+  let held = match open_dir(&turns, Link::Follow) {
     Ok(held) => held,
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TurnScan::default()),
     Err(e) => return Err(refuse(&e)),
@@ -429,7 +423,7 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
 /// The names of the `*.json` records in the turns directory held open, in
 /// the order the readers list them (Node's readdirSync sorts by bytes).
 pub fn record_names(turns: &File) -> std::io::Result<Vec<Vec<u8>>> {
-  let listing = nix::dir::Dir::openat(turns, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+  let listing = open_dir_at(turns, ".", Link::Follow).and_then(nix::dir::Dir::from_fd)?;
   let mut names = Vec::new();
   for entry in listing {
     let name = entry?.file_name().to_bytes().to_vec();

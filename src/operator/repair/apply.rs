@@ -11,6 +11,7 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use super::{stamp_of, FilePlan, Journal, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::files::{open_dir_at, Link};
 
 /// How long a repair waits for an append to finish before it refuses.
 const HOLD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
@@ -125,12 +126,7 @@ pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&s
 /// only zero bytes follow its whole text, the zeros to such a file and the
 /// record written anew without them.
 fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<String> {
-  let turns = File::from(openat(
-    &j.fd,
-    "turns",
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  )?);
+  let turns = File::from(open_dir_at(&j.fd, "turns", Link::Follow)?);
   let q = format!("turns-{}.aside-{stamp}", t.file);
   Ok(match t.keep {
     None => {

@@ -23,13 +23,11 @@
 //! quarantine. Every step is taken through the journal directory held open.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use serde_json::{json, Value};
 
 use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::files::{open_dir, open_dir_at, Link};
 use crate::lines::{ADMISSIONS, DROPS, INBOX, NOTICES, OUTBOX, RELOADS};
 use crate::lock::{self, OwnerState, System};
 use crate::operator::inspect::Damage;
@@ -139,29 +137,21 @@ pub struct Journal {
 impl Journal {
   /// The journal to plan or repair.
   pub fn open(dir: &str) -> Result<Journal> {
-    Ok(Journal { fd: open_dir(dir)? })
+    Ok(Journal { fd: open_journal(dir)? })
   }
 
   /// A descriptor of its own for a listing, so that no read position is
   /// shared with another (a listing through a dup sees what the last one
   /// left).
   fn listing(&self, name: &str) -> std::io::Result<nix::dir::Dir> {
-    nix::dir::Dir::openat(
-      &self.fd,
-      name,
-      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-      Mode::empty(),
-    )
-    .map_err(Into::into)
+    open_dir_at(&self.fd, name, Link::Follow)
+      .and_then(nix::dir::Dir::from_fd)
+      .map_err(Into::into)
   }
 }
 
-fn open_dir(dir: &str) -> Result<File> {
-  std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(dir)
-    .map_err(|e| quiet_io(&e, "the journal directory", "read"))
+fn open_journal(dir: &str) -> Result<File> {
+  open_dir(dir, Link::Follow).map_err(|e| quiet_io(&e, "the journal directory", "read"))
 }
 
 /// What a file is and how long: device, inode, size.
@@ -271,11 +261,7 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
 /// only goes unnamed as a repair, to a second repair that then refuses it
 /// as a live owner (exit 3) and to the command's status.
 pub fn running(dir: &str) -> bool {
-  let Ok(lock) = std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
-    .open(lock::lock_path(dir))
-  else {
+  let Ok(lock) = open_dir(&lock::lock_path(dir), Link::NoFollow) else {
     return false;
   };
   matches!(

@@ -3,11 +3,9 @@
 
 use std::fs::File;
 
-use nix::fcntl::{openat, OFlag};
-use nix::sys::stat::Mode;
-
 use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan, RECORD_FILES};
 use crate::ground::error::{quiet_io, Result};
+use crate::ground::files::{open_dir_at, Link};
 use crate::operator::inspect::{each_line, is_null, judge_file, record_names, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
@@ -90,12 +88,7 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls:
 }
 
 fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Vec<TurnPlan>> {
-  let turns = match openat(
-    &j.fd,
-    "turns",
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  ) {
+  let turns = match open_dir_at(&j.fd, "turns", Link::Follow) {
     Ok(fd) => File::from(fd),
     Err(nix::errno::Errno::ENOENT) => return Ok(Vec::new()),
     Err(e) => return Err(quiet_io(&e.into(), "the turns directory", "read")),
