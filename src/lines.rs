@@ -16,6 +16,11 @@ pub const ADMISSIONS: &str = "admissions.jsonl";
 pub const NOTICES: &str = "notices.jsonl";
 pub const RELOADS: &str = "reloads.jsonl";
 
+/// The record files, in the one order everything lists them: a repair
+/// takes them so, the command (through `recordFiles`) lists them so, and
+/// the boundary's `JournalFile` numbers them so.
+pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
+
 /// Appends `line` and a newline to `dir/name`, creating it 0600 (under the
 /// umask). One write(2) of the whole line, so concurrent appenders under
 /// O_APPEND never interleave within a line.

@@ -38,10 +38,10 @@ pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 }
 
 /// The record files, in the order the command lists them: the one
-/// definition the command reads (`src/operator/repair/mod.rs`'s `RECORD_FILES`).
+/// definition the command reads (`src/lines.rs`'s `RECORD_FILES`).
 #[napi(js_name = "recordFiles")]
 pub fn record_files<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
-  export(env, |js| Ok(js.str(&json!(repair::RECORD_FILES).to_string())?))
+  export(env, |js| Ok(js.str(&json!(crate::lines::RECORD_FILES).to_string())?))
 }
 
 /// Every line of a record file judged; `null` when there is no file.

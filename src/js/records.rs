@@ -77,7 +77,8 @@ fn mkdir_p(path: &str) -> Result<(), JournalError> {
 }
 
 /// The files `appendLine` may write. Exported (as `JournalFile`, an object
-/// of names to numbers), so index.js names a file by this one definition.
+/// of names to numbers), so index.js names a file by this one definition;
+/// each variant's number is its place in `lines::RECORD_FILES`.
 #[napi]
 pub enum JournalFile {
   Inbox,
@@ -89,15 +90,8 @@ pub enum JournalFile {
 }
 
 impl JournalFile {
-  pub(super) fn name(&self) -> &'static str {
-    match self {
-      JournalFile::Inbox => lines::INBOX,
-      JournalFile::Outbox => lines::OUTBOX,
-      JournalFile::Drops => lines::DROPS,
-      JournalFile::Admissions => lines::ADMISSIONS,
-      JournalFile::Notices => lines::NOTICES,
-      JournalFile::Reloads => lines::RELOADS,
-    }
+  pub(super) fn name(self) -> &'static str {
+    lines::RECORD_FILES[self as usize]
   }
 }
 
@@ -306,4 +300,22 @@ pub fn cache_bytes(env: &Env) -> napi::Result<Vec<f64>> {
   export(env, |_| {
     Ok(vec![incremental::kept_bytes() as f64, crate::read::budget::get() as f64])
   })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn each_journal_file_is_named_by_its_place_in_record_files() {
+    let all = [
+      JournalFile::Inbox,
+      JournalFile::Outbox,
+      JournalFile::Drops,
+      JournalFile::Admissions,
+      JournalFile::Notices,
+      JournalFile::Reloads,
+    ];
+    assert_eq!(all.map(JournalFile::name), lines::RECORD_FILES);
+  }
 }

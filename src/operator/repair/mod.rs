@@ -28,7 +28,6 @@ use serde_json::{json, Value};
 
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::files::{open_dir, open_dir_at, Link};
-use crate::lines::{ADMISSIONS, DROPS, INBOX, NOTICES, OUTBOX, RELOADS};
 use crate::lock::{self, OwnerState, System};
 use crate::operator::inspect::Damage;
 
@@ -40,9 +39,6 @@ mod run;
 pub use apply::{apply, clean, Done};
 pub use plan::plan;
 pub use run::{run, Outcome};
-
-/// The record files, in the order a repair takes them.
-pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
 
 /// A part of a record file set aside.
 #[derive(Clone, Debug, PartialEq)]

@@ -3,9 +3,10 @@
 
 use std::fs::File;
 
-use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan, RECORD_FILES};
+use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, Result};
 use crate::ground::files::{open_dir_at, Link};
+use crate::lines::RECORD_FILES;
 use crate::operator::inspect::{each_line, is_null, judge_file, record_names, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
