@@ -140,9 +140,7 @@ impl fmt::Display for JournalError {
         errno,
         syscall,
         path,
-      } => {
-        write!(f, "{code}: {}, {syscall} '{path}'", uv_message(*errno))
-      }
+      } => write!(f, "{code}: {}, {syscall} '{path}'", uv_message(*errno)),
     }
   }
 }

@@ -287,14 +287,20 @@ mod tests {
     apply(&j, &p, "T", &mut |_| {}).expect("apply")
   }
 
+  /// A journal holding `name` with `text`, and that file's path.
+  fn journal_with(name: &str, text: impl AsRef<[u8]>) -> (TempDir, String) {
+    let d = TempDir::new();
+    let path = format!("{}/{name}", d.path());
+    std::fs::write(&path, text).expect("write");
+    (d, path)
+  }
+
   const A: &str = "{\"id\":\"a\"}\n";
   const B: &str = "{\"id\":\"b\"}\n";
 
   #[test]
   fn a_cut_tail_is_truncated_and_kept_aside() {
-    let d = TempDir::new();
-    let path = format!("{}/inbox.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{B}{{\"id\":\"c\",\"at\":\"20")).expect("write");
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{B}{{\"id\":\"c\",\"at\":\"20"));
     let p = planned(&d);
     assert!(p.files[0].truncate);
     assert_eq!(p.files[0].kept, 2);
@@ -343,9 +349,7 @@ mod tests {
     let p = planned(&d);
     assert_eq!(p.corrupt.len(), 1);
     assert_eq!((p.corrupt[0].line, p.corrupt[0].offset), (2, 11));
-    let d = TempDir::new();
-    let path = format!("{}/drops.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{}", B.trim_end())).expect("write");
+    let (d, path) = journal_with("drops.jsonl", format!("{A}{}", B.trim_end()));
     repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
   }
@@ -366,9 +370,7 @@ mod tests {
 
   #[test]
   fn a_truncated_tail_is_set_aside_whole_empty_lines_and_all() {
-    let d = TempDir::new();
-    let path = format!("{}/inbox.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2")).expect("write");
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2"));
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), A);
     let q = done[0].quarantine.clone().expect("quarantine");
@@ -420,9 +422,7 @@ mod tests {
 
   #[test]
   fn a_repair_stopped_after_its_quarantine_is_not_set_aside_twice() {
-    let d = TempDir::new();
-    let path = format!("{}/inbox.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{{\"id\":\"cut\n{B}")).expect("write");
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"cut\n{B}"));
     let j = Journal::open(d.path()).expect("open");
     let p = plan(&j).expect("plan");
     // The first repair stops once its quarantine is made (a kill there).
