@@ -61,7 +61,7 @@ function returned(r) {
 
 // Three pure checks of a string stay JavaScript: each costs V8 less than a
 // single N-API call does (about 60 ns against 90 ns for an empty native
-// call). The native side applies the same rules in src/paths.rs and
+// call). The native side applies the same rules in src/ground/paths.rs and
 // src/identity.rs; the parity check holds the two together.
 const BINDING_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const START = /^[1-9][0-9]{0,19}$/;
@@ -136,6 +136,10 @@ function turnPath(dir, id) {
 // src/lines.rs, through `appendLine` in src/js/records.rs, which names its
 // files by the enum it exports (`JournalFile`): the one definition.
 const { Inbox: INBOX, Outbox: OUTBOX, Drops: DROPS, Admissions: ADMISSIONS, Notices: NOTICES, Reloads: RELOADS } = native.JournalFile;
+// The outbox's statuses likewise: the addon's OUTBOX_STATUS (src/records.rs),
+// taken apart once here so the check stays four comparisons.
+const [INTENT, CONFIRMED, REFUSED, UNKNOWN] = native.OUTBOX_STATUS;
+const STATUSES = native.OUTBOX_STATUS.join(", ");
 
 function appendEntry(dir, file, entry) {
   if (typeof dir !== "string") returned(native.appendLine(dir, file));
@@ -149,8 +153,8 @@ function appendInbox(dir, entry) {
 
 function appendOutbox(dir, entry) {
   const status = entry.status;
-  if (status !== "intent" && status !== "confirmed" && status !== "refused" && status !== "unknown") {
-    throw new DiscordError("outbox status must be one of intent, confirmed, refused, unknown", 1);
+  if (status !== INTENT && status !== CONFIRMED && status !== REFUSED && status !== UNKNOWN) {
+    throw new DiscordError(`outbox status must be one of ${STATUSES}`, 1);
   }
   if (typeof entry.nonce !== "string" || entry.nonce.length === 0) throw new DiscordError("outbox entry needs a nonce", 1);
   appendEntry(dir, OUTBOX, entry);

@@ -5,6 +5,7 @@
 //! Prints the median and the fastest of RUNS runs in milliseconds, as JSON.
 //!
 //!   cargo run --release --example copy_floor -- RUNS THREADS FILE...
+#![forbid(unsafe_code)]
 use std::fs::File;
 use std::os::unix::fs::FileExt;
 use std::time::Instant;

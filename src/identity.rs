@@ -6,8 +6,8 @@
 
 use uuid::Uuid;
 
-use crate::lines::decode_utf8;
-use crate::text::js_trim;
+use crate::ground::text::decode_utf8;
+use crate::ground::text::js_trim;
 
 /// `validStart`: canonical unsigned decimal, no leading zero, at most 2^64-1.
 pub fn valid_start(v: &str) -> bool {

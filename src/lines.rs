@@ -5,8 +5,8 @@
 use std::fs::File;
 use std::io::{Seek, Write};
 
-use crate::error::{quiet_io, JournalError, Result};
-use crate::paths;
+use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::paths;
 
 /// The journal's line files, by name.
 pub const INBOX: &str = "inbox.jsonl";
@@ -15,6 +15,11 @@ pub const DROPS: &str = "drops.jsonl";
 pub const ADMISSIONS: &str = "admissions.jsonl";
 pub const NOTICES: &str = "notices.jsonl";
 pub const RELOADS: &str = "reloads.jsonl";
+
+/// The record files, in the one order everything lists them: a repair
+/// takes them so, the command (through `recordFiles`) lists them so, and
+/// the boundary's `JournalFile` numbers them so.
+pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
 
 /// Appends `line` and a newline to `dir/name`, creating it 0600 (under the
 /// umask). One write(2) of the whole line, so concurrent appenders under
@@ -53,9 +58,9 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   buf.extend_from_slice(line.as_bytes());
   buf.push(b'\n');
   write_line(file.file_mut(), &buf).map_err(refuse)?;
-  crate::durable::file(file.file()).map_err(refuse)?;
+  crate::ground::durable::file(file.file()).map_err(refuse)?;
   if size == 0 {
-    crate::durable::dir(dir).map_err(refuse)?;
+    crate::ground::durable::dir(dir).map_err(refuse)?;
   }
   Ok(())
 }
@@ -65,8 +70,8 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// The line file opened for appending, flocked, still linked, and its size.
-fn open_locked(path: &str) -> std::io::Result<(crate::files::Flocked, u64)> {
-  use crate::files::{flock_within, open_path, size_linked, Access, Unflocked};
+fn open_locked(path: &str) -> std::io::Result<(crate::ground::files::Flocked, u64)> {
+  use crate::ground::files::{flock_within, open_path, size_linked, Access, Unflocked};
   let deadline = std::time::Instant::now() + PATIENCE;
   // A repair renames a file over at most once per run; a few rounds are
   // many.
@@ -75,7 +80,7 @@ fn open_locked(path: &str) -> std::io::Result<(crate::files::Flocked, u64)> {
     // access time (relatime), a metadata write per append; it is permitted
     // only to the file's owner (EPERM otherwise: then without it). A file
     // this user may write but not read is opened write-only.
-    let opened = match open_path(path, Access::ReadAppend, crate::files::NOATIME) {
+    let opened = match open_path(path, Access::ReadAppend, crate::ground::files::NOATIME) {
       Err(e) if e.raw_os_error() == Some(nix::libc::EPERM) => open_path(path, Access::ReadAppend, 0),
       opened => opened,
     };
@@ -145,7 +150,7 @@ fn cut_tail(file: &File, size: u64) -> bool {
         continue;
       }
       pending.insert(0, b);
-      let space = std::str::from_utf8(&pending).is_ok_and(|c| c.chars().all(crate::text::is_js_space));
+      let space = std::str::from_utf8(&pending).is_ok_and(|c| c.chars().all(crate::ground::text::is_js_space));
       if !space {
         return true;
       }
@@ -204,15 +209,6 @@ fn rollback(file: &mut File, written: usize, err: std::io::Error) -> std::io::Er
   err
 }
 
-/// Node's `buffer.toString("utf8")`: each maximal invalid subpart becomes
-/// one U+FFFD (WHATWG), which is also what Rust's lossy decoding does.
-pub fn decode_utf8(bytes: Vec<u8>) -> String {
-  match String::from_utf8(bytes) {
-    Ok(s) => s,
-    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
-  }
-}
-
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -263,7 +259,7 @@ mod tests {
         Some(at) => &bytes[at + 1..],
         None => bytes,
       };
-      !tail.is_empty() && !crate::text::js_trim(&decode_utf8(tail.to_vec())).is_empty()
+      !tail.is_empty() && !crate::ground::text::js_trim(&crate::ground::text::decode_utf8(tail.to_vec())).is_empty()
     };
     // Every sequence of up to four pieces, and each at the end of a long run of spaces.
     let mut seed = 1u64;
@@ -324,14 +320,5 @@ mod tests {
       append(d.path(), INBOX, "a\nb"),
       Err(JournalError::failed("journal line must not contain a newline"))
     );
-  }
-
-  #[test]
-  fn lossy_decoding_is_whatwg() {
-    assert_eq!(
-      decode_utf8(vec![b'a', 0xff, 0xed, 0xa0, 0x80, b'b']),
-      "a\u{fffd}\u{fffd}\u{fffd}\u{fffd}b"
-    );
-    assert_eq!(decode_utf8(vec![0xf0, 0x9f, 0x98, b'x']), "\u{fffd}x");
   }
 }

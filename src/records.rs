@@ -11,11 +11,11 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-use crate::error::{JournalError, Result};
-use crate::incremental::{Fold, Line, Packed, Piece, Pieces};
-use crate::json::{str_eq, units, Doc, Scalar, Top};
-use crate::keys::Keys;
-use crate::part::{Part, Shared};
+use crate::ground::error::{JournalError, Result};
+use crate::ground::json::{str_eq, units, Doc, Scalar, Top};
+use crate::read::incremental::{Fold, Line, Packed, Piece, Pieces};
+use crate::read::keys::Keys;
+use crate::read::part::{Part, Shared};
 
 /// An argument as `===` sees it when compared with a parsed JSON value.
 #[derive(Clone, Debug, PartialEq)]
@@ -196,6 +196,11 @@ impl Notices {
     }
   }
 }
+
+/// The outbox's statuses, as the reference's `OUTBOX_STATUS` lists them:
+/// the addon exports this array (frozen), and index.js checks an
+/// `appendOutbox` entry against it.
+pub const OUTBOX_STATUS: [&str; 4] = ["intent", "confirmed", "refused", "unknown"];
 
 /// One nonce of the outbox: where its lines' members are and what the
 /// merged record `{...prev, ...e, intentAt}` needs; its nonce and its first
@@ -545,7 +550,7 @@ pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::json::Doc;
+  use crate::ground::json::Doc;
 
   /// Feeds each text as a line whose bytes are `file[offset..]`.
   fn outbox(lines: &[&str]) -> (Shared, Outbox) {
@@ -595,8 +600,8 @@ mod tests {
   /// Each nonce's `shares_at`, in first-seen order.
   fn shares(lines: &str) -> Vec<bool> {
     let d = TempDir::new();
-    std::fs::write(crate::paths::under(d.path(), &["outbox.jsonl"]), lines).expect("write");
-    crate::incremental::read::<Outbox, _, JournalError>(d.path(), "outbox.jsonl", |_, o| {
+    std::fs::write(crate::ground::paths::under(d.path(), &["outbox.jsonl"]), lines).expect("write");
+    crate::read::incremental::read::<Outbox, _, JournalError>(d.path(), "outbox.jsonl", |_, o| {
       Ok(o.deliveries()?.iter().map(|g| g.shares_at).collect())
     })
     .expect("read")
@@ -628,8 +633,8 @@ mod tests {
 
   /// Writes `text` as `dir/name` and reads it through fold `F`.
   fn read_in<F: Fold, R>(dir: &str, name: &str, text: &[u8], f: impl FnOnce(Vec<u8>, &F) -> Result<R>) -> Result<R> {
-    std::fs::write(crate::paths::under(dir, &[name]), text).expect("write");
-    crate::incremental::read::<F, R, JournalError>(dir, name, f).map(|r| r.expect("the file exists"))
+    std::fs::write(crate::ground::paths::under(dir, &[name]), text).expect("write");
+    crate::read::incremental::read::<F, R, JournalError>(dir, name, f).map(|r| r.expect("the file exists"))
   }
 
   /// `read_in` a fresh directory.
@@ -711,14 +716,14 @@ mod tests {
   #[test]
   fn a_file_of_another_kind_is_refused_by_its_name_without_waiting() {
     let d = TempDir::new();
-    let fifo = crate::paths::under(d.path(), &[RELOADS]);
+    let fifo = crate::ground::paths::under(d.path(), &[RELOADS]);
     nix::unistd::mkfifo(fifo.as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
-    let got = crate::incremental::read::<AllLines, _, JournalError>(d.path(), RELOADS, |_, a| Ok(a.lines.len()));
+    let got = crate::read::incremental::read::<AllLines, _, JournalError>(d.path(), RELOADS, |_, a| Ok(a.lines.len()));
     assert_eq!(got, Err(JournalError::failed("could not read reloads.jsonl (EFTYPE)")));
-    std::fs::create_dir(crate::paths::under(d.path(), &[NOTICES])).expect("dir");
-    let got = crate::incremental::read::<Notices, _, JournalError>(d.path(), NOTICES, |_, n| n.on(&Cmp::Null, &Cmp::Null));
+    std::fs::create_dir(crate::ground::paths::under(d.path(), &[NOTICES])).expect("dir");
+    let got = crate::read::incremental::read::<Notices, _, JournalError>(d.path(), NOTICES, |_, n| n.on(&Cmp::Null, &Cmp::Null));
     assert_eq!(got, Err(JournalError::failed("could not read notices.jsonl (EISDIR)")));
-    let got = crate::incremental::read::<Inbox, _, JournalError>(d.path(), INBOX, |_, i| Ok(i.ids()?.len()));
+    let got = crate::read::incremental::read::<Inbox, _, JournalError>(d.path(), INBOX, |_, i| Ok(i.ids()?.len()));
     assert_eq!(got, Ok(None), "a missing file reads as none");
   }
 

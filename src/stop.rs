@@ -8,13 +8,13 @@ use std::fs::File;
 use std::io::Read;
 use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
-use crate::error::{quiet_io, JournalError, Result, ThrownCode};
-use crate::files::exists;
-use crate::json::{str_eq, units, Doc, Scalar};
-use crate::lines::decode_utf8;
-use crate::paths::{journal_label, under};
-use crate::text::js_trim;
-use crate::time::is_canonical_iso;
+use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
+use crate::ground::files::exists;
+use crate::ground::json::{str_eq, units, Doc, Scalar};
+use crate::ground::paths::{journal_label, under};
+use crate::ground::text::decode_utf8;
+use crate::ground::text::js_trim;
+use crate::ground::time::is_canonical_iso;
 
 /// What `recover` writes, and the only STOP line it will remove.
 pub const RECOVER_REASON: &str = "recover";
@@ -37,15 +37,15 @@ fn label(dir: &str) -> String {
 
 /// Runs `action` holding `.stop.lock`. A failure to remove the lock
 /// afterwards replaces whatever the action returned. The lock guard
-/// (src/guard.rs) is held from before the mkdir to after the rmdir, so
+/// (src/ground/guard.rs) is held from before the mkdir to after the rmdir, so
 /// that `.stop.lock` seen by a holder of the guard is proved left over
 /// (#34): no age can tell, since a paused update holds it for as long as
 /// it is paused.
 pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-  crate::guard::guarded(dir, || {
+  crate::ground::guard::guarded(dir, || {
     let lock = under(dir, &[".stop.lock"]);
     if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
-      LOCK_CAUSE.set(crate::error::fs_code(&e));
+      LOCK_CAUSE.set(crate::ground::error::fs_code(&e));
       return Err(JournalError::failed("STOP update is locked; refusing").into());
     }
     let out = action();
@@ -98,7 +98,7 @@ impl StopLock {
 /// Whether `.stop.lock` is left over, judged under the lock guard (waiting
 /// for an update in progress to end, as a STOP update does).
 pub fn left(dir: &str) -> Result<StopLock> {
-  let guard = crate::guard::take(dir)?;
+  let guard = crate::ground::guard::take(dir)?;
   Ok(judge(dir, guard.held()))
 }
 
@@ -116,7 +116,7 @@ fn judge(dir: &str, proved: bool) -> StopLock {
 /// what it found. An empty directory alone is removed (rmdir): anything
 /// else stays for a person to look at, and that is refused.
 pub fn clear_left(dir: &str) -> Result<StopLock> {
-  let guard = crate::guard::take(dir)?;
+  let guard = crate::ground::guard::take(dir)?;
   let found = judge(dir, guard.held());
   if found == StopLock::Left {
     std::fs::remove_dir(under(dir, &[".stop.lock"]))
@@ -130,14 +130,14 @@ pub fn clear_left(dir: &str) -> Result<StopLock> {
 /// whatever it threw.
 pub fn append(dir: &str, line: impl FnOnce() -> Result<String, ThrownCode>) -> Result<String> {
   let path = stop_path(dir);
-  let (file, size) =
-    crate::files::open_sized(&path, crate::files::Access::Append, nix::libc::O_NOFOLLOW).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+  let (file, size) = crate::ground::files::open_sized(&path, crate::ground::files::Access::Append, nix::libc::O_NOFOLLOW)
+    .map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   let mut text = line().map_err(|code| code.refusal(&label(dir), "write"))?;
   text.push('\n');
   write_synced(file, &text).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   // The line is synced always (as in the reference); its name only opted in.
   if size == 0 {
-    crate::durable::dir(dir).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+    crate::ground::durable::dir(dir).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
   }
   Ok(path)
 }
@@ -193,9 +193,9 @@ impl StopLine {
 /// JavaScript's trim) skipped.
 pub fn read(dir: &str) -> Result<Vec<StopLine>> {
   let path = stop_path(dir);
-  let bytes = match crate::files::read(&path) {
+  let bytes = match crate::ground::files::read(&path) {
     Ok(bytes) => bytes,
-    Err(e) if crate::files::missing(&e, &path) => return Ok(Vec::new()),
+    Err(e) if crate::ground::files::missing(&e, &path) => return Ok(Vec::new()),
     Err(e) => return Err(quiet_io(&e, &label(dir), "read")),
   };
   let text = decode_utf8(bytes);
@@ -204,8 +204,8 @@ pub fn read(dir: &str) -> Result<Vec<StopLine>> {
       .split('\n')
       .filter(|l| !js_trim(l).is_empty())
       .map(|l| {
-        let kept =
-          Doc::parse(l).is_some_and(|d| matches!(d.top, crate::json::Top::Obj(_)) && matches!(d.get("reason"), Some(Scalar::Str(_))));
+        let kept = Doc::parse(l)
+          .is_some_and(|d| matches!(d.top, crate::ground::json::Top::Obj(_)) && matches!(d.get("reason"), Some(Scalar::Str(_))));
         StopLine {
           text: kept.then(|| l.to_string()),
         }
@@ -225,9 +225,9 @@ pub fn is_ours(lines: &[StopLine]) -> bool {
 /// none; `None` when it cannot be verified (a file of another kind is
 /// refused by `files::open`, as the reference's own fstat refuses it).
 pub fn processing_rows(dir: &str) -> Option<Vec<String>> {
-  let file = match crate::files::open(
+  let file = match crate::ground::files::open(
     &stop_path(dir),
-    crate::files::Access::Read,
+    crate::ground::files::Access::Read,
     nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK,
   ) {
     Ok(f) => f,
@@ -384,7 +384,7 @@ mod tests {
     std::fs::create_dir(under(bare.path(), &[".stop.lock"])).expect("left");
     assert_eq!(left(bare.path()), Ok(StopLock::Unproven));
     assert_eq!(clear_left(bare.path()), Ok(StopLock::Unproven));
-    assert!(crate::files::exists(&under(bare.path(), &[".stop.lock"])));
+    assert!(crate::ground::files::exists(&under(bare.path(), &[".stop.lock"])));
   }
 
   #[test]

@@ -20,11 +20,11 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use nix::libc;
 
-use crate::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
-use crate::files::exists;
-use crate::json::Doc;
-use crate::lines::decode_utf8;
-use crate::paths::{journal_label, turn_label, under};
+use crate::ground::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
+use crate::ground::files::{exists, open_dir, Link};
+use crate::ground::json::Doc;
+use crate::ground::paths::{journal_label, turn_label, under};
+use crate::ground::text::decode_utf8;
 
 /// A record being made: `create` made its inode, `finish` writes it and
 /// gives it its name. Dropped unfinished (the caller returned early, the
@@ -131,12 +131,12 @@ impl Draft {
   /// partial file). The descriptor is closed on return.
   pub fn finish(mut self, text: &[u8]) -> std::io::Result<()> {
     self.file.write_all(text)?;
-    crate::durable::file(&self.file)?;
+    crate::ground::durable::file(&self.file)?;
     match self.temp.take() {
       Some(temp) => link_named(&temp, &self.path)?,
       None => self.link_unnamed(text)?,
     }
-    crate::durable::dir(parent(&self.path))
+    crate::ground::durable::dir(parent(&self.path))
   }
 
   /// Names the O_TMPFILE inode with linkat(2), which fails EEXIST on
@@ -182,7 +182,7 @@ impl Draft {
     );
     match linked {
       Ok(()) => Ok(()),
-      Err(nix::errno::Errno::ENOENT) if !crate::files::exists("/proc/self/fd") => {
+      Err(nix::errno::Errno::ENOENT) if !crate::ground::files::exists("/proc/self/fd") => {
         NAMED.store(true, Ordering::Relaxed);
         named(&self.path, parent(&self.path))?.finish(text)
       }
@@ -245,7 +245,7 @@ pub fn id_and_text(id: &str, text: String) -> Option<(String, String)> {
 
 /// The text of a record, one leading U+FEFF dropped, not yet parsed.
 pub fn read_text(path: &str, id: &str) -> Result<String> {
-  record_text(crate::files::read(path), id)
+  record_text(crate::ground::files::read(path), id)
 }
 
 /// A record's bytes as text, one leading U+FEFF dropped, or the refusal
@@ -324,7 +324,7 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
   // reference's (#10).
   // O_DIRECTORY, as readdirSync opens it: a FIFO swapped in for turns is
   // ENOTDIR, not an open that waits for a writer (#10).
-  let mut dirfd = OpenOptions::new().read(true).custom_flags(libc::O_DIRECTORY).open(&turns).ok();
+  let mut dirfd = open_dir(&turns, Link::Follow).ok();
   for part in records.chunks(batch.max(1)) {
     let fast = dirfd.as_ref().and_then(|d| read_fast(d, part, &keep));
     let results = match fast {
@@ -333,7 +333,7 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
         dirfd = None;
         part
           .iter()
-          .map(|(name, id)| parse_with(crate::files::read(&under(&turns, &[name])), id, &keep))
+          .map(|(name, id)| parse_with(crate::ground::files::read(&under(&turns, &[name])), id, &keep))
           .collect()
       }
     };
@@ -354,7 +354,7 @@ fn read_fast<T: Send>(
     part
       .iter()
       .map(|(name, id)| {
-        let bytes = crate::files::read_at(dirfd, name);
+        let bytes = crate::ground::files::read_at(dirfd, name);
         (!short(&bytes)).then(|| parse_with(bytes, id, keep))
       })
       .collect()
@@ -456,7 +456,7 @@ mod tests {
     }
     assert_eq!(kind(create(&format!("{}/missing/x.json", d.path()))), Some(libc::ENOENT));
     assert_eq!(kind(create(&format!("{t}/file.json/x.json"))), Some(libc::ENOTDIR));
-    let nul = create(&format!("{t}/a\0b.json")).err().map(|e| crate::error::fs_code(&e));
+    let nul = create(&format!("{t}/a\0b.json")).err().map(|e| crate::ground::error::fs_code(&e));
     assert_eq!(nul, Some(Some("ERR_INVALID_ARG_VALUE".into())));
   }
 
@@ -657,7 +657,7 @@ mod tests {
     .expect("none");
     assert_eq!(calls, 0);
     std::fs::write(format!("{}/turns", d.path()), "").expect("a file");
-    let name = crate::paths::basename(d.path()).to_string();
+    let name = crate::ground::paths::basename(d.path()).to_string();
     assert_eq!(
       err(listed(d.path()).expect_err("not a directory")),
       format!("could not read the turns directory in discord/{name} under the data root (ENOTDIR)")

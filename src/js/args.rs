@@ -6,7 +6,7 @@ use napi::sys;
 
 use super::export::fail;
 use super::{Js, JsResult, Thrown, Val};
-use crate::error::JournalError;
+use crate::ground::error::JournalError;
 
 /// A `dir` argument: `path.join` refuses anything but a string.
 pub struct Dir<'e> {
@@ -47,13 +47,13 @@ impl<'e> Dir<'e> {
       joined.push(u16::from(b'/'));
       joined.extend(name.encode_utf16());
     }
-    if crate::paths::is_normal(&units) {
+    if crate::ground::paths::is_normal(&units) {
       return Ok(js.str16(&joined)?);
     }
     // Names are plain segments, so joining first and normalizing once is
     // path.join (which drops an empty dir, as it drops every empty part).
     let parts: [&[u16]; 1] = [if units.is_empty() { &joined[1..] } else { &joined }];
-    Ok(js.str16(&crate::paths::join(&parts))?)
+    Ok(js.str16(&crate::ground::paths::join(&parts))?)
   }
 }
 

@@ -19,7 +19,7 @@ use napi::Env;
 
 use super::thrown::{JsResult, Thrown};
 use super::{heap, realm, Js};
-use crate::error::{JournalError, ThrownCode};
+use crate::ground::error::{JournalError, ThrownCode};
 
 /// Runs an export's body with the env of its call and ends the call: its
 /// value, or the exception now pending.

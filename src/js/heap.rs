@@ -8,7 +8,7 @@
 
 /// Gives the heap's free pages back where a cold read churned it.
 pub fn settle() {
-  if !crate::room::take_churned() {
+  if !crate::read::room::take_churned() {
     return;
   }
   #[cfg(all(target_os = "linux", target_env = "gnu"))]

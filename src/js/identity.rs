@@ -7,10 +7,10 @@ use napi_derive::napi;
 
 use super::raw::Fault;
 use super::{export, Js, JsResult, Val};
-use crate::error::JournalError;
+use crate::ground::error::JournalError;
+use crate::ground::text::js_number;
 use crate::identity;
 use crate::lock::Field;
-use crate::text::js_number;
 
 #[napi(js_name = "processStart")]
 pub fn process_start<'e>(env: &'e Env, pid: Val<'e>) -> napi::Result<Val<'e>> {

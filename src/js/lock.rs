@@ -7,11 +7,11 @@ use napi_derive::napi;
 use super::identity::{alive_of, call_identity, field, opt_str, start_of};
 use super::stop::{append_stop, own_stop_line};
 use super::{after, export, keep, number_arg, options, Dir, Js, JsResult, Thrown, Val};
-use crate::error::{JournalError, ThrownCode};
+use crate::ground::error::{JournalError, ThrownCode};
+use crate::ground::text::js_number;
+use crate::ground::time;
 use crate::identity;
 use crate::lock::{self, Field, Identity, Owner, OwnerState, OwnerView, Recovered, Seams, Unlocked};
-use crate::text::js_number;
-use crate::time;
 
 #[napi(js_name = "readPid")]
 pub fn read_pid<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
@@ -108,12 +108,7 @@ impl<'e> Seams for JsSeams<'e> {
   fn identity(&mut self, pid: f64) -> JsResult<Identity> {
     let js = self.js;
     if self.identity.is_none() {
-      let pid = js_number(pid);
-      let as_field = |s: Option<String>| s.map_or(Field::Null, |s| Field::Str(s.encode_utf16().collect()));
-      return Ok(Identity {
-        start: as_field(identity::process_start(&pid)),
-        boot: as_field(identity::boot_id()),
-      });
+      return Ok(Identity::of(pid));
     }
     let now = call_identity(js, self.identity, js.number(pid)?)?;
     Ok(Identity {

@@ -10,8 +10,8 @@
 //! | STOP and processing stops | `stop.rs` | `src/stop.rs` |
 //! | the run lock | `lock.rs` | `src/lock/` |
 //! | process identity | `identity.rs` | `src/identity.rs` |
-//! | `utcDate` | `time.rs` | `src/time.rs` |
-//! | the command's scans (internal) | `inspect.rs` | `src/inspect.rs` |
+//! | `utcDate` | `time.rs` | `src/ground/time.rs` |
+//! | the command's scans (internal) | `inspect.rs` | `src/operator/inspect.rs` |
 //! | constants, `__setup` | `setup.rs` | |
 //!
 //! and the layer itself, each file using only those below it:

@@ -9,7 +9,7 @@ use std::ops::Range;
 
 use super::raw::Fault;
 use super::{out_of_memory, Js, JsResult, Thrown, Val};
-use crate::part::{Finished, Huge, Part, Shared, Step, MAX_STRING};
+use crate::read::part::{Finished, Huge, Part, Shared, Step, MAX_STRING};
 
 /// The JSON texts `parse_array` parses as one array's elements.
 pub trait Texts {
@@ -87,7 +87,7 @@ impl<'e> Js<'e> {
       // file, a copy and V8's string, 1.11 of journal.mjs). ASCII that is
       // most of its file is not even copied: the string is an external one
       // over the bytes (an escaped line, 0.98 where a copy made it 1.00).
-      if end == i + 1 && size > KEEP && t.whole(i).is_some_and(|b| !crate::part::shares(b)) {
+      if end == i + 1 && size > KEEP && t.whole(i).is_some_and(|b| !crate::read::part::shares(b)) {
         let part = self.escaping(|| -> JsResult<Val<'e>> {
           let text = match texts.as_mut().and_then(|t| t.share(i)) {
             Some((file, range)) => self.shared_file_text(&file, range, &label)?,
@@ -214,5 +214,5 @@ impl<'e> Js<'e> {
 
 /// Node's refusal of a read too long for a string.
 fn too_long(label: &str) -> Thrown {
-  crate::error::quiet_fs(Some("ERR_STRING_TOO_LONG"), label, "read").into()
+  crate::ground::error::quiet_fs(Some("ERR_STRING_TOO_LONG"), label, "read").into()
 }

@@ -8,7 +8,7 @@ use napi::sys;
 
 use super::raw::Kept;
 use super::{Js, JsResult, Thrown, Val};
-use crate::error::JournalError;
+use crate::ground::error::JournalError;
 
 /// `DiscordError` and Node's `path.join` (registered by index.js) and the
 /// built-ins the reference calls. Built-ins are taken once, at load, so a

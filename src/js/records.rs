@@ -8,11 +8,11 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
-use crate::error::{fs_code, JournalError};
-use crate::incremental::{self, Piece};
+use crate::ground::error::{fs_code, JournalError};
+use crate::ground::paths;
 use crate::lines;
-use crate::part::{Part, Shared};
-use crate::paths;
+use crate::read::incremental::{self, Piece};
+use crate::read::part::{Part, Shared};
 use crate::records::{Admissions, AllLines, Delivery, Inbox, Notices, Outbox};
 
 /// Texts that are pieces of the file's bytes, which they own.
@@ -59,12 +59,12 @@ pub fn ensure_journal<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 /// the addon's error instead of asking the runtime for its own.
 #[napi(js_name = "mkdirSpun")]
 pub fn mkdir_spun(env: &Env) -> napi::Result<bool> {
-  export(env, |_| Ok(crate::files::mkdir_spun()))
+  export(env, |_| Ok(crate::ground::files::mkdir_spun()))
 }
 
 /// `mkdirSync(path, { recursive: true, mode: 0o700 })`, with Node's errors.
 fn mkdir_p(path: &str) -> Result<(), JournalError> {
-  crate::files::mkdir_p(path, 0o700).map_err(|e| match e.raw_os_error() {
+  crate::ground::files::mkdir_p(path, 0o700).map_err(|e| match e.raw_os_error() {
     Some(errno) => JournalError::Node {
       code: fs_code(&e).unwrap_or_default(),
       errno,
@@ -77,7 +77,8 @@ fn mkdir_p(path: &str) -> Result<(), JournalError> {
 }
 
 /// The files `appendLine` may write. Exported (as `JournalFile`, an object
-/// of names to numbers), so index.js names a file by this one definition.
+/// of names to numbers), so index.js names a file by this one definition;
+/// each variant's number is its place in `lines::RECORD_FILES`.
 #[napi]
 pub enum JournalFile {
   Inbox,
@@ -89,15 +90,8 @@ pub enum JournalFile {
 }
 
 impl JournalFile {
-  pub(super) fn name(&self) -> &'static str {
-    match self {
-      JournalFile::Inbox => lines::INBOX,
-      JournalFile::Outbox => lines::OUTBOX,
-      JournalFile::Drops => lines::DROPS,
-      JournalFile::Admissions => lines::ADMISSIONS,
-      JournalFile::Notices => lines::NOTICES,
-      JournalFile::Reloads => lines::RELOADS,
-    }
+  pub(super) fn name(self) -> &'static str {
+    lines::RECORD_FILES[self as usize]
   }
 }
 
@@ -303,5 +297,25 @@ pub fn notice_on<'e>(env: &'e Env, dir: Dir<'e>, kind: Val<'e>, date: Val<'e>) -
 /// tests and the benchmark, through binding.js; not the package's API.
 #[napi(js_name = "cacheBytes")]
 pub fn cache_bytes(env: &Env) -> napi::Result<Vec<f64>> {
-  export(env, |_| Ok(vec![incremental::kept_bytes() as f64, crate::budget::get() as f64]))
+  export(env, |_| {
+    Ok(vec![incremental::kept_bytes() as f64, crate::read::budget::get() as f64])
+  })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+
+  #[test]
+  fn each_journal_file_is_named_by_its_place_in_record_files() {
+    let all = [
+      JournalFile::Inbox,
+      JournalFile::Outbox,
+      JournalFile::Drops,
+      JournalFile::Admissions,
+      JournalFile::Notices,
+      JournalFile::Reloads,
+    ];
+    assert_eq!(all.map(JournalFile::name), lines::RECORD_FILES);
+  }
 }

@@ -6,7 +6,7 @@
 use napi::sys;
 
 use super::{Js, JsResult, Thrown, Val};
-use crate::error::{JournalError, ThrownCode};
+use crate::ground::error::{JournalError, ThrownCode};
 
 use crate::records::Cmp;
 
@@ -100,7 +100,7 @@ impl<'e> Js<'e> {
   /// valueOf).
   pub fn iso_of(self, v: Val<'e>) -> JsResult<String> {
     if self.is(v, sys::ValueType::napi_number)? {
-      return crate::time::iso(self.number_value(v)?).ok_or_else(|| JournalError::invalid_date().into());
+      return crate::ground::time::iso(self.number_value(v)?).ok_or_else(|| JournalError::invalid_date().into());
     }
     self.date_iso(&[v])
   }

@@ -14,13 +14,13 @@ use super::{export, Val};
 pub fn module_exports(exports: Object, env: Env) -> napi::Result<()> {
   let exports = Val::new(exports.raw());
   export(&env, |js| {
-    let statuses = js.array(4)?;
-    for (i, s) in ["intent", "confirmed", "refused", "unknown"].into_iter().enumerate() {
+    let statuses = js.array(crate::records::OUTBOX_STATUS.len())?;
+    for (i, s) in crate::records::OUTBOX_STATUS.into_iter().enumerate() {
       js.set_index(statuses, i as u32, js.str(s)?)?;
     }
     js.freeze(statuses)?;
     js.set(exports, "OUTBOX_STATUS", statuses)?;
-    js.set(exports, "BRAKE_EXIT", js.number(f64::from(crate::error::BRAKE_EXIT))?)?;
+    js.set(exports, "BRAKE_EXIT", js.number(f64::from(crate::ground::error::BRAKE_EXIT))?)?;
     js.set(exports, "RECOVER_REASON", js.str(crate::stop::RECOVER_REASON)?)?;
     Ok(js.set(exports, "UNLOCK_HINT", js.str(crate::lock::UNLOCK_HINT)?)?)
   })
@@ -42,9 +42,9 @@ pub fn setup<'e>(
     js.set_instance(Box::new(realm))?;
     // A cache budget that is not a number is refused at load, not at the
     // first read of a running connector (#32).
-    crate::budget::setting()?;
+    crate::read::budget::setting()?;
     // So is a durability setting other than 1 or 0 (#34).
-    crate::durable::setting()?;
+    crate::ground::durable::setting()?;
     Ok(())
   })
 }

@@ -4,7 +4,7 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::{after, export, keep, Dir, Js, JsResult, Val};
-use crate::error::{JournalError, ThrownCode};
+use crate::ground::error::{JournalError, ThrownCode};
 use crate::{identity, stop};
 
 /// `JSON.stringify({ at: new Date().toISOString(), reason })`, failing with

@@ -11,7 +11,7 @@ use napi::sys;
 
 use super::raw::{napi_call, Fault, Js};
 use super::Val;
-use crate::part::Shared;
+use crate::read::part::Shared;
 
 impl<'e> Js<'e> {
   pub fn str(self, s: &str) -> Result<Val<'e>, Fault> {

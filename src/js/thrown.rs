@@ -6,7 +6,7 @@
 use napi::sys;
 
 use super::raw::Fault;
-use crate::error::JournalError;
+use crate::ground::error::JournalError;
 
 /// Why a call did not return: a journal error still to be thrown, or a
 /// JavaScript exception already pending (from a seam, a getter, toJSON...),
@@ -37,7 +37,7 @@ impl Thrown {
   /// a refusal naming the file, never a bare N-API status (#10).
   pub fn reading(self, label: &str) -> Thrown {
     match self {
-      Thrown::Napi(_) => crate::error::quiet_fs(None, label, "read").into(),
+      Thrown::Napi(_) => crate::ground::error::quiet_fs(None, label, "read").into(),
       other => other,
     }
   }
@@ -45,7 +45,7 @@ impl Thrown {
 
 /// A reader's refusal when the memory for its result cannot be had.
 pub fn out_of_memory(label: &str) -> Thrown {
-  crate::error::quiet_fs(Some("ENOMEM"), label, "read").into()
+  crate::ground::error::quiet_fs(Some("ENOMEM"), label, "read").into()
 }
 
 impl From<Fault> for Thrown {

@@ -7,9 +7,10 @@ use napi::Env;
 use napi_derive::napi;
 
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
-use crate::error::JournalError;
-use crate::part::{Part, Shared};
-use crate::{paths, records, turns};
+use crate::ground::error::JournalError;
+use crate::ground::paths;
+use crate::read::part::{Part, Shared};
+use crate::{records, turns};
 
 /// `turnPath`: the id is checked as `String(id)`, and the file name is the
 /// template `${id}.json` (ToString again, as the reference evaluates it;

@@ -7,23 +7,15 @@ use std::fs::{File, OpenOptions};
 use std::io::Write;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
-use crate::error::{quiet_io, JournalError, Result, ThrownCode};
-use crate::paths::{journal_label, under};
+use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
+use crate::ground::files::{open_dir, Link};
+use crate::ground::paths::{journal_label, under};
 use crate::stop;
 
-use super::lock_refusal;
 use super::owner::{lock_path, parse_owner};
-use super::remove::{self, Judged, Record, Stamp};
+use super::remove::{self, lock_refusal, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
-use crate::guard::guarded;
-
-/// A directory opened without following a final link.
-fn open_dir(path: &str) -> std::io::Result<File> {
-  OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
-    .open(path)
-}
+use crate::ground::guard::guarded;
 
 /// `writePid` after the claimant's identity was read: creates the lock,
 /// publishes the record `owner_text()` makes (failing with the `code` of
@@ -71,7 +63,7 @@ fn claim_gated<S: Seams>(
   // create a new one at the same path; a publish by path would then
   // overwrite that claimant's record (and this claim's STOP gate would
   // remove its lock). Into a removed directory, the publish fails instead.
-  let mine = open_dir(&lock);
+  let mine = open_dir(&lock, Link::NoFollow);
   let label = format!("run.lock/owner.json in {}", journal_label(dir));
   let text = owner_text().map_err(|code| code.refusal(&label, "write"))?;
   let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
@@ -220,7 +212,7 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
         Err(e) => return Err(fault(e)),
       };
       let record = write_record(file, text).map_err(fault)?;
-      let again = open_dir(&made.path).map_err(|_| Unpublished::Lost)?;
+      let again = open_dir(&made.path, Link::NoFollow).map_err(|_| Unpublished::Lost)?;
       let there = nix::sys::stat::fstatat(&again, TMP, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| Stamp::of(&st));
       if Stamp::of_fd(&again) != Some(made.stamp) {
         // Another claim's directory by now: the temporary file this claim
@@ -255,9 +247,9 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
   // No fsync of the directory after the link unless durability is asked
   // for (#14): a power loss that drops the link leaves a lock without a
   // record, which `recover` clears; see docs/durability.md.
-  crate::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
-  if crate::durable::on() {
-    crate::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  if crate::ground::durable::on() {
+    crate::ground::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
   }
   Ok(record)
 }
@@ -274,9 +266,10 @@ fn write_record(mut file: File, text: &str) -> std::io::Result<Stamp> {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::files::exists;
+  use crate::ground::files::exists;
   use crate::lock::fixtures::*;
-  use crate::lock::{clear_pid, owner_path, read_pid, Owner};
+  use crate::lock::owner::{owner_path, read_pid, Owner};
+  use crate::lock::unlock::clear_pid;
   use crate::testutil::TempDir;
 
   #[test]

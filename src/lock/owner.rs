@@ -3,11 +3,11 @@
 //! boot kept only where they are of the identity syntax. A record that
 //! cannot be read or has no usable pid is `Invalid`, which fails closed.
 
+use crate::ground::json::{Doc, Scalar};
+use crate::ground::paths::under;
+use crate::ground::text::decode_utf8;
+use crate::ground::text::js_number;
 use crate::identity::{valid_boot, valid_start};
-use crate::json::{Doc, Scalar};
-use crate::lines::decode_utf8;
-use crate::paths::under;
-use crate::text::js_number;
 
 use super::stamp::{Record, Stamp};
 
@@ -59,12 +59,12 @@ pub(super) fn read_owner(dir: &str) -> (Option<Owner>, Record) {
   // block): it exists, so it is an unreadable record (#10). Its fstat is
   // also the record's stamp: device and inode cannot change while the
   // descriptor is open, so the file stamped is the file read.
-  let (file, st) = match crate::files::open_stat(&path, crate::files::Access::Read, 0) {
+  let (file, st) = match crate::ground::files::open_stat(&path, crate::ground::files::Access::Read, 0) {
     Ok(opened) => opened,
-    Err(e) if crate::files::missing(&e, &path) => return (None, Record::Absent),
+    Err(e) if crate::ground::files::missing(&e, &path) => return (None, Record::Absent),
     Err(_) => return (Some(Owner::Invalid), Record::Unread),
   };
-  match crate::files::to_end(&file) {
+  match crate::ground::files::to_end(&file) {
     Ok(bytes) => (Some(parse_owner(&decode_utf8(bytes))), Record::File(Stamp::of(&st))),
     Err(_) => (Some(Owner::Invalid), Record::Unread),
   }

@@ -22,9 +22,13 @@ use std::time::Duration;
 
 use nix::dir::Dir;
 use nix::errno::Errno;
-use nix::fcntl::{open, AtFlags, OFlag};
+use nix::fcntl::{open, AtFlags, OFlag, AT_FDCWD};
 use nix::sys::stat::{fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
+
+use crate::ground::error::{quiet_io, JournalError};
+use crate::ground::files::{open_dir_at, Link};
+use crate::ground::paths::journal_label;
 
 use super::owner::{lock_path, read_owner, Owner};
 pub use super::stamp::{Judged, Record, Stamp};
@@ -66,11 +70,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
   }
   let held = match held {
     Some(fd) => fd,
-    None => match open(
-      lock_path(dir).as_str(),
-      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-      Mode::empty(),
-    ) {
+    None => match open_dir_at(AT_FDCWD, lock_path(dir).as_str(), Link::NoFollow) {
       Ok(fd) => fd,
       Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => return Ok(()),
       Err(e) => return Err(e),
@@ -156,7 +156,7 @@ fn open_journal(dir: &str) -> nix::Result<OwnedFd> {
   #[cfg(target_vendor = "apple")]
   const SEARCH: OFlag = OFlag::O_SEARCH;
   open(
-    crate::paths::under(dir, &["."]).as_str(),
+    crate::ground::paths::under(dir, &["."]).as_str(),
     SEARCH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
     Mode::empty(),
   )
@@ -265,12 +265,7 @@ fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
   if depth > MAX_DEPTH {
     return Err(Errno::ELOOP);
   }
-  match Dir::openat(
-    parent,
-    name,
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  ) {
+  match open_dir_at(parent, name, Link::NoFollow).and_then(Dir::from_fd) {
     Ok(mut sub) => empty(&mut sub, depth)?,
     Err(Errno::ENOENT) => return Ok(()),
     // Swapped for a link or a file since the unlink said "directory": that
@@ -298,6 +293,11 @@ pub fn judge(dir: &str) -> (Option<Owner>, Judged) {
 pub fn judge_at(dir: &str, lock: Option<Stamp>) -> (Option<Owner>, Judged) {
   let (rec, record) = read_owner(dir);
   (rec, Judged { lock, record })
+}
+
+/// A removal that failed, as the operation that attempted it refuses.
+pub(super) fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
+  quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
 }
 
 #[cfg(test)]

@@ -3,11 +3,14 @@
 //! existing lock gives a new claim. Only a verified live owner is ever
 //! signaled; an owner whose identity cannot be proven refuses everything.
 
-use crate::error::{JournalError, Result};
-use crate::paths::journal_label;
+use crate::ground::error::{JournalError, Result};
+use crate::ground::paths::journal_label;
+use crate::ground::text::js_number;
 
 use super::owner::{pid_text, read_pid, Owner};
-use super::UNLOCK_HINT;
+
+/// How a refusal of a lock whose owner is gone says what to do.
+pub const UNLOCK_HINT: &str = "if no connector is running for this binding, run `scripts/discord.sh unlock <binding>`";
 
 /// What `identity(pid)` reported for one field, as far as `===` with a
 /// record's start or boot (a string) can tell.
@@ -29,6 +32,20 @@ impl Field {
 pub struct Identity {
   pub start: Field,
   pub boot: Field,
+}
+
+impl Identity {
+  /// The reference's default `identityOf(pid)`, read from /proc now: the
+  /// one builder that `System` and the boundary's seams (where no
+  /// `identity` seam is given) share. The pid is written as `String(pid)`
+  /// writes it, as the reference's `/proc/${pid}/stat` does.
+  pub fn of(pid: f64) -> Identity {
+    let field = |s: Option<String>| s.map_or(Field::Null, |s| Field::Str(s.encode_utf16().collect()));
+    Identity {
+      start: field(crate::identity::process_start(&js_number(pid))),
+      boot: field(crate::identity::boot_id()),
+    }
+  }
 }
 
 /// The owner states. Only `Live` is ever signaled; `Unknown` and `Invalid`
@@ -199,6 +216,14 @@ pub fn refusal<S: Seams>(dir: &str, seams: &mut S) -> Result<JournalError, S::Er
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn identity_of_reads_proc_with_the_pid_as_javascript_writes_it() {
+    let me = Identity::of(f64::from(std::process::id()));
+    assert!(matches!((&me.start, &me.boot), (Field::Str(_), Field::Str(_))));
+    // String(1e21) is "1e+21": no such process, whatever Rust would print.
+    assert_eq!(Identity::of(1e21).start, Field::Null);
+  }
 
   /// An OwnerView answering fixed answers, recording the questions asked.
   struct Script {

@@ -8,7 +8,7 @@
 
 use std::sync::OnceLock;
 
-use crate::error::{JournalError, Result};
+use crate::ground::error::{JournalError, Result};
 
 pub const VAR: &str = "DISCORD_JOURNAL_CACHE_MB";
 const MIB: usize = 1 << 20;

@@ -6,6 +6,11 @@
 //! grows until it runs out of memory. Beyond the reference; a regular file,
 //! a symlink to one, a directory and a missing file keep their outcomes.
 //!
+//! Every directory the crate opens to list, lock, sync or hold as a base
+//! goes through `open_dir` or `open_dir_at`: O_DIRECTORY, so a FIFO or file
+//! put at the name is ENOTDIR and never waited on, close-on-exec, and a
+//! final link followed or not as the caller says.
+//!
 //! Whole reads of small files: std's `fs::read` and `File::read_to_end`
 //! first ask the file its size (statx, then lseek): two system calls more
 //! than a record of a few hundred bytes needs, and /proc files report no
@@ -20,6 +25,33 @@ use std::os::unix::fs::OpenOptionsExt;
 use nix::fcntl::OFlag;
 use nix::libc;
 use nix::sys::stat::FileStat;
+
+/// Whether a directory's open follows a final symlink.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Link {
+  Follow,
+  /// O_NOFOLLOW: a link at the name is ELOOP (a run.lock swapped for one).
+  NoFollow,
+}
+
+fn dir_flags(link: Link) -> OFlag {
+  let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+  match link {
+    Link::Follow => flags,
+    Link::NoFollow => flags | OFlag::O_NOFOLLOW,
+  }
+}
+
+/// The directory at `path`, opened for reading.
+pub fn open_dir(path: &str, link: Link) -> Result<File> {
+  OpenOptions::new().read(true).custom_flags(dir_flags(link).bits()).open(path)
+}
+
+/// The directory `name` in the directory `dir` holds open (`AT_FDCWD` for a
+/// path), opened for reading; nix's error, for callers that match errnos.
+pub fn open_dir_at<P: ?Sized + nix::NixPath>(dir: impl AsFd, name: &P, link: Link) -> nix::Result<std::os::fd::OwnedFd> {
+  nix::fcntl::openat(dir, name, dir_flags(link), nix::sys::stat::Mode::empty())
+}
 
 /// Room for a typical record in one read.
 const FIRST: usize = 4096;
@@ -465,7 +497,7 @@ mod tests {
     let d = crate::testutil::TempDir::new();
     let p = format!("{}/inbox.jsonl", d.path());
     fifo(&p);
-    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::ground::error::fs_code(&e));
     let eftype = Err(Some("EFTYPE".to_string()));
     assert_eq!(code(open(&p, Access::Read, 0)), eftype);
     // No reader: the non-blocking open fails ENXIO, which is the same refusal.
@@ -504,7 +536,7 @@ mod tests {
     use std::os::unix::fs::PermissionsExt;
     let d = crate::testutil::TempDir::new();
     let p = format!("{}/f", d.path());
-    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::error::fs_code(&e));
+    let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::ground::error::fs_code(&e));
     assert_eq!(code(open(&p, Access::Read, 0)), Err(Some("ENOENT".into())));
     assert!(missing(&read(&p).expect_err("missing"), &p));
     let mut f = open(&p, Access::Append, 0).expect("created");

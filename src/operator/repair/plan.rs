@@ -3,12 +3,11 @@
 
 use std::fs::File;
 
-use nix::fcntl::{openat, OFlag};
-use nix::sys::stat::Mode;
-
-use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan, RECORD_FILES};
-use crate::error::{quiet_io, Result};
-use crate::inspect::{each_line, is_null, judge_file, record_names, Damage};
+use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan};
+use crate::ground::error::{quiet_io, Result};
+use crate::ground::files::{open_dir_at, Link};
+use crate::lines::RECORD_FILES;
+use crate::operator::inspect::{each_line, is_null, judge_file, record_names, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
 /// record, changes nothing.
@@ -26,7 +25,7 @@ pub fn plan(j: &Journal) -> Result<Plan> {
 fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Option<FilePlan>> {
   let link = nix::sys::stat::fstatat(&j.fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
     .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFLNK);
-  let file = match crate::files::open_at(&j.fd, name, 0) {
+  let file = match crate::ground::files::open_at(&j.fd, name, 0) {
     Ok(file) => file,
     Err(e) if e.raw_os_error() == Some(nix::libc::ENOENT) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read")),
@@ -43,7 +42,7 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls:
   let mut kept_end = 0u64;
   plan.size = each_line(file, name, |l| {
     let Some(damage) = l.judge() else {
-      if nulls.len() < crate::inspect::MAX_LISTED && is_null(l.body) {
+      if nulls.len() < crate::operator::inspect::MAX_LISTED && is_null(l.body) {
         nulls.push(Null {
           file: name.to_string(),
           line: l.n,
@@ -90,12 +89,7 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls:
 }
 
 fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Vec<TurnPlan>> {
-  let turns = match openat(
-    &j.fd,
-    "turns",
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  ) {
+  let turns = match open_dir_at(&j.fd, "turns", Link::Follow) {
     Ok(fd) => File::from(fd),
     Err(nix::errno::Errno::ENOENT) => return Ok(Vec::new()),
     Err(e) => return Err(quiet_io(&e.into(), "the turns directory", "read")),
@@ -104,13 +98,13 @@ fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) ->
   let mut out = Vec::new();
   for name in names {
     let Ok(name) = String::from_utf8(name) else { continue };
-    let record = crate::files::open_at(&turns, &name, 0)
+    let record = crate::ground::files::open_at(&turns, &name, 0)
       .and_then(judge_file)
-      .map_err(|e| quiet_io(&e, &crate::paths::turn_label(&name), "read"))?;
+      .map_err(|e| quiet_io(&e, &crate::ground::paths::turn_label(&name), "read"))?;
     // A whole record followed by zero bytes keeps its text.
     let body = record.body;
     match record.damage {
-      None if record.null && nulls.len() < crate::inspect::MAX_LISTED => nulls.push(Null {
+      None if record.null && nulls.len() < crate::operator::inspect::MAX_LISTED => nulls.push(Null {
         file: format!("turns/{name}"),
         line: 1,
       }),

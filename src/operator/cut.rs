@@ -195,7 +195,7 @@ fn number_end(b: &[u8], mut i: usize) -> Scan {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::json::Doc;
+  use crate::ground::json::Doc;
 
   fn ok(s: &str) -> bool {
     Doc::parse(s).is_some()

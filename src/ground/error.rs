@@ -140,9 +140,7 @@ impl fmt::Display for JournalError {
         errno,
         syscall,
         path,
-      } => {
-        write!(f, "{code}: {}, {syscall} '{path}'", uv_message(*errno))
-      }
+      } => write!(f, "{code}: {}, {syscall} '{path}'", uv_message(*errno)),
     }
   }
 }
@@ -154,7 +152,7 @@ impl std::error::Error for JournalError {}
 pub fn fs_code(err: &io::Error) -> Option<String> {
   // A journal file that is not a regular file (#10): libuv's name for
   // "inappropriate file type or format", as no errno says it.
-  if crate::files::is_not_regular(err) {
+  if crate::ground::files::is_not_regular(err) {
     return Some("EFTYPE".into());
   }
   match err.raw_os_error() {

@@ -1,5 +1,6 @@
 //! JavaScript's own string rules where the reference relies on them:
-//! `String.prototype.trim`'s whitespace and `Number.prototype.toString`.
+//! `String.prototype.trim`'s whitespace, `Number.prototype.toString` and
+//! Node's lossy UTF-8 decoding.
 
 /// Whether `c` is removed by `String.prototype.trim` (WhiteSpace and
 /// LineTerminator; not Rust's `char::is_whitespace`, which differs on
@@ -56,6 +57,15 @@ pub fn js_number(n: f64) -> String {
   format!("{sign}{body}")
 }
 
+/// Node's `buffer.toString("utf8")`: each maximal invalid subpart becomes
+/// one U+FFFD (WHATWG), which is also what Rust's lossy decoding does.
+pub fn decode_utf8(bytes: Vec<u8>) -> String {
+  match String::from_utf8(bytes) {
+    Ok(s) => s,
+    Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+  }
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
@@ -84,5 +94,14 @@ mod tests {
   fn trim_is_javascript_trim() {
     assert_eq!(js_trim("\u{feff} a\u{a0}\u{2028}"), "a");
     assert_eq!(js_trim("\u{85}"), "\u{85}");
+  }
+
+  #[test]
+  fn lossy_decoding_is_whatwg() {
+    assert_eq!(
+      decode_utf8(vec![b'a', 0xff, 0xed, 0xa0, 0x80, b'b']),
+      "a\u{fffd}\u{fffd}\u{fffd}\u{fffd}b"
+    );
+    assert_eq!(decode_utf8(vec![0xf0, 0x9f, 0x98, b'x']), "\u{fffd}x");
   }
 }

@@ -20,7 +20,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use crate::incremental::Piece;
+use crate::read::incremental::Piece;
 
 /// Bytes that texts are read from, shared with the strings made of them.
 pub type Shared = Arc<Vec<u8>>;

@@ -10,14 +10,15 @@ use nix::sys::stat::Mode;
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use super::{stamp_of, FilePlan, Journal, Plan, TurnPlan};
-use crate::error::{quiet_io, JournalError, Result};
+use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::files::{open_dir_at, Link};
 
 /// How long a repair waits for an append to finish before it refuses.
 const HOLD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How many names link the open file.
 fn links(f: &File) -> std::io::Result<u64> {
-  crate::files::fstat_links(f).map(|(_, _, links)| links)
+  crate::ground::files::fstat_links(f).map(|(_, _, links)| links)
 }
 
 /// What a repair did to one file: where its set-aside bytes went.
@@ -53,11 +54,11 @@ pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&s
     // append (which takes it too, #31) lands before the check, which then
     // sees the file changed, or after the mend (on the mended file), never
     // in between where the truncation or the rename would drop it.
-    let source = crate::files::open_at(&j.fd, f.name, 0).map_err(refuse)?;
-    let source = match crate::files::flock_within(source, std::time::Instant::now() + HOLD_PATIENCE) {
+    let source = crate::ground::files::open_at(&j.fd, f.name, 0).map_err(refuse)?;
+    let source = match crate::ground::files::flock_within(source, std::time::Instant::now() + HOLD_PATIENCE) {
       Ok(source) => source,
-      Err(crate::files::Unflocked::Failed(e)) => return Err(refuse(e)),
-      Err(crate::files::Unflocked::TimedOut) => {
+      Err(crate::ground::files::Unflocked::Failed(e)) => return Err(refuse(e)),
+      Err(crate::ground::files::Unflocked::TimedOut) => {
         return Err(JournalError::failed(format!(
           "{} is held by another process (an append that has not finished in {} s); nothing of it was changed: run the repair again",
           f.name,
@@ -125,12 +126,7 @@ pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&s
 /// only zero bytes follow its whole text, the zeros to such a file and the
 /// record written anew without them.
 fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<String> {
-  let turns = File::from(openat(
-    &j.fd,
-    "turns",
-    OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  )?);
+  let turns = File::from(open_dir_at(&j.fd, "turns", Link::Follow)?);
   let q = format!("turns-{}.aside-{stamp}", t.file);
   Ok(match t.keep {
     None => {
@@ -164,7 +160,7 @@ fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<Str
       name
     }
     Some(body) => {
-      let record = crate::files::open_at(&turns, &t.file, 0)?;
+      let record = crate::ground::files::open_at(&turns, &t.file, 0)?;
       let zeros = [(body, t.size)];
       // A repair killed after it set the zeros aside and before it wrote
       // the record anew left them in a quarantine already: that one is
@@ -299,7 +295,7 @@ pub(super) fn quarantine(j: &Journal, f: &FilePlan, source: &File, stamp: &str) 
 /// gigabytes long).
 fn holds(j: &Journal, name: &str, source: &File, ranges: &[(u64, u64)]) -> std::io::Result<bool> {
   use std::os::unix::fs::FileExt;
-  let Ok(file) = crate::files::open_at(&j.fd, name, 0) else {
+  let Ok(file) = crate::ground::files::open_at(&j.fd, name, 0) else {
     return Ok(false);
   };
   let want: u64 = ranges.iter().map(|&(s, e)| e - s).sum();

@@ -23,49 +23,22 @@
 //! quarantine. Every step is taken through the journal directory held open.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use serde_json::{json, Value};
 
-use crate::error::{quiet_io, JournalError, Result};
-use crate::inspect::Damage;
-use crate::lines::{ADMISSIONS, DROPS, INBOX, NOTICES, OUTBOX, RELOADS};
+use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::files::{open_dir, open_dir_at, Link};
 use crate::lock::{self, OwnerState, System};
+use crate::operator::inspect::Damage;
 
 mod apply;
+mod pause;
 mod plan;
+mod run;
 
-pub use apply::{apply, apply_into, clean, Done};
+pub use apply::{apply, clean, Done};
 pub use plan::plan;
-
-/// A repair's failure `e`, said with what it changed before it: the files
-/// mended (and where their parts were set aside), and a dead owner's lock
-/// it cleared to hold the binding. A refusal that is not a `DiscordError`
-/// (none is expected here) is kept as it is.
-pub fn stopped(e: JournalError, mended: &[Done], took_over: Option<&str>) -> JournalError {
-  let JournalError::Discord { message, exit_code } = e else {
-    return e;
-  };
-  let mut said = vec![message];
-  for d in mended {
-    said.push(match &d.quarantine {
-      Some(q) => format!("{} was repaired before it stopped (its damaged parts set aside in {q})", d.file),
-      None => format!("{} was repaired before it stopped", d.file),
-    });
-  }
-  if let Some(pid) = took_over {
-    said.push(format!("run.lock of pid {pid}, which was gone, was cleared to hold the binding"));
-  }
-  JournalError::Discord {
-    message: said.join("\n"),
-    exit_code,
-  }
-}
-
-/// The record files, in the order a repair takes them.
-pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
+pub use run::{run, Outcome};
 
 /// A part of a record file set aside.
 #[derive(Clone, Debug, PartialEq)]
@@ -160,29 +133,21 @@ pub struct Journal {
 impl Journal {
   /// The journal to plan or repair.
   pub fn open(dir: &str) -> Result<Journal> {
-    Ok(Journal { fd: open_dir(dir)? })
+    Ok(Journal { fd: open_journal(dir)? })
   }
 
   /// A descriptor of its own for a listing, so that no read position is
   /// shared with another (a listing through a dup sees what the last one
   /// left).
   fn listing(&self, name: &str) -> std::io::Result<nix::dir::Dir> {
-    nix::dir::Dir::openat(
-      &self.fd,
-      name,
-      OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-      Mode::empty(),
-    )
-    .map_err(Into::into)
+    open_dir_at(&self.fd, name, Link::Follow)
+      .and_then(nix::dir::Dir::from_fd)
+      .map_err(Into::into)
   }
 }
 
-fn open_dir(dir: &str) -> Result<File> {
-  std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(dir)
-    .map_err(|e| quiet_io(&e, "the journal directory", "read"))
+fn open_journal(dir: &str) -> Result<File> {
+  open_dir(dir, Link::Follow).map_err(|e| quiet_io(&e, "the journal directory", "read"))
 }
 
 /// What a file is and how long: device, inode, size.
@@ -257,7 +222,7 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
     }
     let mut system = System;
     let mut took_over = None;
-    if crate::files::exists(&lock::lock_path(dir)) {
+    if crate::ground::files::exists(&lock::lock_path(dir)) {
       let existing = lock::read_pid(dir);
       match lock::state_of(existing.as_ref(), &mut system)? {
         OwnerState::Dead | OwnerState::Mismatch => {
@@ -292,11 +257,7 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
 /// only goes unnamed as a repair, to a second repair that then refuses it
 /// as a live owner (exit 3) and to the command's status.
 pub fn running(dir: &str) -> bool {
-  let Ok(lock) = std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_NOFOLLOW | nix::libc::O_CLOEXEC)
-    .open(lock::lock_path(dir))
-  else {
+  let Ok(lock) = open_dir(&lock::lock_path(dir), Link::NoFollow) else {
     return false;
   };
   matches!(
@@ -326,14 +287,20 @@ mod tests {
     apply(&j, &p, "T", &mut |_| {}).expect("apply")
   }
 
+  /// A journal holding `name` with `text`, and that file's path.
+  fn journal_with(name: &str, text: impl AsRef<[u8]>) -> (TempDir, String) {
+    let d = TempDir::new();
+    let path = format!("{}/{name}", d.path());
+    std::fs::write(&path, text).expect("write");
+    (d, path)
+  }
+
   const A: &str = "{\"id\":\"a\"}\n";
   const B: &str = "{\"id\":\"b\"}\n";
 
   #[test]
   fn a_cut_tail_is_truncated_and_kept_aside() {
-    let d = TempDir::new();
-    let path = format!("{}/inbox.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{B}{{\"id\":\"c\",\"at\":\"20")).expect("write");
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{B}{{\"id\":\"c\",\"at\":\"20"));
     let p = planned(&d);
     assert!(p.files[0].truncate);
     assert_eq!(p.files[0].kept, 2);
@@ -382,9 +349,7 @@ mod tests {
     let p = planned(&d);
     assert_eq!(p.corrupt.len(), 1);
     assert_eq!((p.corrupt[0].line, p.corrupt[0].offset), (2, 11));
-    let d = TempDir::new();
-    let path = format!("{}/drops.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{}", B.trim_end())).expect("write");
+    let (d, path) = journal_with("drops.jsonl", format!("{A}{}", B.trim_end()));
     repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
   }
@@ -405,9 +370,7 @@ mod tests {
 
   #[test]
   fn a_truncated_tail_is_set_aside_whole_empty_lines_and_all() {
-    let d = TempDir::new();
-    let path = format!("{}/inbox.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2")).expect("write");
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2"));
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), A);
     let q = done[0].quarantine.clone().expect("quarantine");
@@ -459,13 +422,11 @@ mod tests {
 
   #[test]
   fn a_repair_stopped_after_its_quarantine_is_not_set_aside_twice() {
-    let d = TempDir::new();
-    let path = format!("{}/inbox.jsonl", d.path());
-    std::fs::write(&path, format!("{A}{{\"id\":\"cut\n{B}")).expect("write");
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"cut\n{B}"));
     let j = Journal::open(d.path()).expect("open");
     let p = plan(&j).expect("plan");
     // The first repair stops once its quarantine is made (a kill there).
-    let source = crate::files::open_at(&j.fd, "inbox.jsonl", 0).expect("open");
+    let source = crate::ground::files::open_at(&j.fd, "inbox.jsonl", 0).expect("open");
     let first = quarantine(&j, &p.files[0], &source, "T1").expect("quarantine");
     assert!(first.1);
     clean(&j).expect("clean");

@@ -6,8 +6,9 @@
 //! a power loss can take under each setting.
 
 use std::fs::File;
-use std::os::unix::fs::OpenOptionsExt;
 use std::sync::OnceLock;
+
+use crate::ground::files::{open_dir, Link};
 
 pub const VAR: &str = "DISCORD_JOURNAL_FSYNC";
 
@@ -20,7 +21,7 @@ pub fn on() -> bool {
 /// The setting: unset, empty or `0` off, `1` on; anything else (`true`,
 /// `yes`) is refused, since taking it as off would leave a host believing
 /// its writes durable (#34). Read once: the environment at the first ask.
-pub fn setting() -> crate::error::Result<bool> {
+pub fn setting() -> crate::ground::error::Result<bool> {
   static ON: OnceLock<std::result::Result<bool, String>> = OnceLock::new();
   ON.get_or_init(|| match std::env::var_os(VAR) {
     None => Ok(false),
@@ -34,7 +35,7 @@ pub fn setting() -> crate::error::Result<bool> {
     },
   })
   .clone()
-  .map_err(crate::error::JournalError::failed)
+  .map_err(crate::ground::error::JournalError::failed)
 }
 
 /// Syncs the file's data (fdatasync) when durability is on.
@@ -63,8 +64,5 @@ pub fn dir_fd(d: &File) -> std::io::Result<()> {
 }
 
 fn held_dir(path: &str) -> std::io::Result<File> {
-  std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(path)
+  open_dir(path, Link::Follow)
 }

@@ -24,13 +24,14 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::os::unix::fs::MetadataExt;
 use std::time::Duration;
 
 use nix::fcntl::Flock;
 
-use crate::error::JournalError;
-use crate::paths::under;
+use crate::ground::error::JournalError;
+use crate::ground::files::{open_dir, Link};
+use crate::ground::paths::under;
 
 /// How long an operation waits for another to finish before it refuses.
 /// Every operation under the guard is a handful of system calls and at most
@@ -80,11 +81,7 @@ impl Guard {
 /// operation to end; refuses once it has waited `PATIENCE`.
 pub fn take(dir: &str) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
-  let Ok(file) = std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY | nix::libc::O_CLOEXEC)
-    .open(under(dir, &["turns"]))
-  else {
+  let Ok(file) = open_dir(&under(dir, &["turns"]), Link::Follow) else {
     return Ok(unguarded);
   };
   let Ok(meta) = file.metadata() else { return Ok(unguarded) };
@@ -97,12 +94,12 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
   if nix::unistd::dup(&file).is_err() {
     return Ok(unguarded);
   }
-  let lock = match crate::files::flock_within(file, std::time::Instant::now() + PATIENCE) {
-    Ok(crate::files::Flocked::Held(lock)) => lock,
+  let lock = match crate::ground::files::flock_within(file, std::time::Instant::now() + PATIENCE) {
+    Ok(crate::ground::files::Flocked::Held(lock)) => lock,
     // No flock here (ENOLCK, an NFS mount without it): unguarded.
-    Ok(crate::files::Flocked::Unsupported(_)) => return Ok(unguarded),
-    Err(crate::files::Unflocked::Failed(e)) => return Err(crate::error::quiet_io(&e, "the journal's turns directory", "lock")),
-    Err(crate::files::Unflocked::TimedOut) => {
+    Ok(crate::ground::files::Flocked::Unsupported(_)) => return Ok(unguarded),
+    Err(crate::ground::files::Unflocked::Failed(e)) => return Err(crate::ground::error::quiet_io(&e, "the journal's turns directory", "lock")),
+    Err(crate::ground::files::Unflocked::TimedOut) => {
       return Err(JournalError::failed(format!(
         "run.lock or STOP is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover, a repair or a STOP update); refusing. Run the command again once it has finished",
         PATIENCE.as_secs()

@@ -19,11 +19,11 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 use std::sync::Mutex;
 
-use crate::budget;
-use crate::error::{quiet_io, JournalError, Result};
-use crate::json::Doc;
-use crate::paths;
-use crate::proof::{self, Extending, Proof};
+use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::json::Doc;
+use crate::ground::paths;
+use crate::read::budget;
+use crate::read::proof::{self, Extending, Proof};
 
 /// Where a piece of text is: a span of the file's bytes when the line was
 /// valid UTF-8 (so its bytes are its text), else the decoded text itself.
@@ -360,9 +360,9 @@ pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl Fn
 /// The file and its cache key; `None` when it does not exist.
 fn open<F: Fold>(dir: &str, name: &str) -> Result<Option<(File, Key)>> {
   let path = paths::under(dir, &[name]);
-  match crate::files::open(&path, crate::files::Access::Read, 0) {
+  match crate::ground::files::open(&path, crate::ground::files::Access::Read, 0) {
     Ok(file) => Ok(Some((file, (std::any::TypeId::of::<F>(), path)))),
-    Err(e) if crate::files::missing(&e, &path) => Ok(None),
+    Err(e) if crate::ground::files::missing(&e, &path) => Ok(None),
     Err(e) => Err(quiet_io(&e, name, "read")),
   }
 }
@@ -488,7 +488,7 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
 /// says now (`read_to_end` grows it if the file grew).
 fn room_for(file: &File, from: usize) -> std::io::Result<Vec<u8>> {
   let size = usize::try_from(file.metadata()?.len()).unwrap_or(usize::MAX);
-  crate::room::buffer(size.saturating_sub(from)).ok_or_else(|| std::io::ErrorKind::OutOfMemory.into())
+  crate::read::room::buffer(size.saturating_sub(from)).ok_or_else(|| std::io::ErrorKind::OutOfMemory.into())
 }
 
 fn count_lines(bytes: &[u8]) -> usize {
@@ -601,7 +601,7 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   // The read's transient buffers, and any folds evicted for this one, are
   // free by the call's end; glibc would keep most of them resident.
   if origin == 0 {
-    crate::room::churned(end);
+    crate::read::room::churned(end);
   }
   answer
 }
@@ -613,7 +613,7 @@ fn not_json(name: &str, n: usize) -> JournalError {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::json::Scalar;
+  use crate::ground::json::Scalar;
 
   /// Every line's `n` field, and how many lines the fold was fed.
   #[derive(Clone, Default)]

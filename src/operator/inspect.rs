@@ -20,18 +20,16 @@
 
 use std::fs::File;
 use std::io::Read;
-use std::os::unix::fs::OpenOptionsExt;
 
-use nix::fcntl::OFlag;
-use nix::sys::stat::Mode;
 use serde_json::{json, Value};
 
-use crate::cut::is_cut;
-use crate::error::{fs_code, quiet_fs, quiet_io, Result};
-use crate::incremental::line_text;
-use crate::json::Doc;
-use crate::lines::decode_utf8;
-use crate::paths::{journal_label, turn_label, under};
+use crate::ground::error::{fs_code, quiet_fs, quiet_io, Result};
+use crate::ground::files::{open_dir, open_dir_at, Link};
+use crate::ground::json::Doc;
+use crate::ground::paths::{journal_label, turn_label, under};
+use crate::ground::text::decode_utf8;
+use crate::operator::cut::is_cut;
+use crate::read::incremental::line_text;
 
 /// What is wrong with a line or a record that the readers refuse.
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -309,9 +307,9 @@ pub struct LineScan {
 /// (`could not read inbox.jsonl (EFTYPE)`).
 pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
   let path = under(dir, &[name]);
-  let file = match crate::files::open(&path, crate::files::Access::Read, 0) {
+  let file = match crate::ground::files::open(&path, crate::ground::files::Access::Read, 0) {
     Ok(file) => file,
-    Err(e) if crate::files::missing(&e, &path) => return Ok(None),
+    Err(e) if crate::ground::files::missing(&e, &path) => return Ok(None),
     Err(e) => return Err(quiet_io(&e, name, "read")),
   };
   let mut scan = LineScan::default();
@@ -386,11 +384,7 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
     )
   };
   // O_DIRECTORY: a FIFO put where turns/ belongs is ENOTDIR, never waited on.
-  let held = match std::fs::OpenOptions::new()
-    .read(true)
-    .custom_flags(nix::libc::O_DIRECTORY)
-    .open(&turns)
-  {
+  let held = match open_dir(&turns, Link::Follow) {
     Ok(held) => held,
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(TurnScan::default()),
     Err(e) => return Err(refuse(&e)),
@@ -400,7 +394,7 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
   for name in names.into_iter().map(decode_utf8) {
     let Some(id) = name.strip_suffix(".json") else { continue };
     scan.records += 1;
-    let judged = crate::files::open_at(&held, &name, 0).and_then(judge_file);
+    let judged = crate::ground::files::open_at(&held, &name, 0).and_then(judge_file);
     let (damage, refusal, size) = match judged {
       Ok(r) => {
         if r.null && scan.nulls.len() < MAX_LISTED {
@@ -429,7 +423,7 @@ pub fn scan_turns(dir: &str) -> Result<TurnScan> {
 /// The names of the `*.json` records in the turns directory held open, in
 /// the order the readers list them (Node's readdirSync sorts by bytes).
 pub fn record_names(turns: &File) -> std::io::Result<Vec<Vec<u8>>> {
-  let listing = nix::dir::Dir::openat(turns, ".", OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())?;
+  let listing = open_dir_at(turns, ".", Link::Follow).and_then(nix::dir::Dir::from_fd)?;
   let mut names = Vec::new();
   for entry in listing {
     let name = entry?.file_name().to_bytes().to_vec();
@@ -493,7 +487,7 @@ impl TurnScan {
 #[cfg(test)]
 mod tests {
   use super::*;
-  use crate::error::JournalError;
+  use crate::ground::error::JournalError;
 
   /// Lines read through chunks of any size, zero runs counted, judged as
   /// their whole bytes are judged (`judge`, `body_end`), with their first

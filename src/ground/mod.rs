@@ -1,0 +1,13 @@
+//! The ground every part stands on: errors, opening files, paths, the
+//! text and dates JavaScript makes, the syncs, the JSON scanner and the
+//! lock guard. Nothing here imports a part, the reader engine or the
+//! operator's modules; each file uses only its siblings.
+
+pub mod durable;
+pub mod error;
+pub mod files;
+pub mod guard;
+pub mod json;
+pub mod paths;
+pub mod text;
+pub mod time;

@@ -1,0 +1,153 @@
+//! `unlock`, its judgement and removal after STOP (which `recover` and a
+//! repair's hold reuse), `clearPid` and `stopTarget`: the operations that
+//! judge a lock's owner and remove the lock that was judged (#10).
+
+use crate::ground::error::{JournalError, Result};
+use crate::ground::files::exists;
+use crate::ground::guard::guarded;
+use crate::ground::paths::journal_label;
+
+use super::owner::{lock_path, pid_text, Owner};
+use super::remove::{self, judge, judge_at, lock_refusal};
+use super::state::{state_of, OwnerState, Seams};
+
+/// What `unlock` did when it did not refuse.
+#[derive(Debug, PartialEq)]
+pub enum Unlocked {
+  /// There was no lock (`false`).
+  NoLock,
+  /// The lock was removed; the record it held (`null` for none).
+  Cleared(Option<Owner>),
+}
+
+/// `unlock` after STOP was written: refuses a live, unverifiable or
+/// unreadable owner; otherwise runs `beforeRemove` and removes the lock
+/// that was judged (whatever the path names by then is not removed: #10).
+pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked, S::Error> {
+  let path = lock_path(dir);
+  // The judgement's lstat also answers the reference's `existsSync(lock)`
+  // where it can: no name is no lock, and a name that is not a link exists
+  // (the readers take a successful open as existsSync's yes alike, see
+  // files::missing). Only a link (existsSync follows it: a dangling one is
+  // no lock) or a failure other than ENOENT asks access(2) as well.
+  let at = std::fs::symlink_metadata(&path);
+  let present = match &at {
+    Ok(meta) => !meta.file_type().is_symlink() || exists(&path),
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+    Err(_) => exists(&path),
+  };
+  if !present {
+    return Ok(Unlocked::NoLock);
+  }
+  let (rec, judged) = judge_at(dir, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
+  let pid = pid_text(&rec);
+  match state_of(rec.as_ref(), seams)? {
+    OwnerState::Live => {
+      return Err(
+        JournalError::failed(format!(
+          "refusing to unlock: the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"
+        ))
+        .into(),
+      )
+    }
+    OwnerState::Unknown => {
+      return Err(
+        JournalError::failed(format!(
+          "refusing to unlock: pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"
+        ))
+        .into(),
+      )
+    }
+    OwnerState::Invalid => {
+      return Err(
+        JournalError::failed(format!(
+          "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in {} by hand",
+          journal_label(dir)
+        ))
+        .into(),
+      )
+    }
+    _ => {}
+  }
+  seams.before_remove()?;
+  remove::remove(dir, &judged, None, 10).map_err(|e| lock_refusal(dir, &e))?;
+  Ok(Unlocked::Cleared(rec))
+}
+
+/// `clearPid`: removes the lock when its record names `pid`; the lock
+/// removed is the one whose record was read (#10).
+pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
+  guarded(dir, || {
+    let (rec, judged) = judge(dir);
+    if rec.is_some_and(|rec| rec.names(pid)) {
+      remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
+    }
+    Ok(())
+  })
+}
+
+/// `unlock`: `request_stop` writes its STOP line (the reference's
+/// `requestStop(dir, reason)`), then the lock is judged and removed, all
+/// under the guard, so that no claim, release or recover of this package
+/// runs between the STOP and the removal.
+pub fn unlock<S: Seams>(dir: &str, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
+  guarded(dir, || {
+    request_stop()?;
+    unlock_after_stop(dir, seams)
+  })
+}
+
+/// `stopTarget`: the verified live owner to signal, or `None`. Never a pid
+/// whose identity cannot be proven.
+pub fn stop_target<S: Seams>(rec: Option<Owner>, seams: &mut S) -> Result<Option<f64>, S::Error> {
+  Ok(match (state_of(rec.as_ref(), seams)?, rec) {
+    (OwnerState::Live, Some(Owner::Valid { pid, .. })) => Some(pid),
+    _ => None,
+  })
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::lock::fixtures::*;
+  use crate::testutil::TempDir;
+
+  #[test]
+  fn unlock_judges_and_clears() {
+    let d = TempDir::new();
+    let mut live = fixed("5");
+    assert_eq!(unlock_after_stop(d.path(), &mut live), Ok(Unlocked::NoLock));
+    claim_as_me(d.path(), &mut live).expect("claim");
+    assert!(unlock_after_stop(d.path(), &mut live).is_err());
+    assert_eq!(live.removes, 0);
+    let mut other = fixed("6");
+    let cleared = unlock_after_stop(d.path(), &mut other).expect("mismatch clears");
+    assert_eq!(
+      cleared,
+      Unlocked::Cleared(Some(Owner::Valid {
+        pid: ME,
+        start: Some("5".into()),
+        boot: Some(BOOT.into())
+      }))
+    );
+    assert_eq!(other.removes, 1);
+    assert!(!exists(&lock_path(d.path())));
+  }
+
+  /// existsSync follows a link: a dangling run.lock is no lock and stays; a
+  /// link to a directory is a lock, and only the link goes.
+  #[test]
+  fn unlock_asks_existence_as_exists_sync_does() {
+    let d = TempDir::new();
+    let lock = lock_path(d.path());
+    std::os::unix::fs::symlink(format!("{}/nowhere", d.path()), &lock).expect("dangling");
+    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::NoLock));
+    assert!(std::fs::symlink_metadata(&lock).is_ok());
+    std::fs::remove_file(&lock).expect("unlink");
+    let target = format!("{}/target", d.path());
+    std::fs::create_dir(&target).expect("target");
+    std::os::unix::fs::symlink(&target, &lock).expect("link");
+    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
+    assert!(std::fs::symlink_metadata(&lock).is_err() && exists(&target));
+  }
+}
