@@ -4,7 +4,7 @@
 // export and refusal, and seeded random sequences, each call compared by
 // its result, its refusal, the seams' calls and traps, and the files left.
 //
-// The comparison runs in a child process (cli/verify/engine.mjs), in
+// The comparison runs in a child process (cli/verify/engine.js), in
 // directories under one temporary root that this process removes on every
 // way out, Ctrl-C included: a reference that hangs is stopped after a
 // minute without progress, and one that exits is reported, each naming the
@@ -41,7 +41,7 @@ function compare(reference, opts) {
   const STALL = opts.timeout * 1000;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "discord-journal-verify-"));
   const args = [
-    path.join(__dirname, "verify", "engine.mjs"),
+    path.join(__dirname, "verify", "engine.js"),
     "--reference",
     reference,
     "--root",
