@@ -2,10 +2,10 @@
 // an instance of the exported DiscordError.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 import { M, addonOnly, journal, modulePath } from "./helpers.mjs";
 
 const EXPORTS = [
@@ -158,5 +158,32 @@ describe("package", () => {
     for (const f of [() => M.appendInbox(dir, {}), () => M.turnPath(dir, "../x"), () => M.writePid(dir, process.pid)]) {
       assert.throws(f, (e) => e instanceof M.DiscordError && e.constructor === M.DiscordError && typeof e.stack === "string");
     }
+  });
+});
+
+describe("the internal entry", addonOnly, () => {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+  test("internal.js ships, and is no part of the API: the package's exports do not reach it", () => {
+    assert.ok(pkg.files.includes("internal.js"), "package.json files");
+    assert.ok(!Object.keys(pkg.exports).some((k) => k.includes("internal")), "package.json exports");
+    const req = createRequire(join(root, "package.json"));
+    assert.throws(() => req.resolve("discord-journal/internal.js"), { code: "ERR_PACKAGE_PATH_NOT_EXPORTED" });
+  });
+
+  test("the command reaches the library only through index.js and internal.js", () => {
+    const files = (d) =>
+      readdirSync(join(root, d), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith(".js") ? [join(d, e.name)] : [],
+      );
+    const outside = new Set();
+    for (const file of [...files("bin"), ...files("cli")]) {
+      for (const m of readFileSync(join(root, file), "utf8").matchAll(/require\("(\.[^"]*)"\)/g)) {
+        const to = relative(root, resolve(root, dirname(file), m[1]));
+        if (!to.startsWith("bin/") && !to.startsWith("cli/")) outside.add(to);
+      }
+    }
+    assert.deepEqual([...outside].sort(), ["index.js", "internal.js", "package.json"]);
   });
 });

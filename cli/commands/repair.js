@@ -7,7 +7,7 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { native } = require("../journal.js");
+const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
 const { target, notYet } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
@@ -71,7 +71,7 @@ function nullsLeft(t, plan) {
 /** The repair of the journal `t` (target.reach): `dir` shown, `at` worked through. */
 function repair(t, apply) {
   const { dir, at } = t;
-  const r = JSON.parse(native.repair(at, apply));
+  const r = repaired(at, apply);
   const plan = r.plan;
   const d = sh(dir);
   if (plan.corrupt.length > 0) {
