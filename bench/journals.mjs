@@ -1,8 +1,9 @@
 // The journals the memory measurements read, written once for both:
 // bench/memory.mjs (the readers' peak resident set) and
 // reliability/cgroup.test.mjs (many bindings under a cgroup memory limit),
-// so that the two measure the same files: lines written a block at a
-// time, and one binding's files as the connector writes them over DAYS days.
+// so that the two measure the same files and reads: lines written a block
+// at a time, one binding's files as the connector writes them over DAYS
+// days, and that binding read as the connector reads it.
 import { closeSync, mkdirSync, openSync, writeSync } from "node:fs";
 import { join } from "node:path";
 
@@ -57,4 +58,12 @@ export function writeBinding(dir, b, n) {
     return { nonce: `n${k}`, status: "confirmed", at: at(i), messageId: snowflake(b * n + k) };
   });
   writeLines(join(dir, "admissions.jsonl"), n, (i) => ({ id: message(i), at: at(i) }));
+}
+
+/**
+ * Binding `dir` read with `M` as the connector reads it for each message:
+ * `[its inbox ids, its unresolved deliveries, the admissions on `date`]`.
+ */
+export function readBinding(M, dir, date = LAST_DAY) {
+  return [M.readInboxIds(dir).size, M.unresolvedOutbox(dir).length, M.countAdmissionsOn(dir, date)];
 }

@@ -24,7 +24,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { countOf, usageOf } from "../scripts/options.mjs";
-import { LAST_DAY, T0, iso, snowflake, writeBinding, writeLines } from "./journals.mjs";
+import { T0, iso, readBinding, snowflake, writeBinding, writeLines } from "./journals.mjs";
 
 const USAGE =
   "usage: node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N] [--lines N] [--drops N] [--turns N] [--bindings N] [--binding-lines N] [--json FILE]";
@@ -205,9 +205,10 @@ const shapes = [
       for (let round = 0; round < ROUNDS; round++) {
         answer = { ids: 0, unresolved: 0, admissions: 0 };
         for (const d of bindingDirs(dir)) {
-          answer.ids += M.readInboxIds(d).size;
-          answer.unresolved += M.unresolvedOutbox(d).length;
-          answer.admissions += M.countAdmissionsOn(d, LAST_DAY);
+          const [ids, unresolved, admissions] = readBinding(M, d);
+          answer.ids += ids;
+          answer.unresolved += unresolved;
+          answer.admissions += admissions;
         }
       }
       return answer;

@@ -168,15 +168,17 @@ function figures(dir) {
 // --- the reads (the journal: bench/journals.mjs) ------------------------------
 
 // The child: loads the module at its path, reads every binding ROUNDS
-// times over, and prints each round's answers and its peak resident set.
+// times over (bench/journals.mjs's readBinding), and prints each round's
+// answers and its peak resident set.
 const rounds = `
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import { readBinding } from ${JSON.stringify(new URL("../bench/journals.mjs", import.meta.url).href)};
 const [path, rounds, date, ...dirs] = process.argv.slice(1);
 const M = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(path)(path);
 const answers = [];
 for (let r = 0; r < Number(rounds); r++) {
-  answers.push(dirs.map((d) => [M.readInboxIds(d).size, M.unresolvedOutbox(d).length, M.countAdmissionsOn(d, date)]));
+  answers.push(dirs.map((d) => readBinding(M, d, date)));
 }
 console.log(JSON.stringify({ answers, maxRssKiB: process.resourceUsage().maxRSS }));
 `;
