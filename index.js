@@ -3,7 +3,10 @@
 // DiscordError (the class of every refusal), and lists every export by
 // name, so that both `require("discord-journal")` and named ESM imports see all of them
 // (Node finds a CommonJS module's named exports only where they are
-// written out one by one).
+// written out one by one). Its `exports.name = ...` lines are the one
+// definition of the package's exports: entry.js, index.d.ts, the README's
+// API table and the tests are checked against them
+// (__test__/exports.test.mjs).
 "use strict";
 
 const fs = require("node:fs");

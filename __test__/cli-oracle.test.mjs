@@ -273,8 +273,8 @@ function personsDecision(next, dir) {
 
 describe("the command's verdict and advice, held to the library over generated journals (#34)", addonOnly, () => {
   const { reach } = require("../cli/target.js");
-  const { status, exitOf } = require("../cli/status.js");
-  const { check } = require("../cli/check.js");
+  const { status, exitOf } = require("../cli/commands/status.js");
+  const { check } = require("../cli/commands/check.js");
   const judge = (dir) => reach(dir, { command: "status", argv: ["discord-journal", "status", dir] });
   const top = scratch("discord-journal-oracle-");
   const shim = join(top, "bin");

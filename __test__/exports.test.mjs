@@ -1,8 +1,10 @@
-// One list of exports (#23): index.js, entry.js (what both module systems
-// see), index.d.ts (read with the TypeScript compiler), the README's API
-// table and the specification's journal.mjs (where it sits beside this
-// checkout, or at DISCORD_JOURNAL_SPEC) must name the same exports. The
-// files are this package's, so the test skips against another module.
+// One list of exports (#23, #38): index.js's `exports.name = ...` lines are
+// the definition, and no count is written anywhere; entry.js (what both
+// module systems see, in index.js's order: loader.test.mjs), index.d.ts
+// (read with the TypeScript compiler), the README's API table, the shapes
+// in package.test.mjs and the specification's journal.mjs (where it sits
+// beside this checkout, or at DISCORD_JOURNAL_SPEC) are checked against it.
+// The files are this package's, so the test skips against another module.
 import assert from "node:assert/strict";
 import { existsSync, readFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -53,16 +55,15 @@ describe("one list of exports", addonOnly, () => {
     assert.deepEqual(sorted(declared()), index(), "index.d.ts");
   });
 
-  test("index.js, entry.js, the README's table and journal.mjs name the same exports", async () => {
+  test("entry.js, the README's table and journal.mjs name index.js's exports", async () => {
     const index = sorted(Object.keys(require(join(root, "index.js"))));
-    assert.equal(index.length, 49);
     assert.deepEqual(sorted(Object.keys(require(join(root, "entry.js")))), index, "entry.js");
     assert.deepEqual(sorted(documented()), index, "the README's API table");
     const spec = process.env.DISCORD_JOURNAL_SPEC ?? join(root, "..", "shared", "spec", "reference", "stack");
     const reference = join(spec, "packages", "discord", "src", "journal.mjs");
     if (existsSync(reference)) {
       const ref = await import(pathToFileURL(reference).href);
-      // The reference's DiscordError is its errors.mjs's; the package exports it beside the 48.
+      // The reference's DiscordError is its errors.mjs's; the package exports it beside journal.mjs's own.
       assert.deepEqual(sorted([...Object.keys(ref), "DiscordError"]), index, "journal.mjs");
     }
   });

@@ -161,6 +161,7 @@ export function forOthers() {
     "index.js",
     "binding.js",
     "libc.js",
+    "internal.js",
     "entry.js",
     "package.json",
     "bin",

@@ -2,65 +2,15 @@
 // an instance of the exported DiscordError.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
+import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { dirname, join, relative, resolve } from "node:path";
 import { describe, test } from "node:test";
-import { pathToFileURL } from "node:url";
-import { M, addonOnly, journal, modulePath } from "./helpers.mjs";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { M, addonOnly, isAddon, journal, modulePath } from "./helpers.mjs";
 
-const EXPORTS = [
-  "OUTBOX_STATUS",
-  "BRAKE_EXIT",
-  "RECOVER_REASON",
-  "UNLOCK_HINT",
-  "journalLabel",
-  "ensureJournal",
-  "appendInbox",
-  "readInboxIds",
-  "appendOutbox",
-  "readOutbox",
-  "unresolvedOutbox",
-  "appendDrop",
-  "readDrops",
-  "turnPath",
-  "writeTurn",
-  "readTurn",
-  "listTurns",
-  "utcDate",
-  "appendAdmission",
-  "countAdmissionsOn",
-  "countTurnsOn",
-  "stopPath",
-  "stopRequested",
-  "requestStop",
-  "requestProcessingStop",
-  "clearProcessingStop",
-  "clearStop",
-  "readStop",
-  "lockPath",
-  "ownerPath",
-  "validStart",
-  "validBoot",
-  "processStart",
-  "bootId",
-  "identityOf",
-  "readPid",
-  "pidAlive",
-  "ownerState",
-  "ownerAlive",
-  "writePid",
-  "unlock",
-  "recover",
-  "stopTarget",
-  "clearPid",
-  "appendReload",
-  "readReloads",
-  "appendNotice",
-  "noticeOn",
-];
-
-// Each export's type and, for a function, its `length` in journal.mjs (a
-// parameter with a default, and every one after it, is not counted).
+// Each export of journal.mjs: its type and, for a function, its `length` (a
+// parameter with a default, and every one after it, is not counted). The
+// names are checked against index.js's, the one list (exports.test.mjs).
 const SHAPES = {
   OUTBOX_STATUS: "object",
   BRAKE_EXIT: "number",
@@ -111,15 +61,21 @@ const SHAPES = {
   appendNotice: 2,
   noticeOn: 3,
 };
+const EXPORTS = Object.keys(SHAPES);
 
 describe("package", () => {
-  test("exports the 48 names of journal.mjs", () => {
-    assert.equal(EXPORTS.length, 48);
+  test("exports every name of journal.mjs, and the addon nothing else but DiscordError", () => {
     for (const name of EXPORTS) assert.ok(name in M, name);
+    if (isAddon)
+      assert.deepEqual(
+        Object.keys(M)
+          .filter((k) => k !== "DiscordError")
+          .sort(),
+        [...EXPORTS].sort(),
+      );
   });
 
   test("every export has journal.mjs's type, and each function its name and length", () => {
-    assert.deepEqual(Object.keys(SHAPES).sort(), [...EXPORTS].sort());
     for (const [name, shape] of Object.entries(SHAPES)) {
       if (typeof shape === "string") {
         assert.equal(typeof M[name], shape, name);
@@ -158,5 +114,32 @@ describe("package", () => {
     for (const f of [() => M.appendInbox(dir, {}), () => M.turnPath(dir, "../x"), () => M.writePid(dir, process.pid)]) {
       assert.throws(f, (e) => e instanceof M.DiscordError && e.constructor === M.DiscordError && typeof e.stack === "string");
     }
+  });
+});
+
+describe("the internal entry", addonOnly, () => {
+  const root = fileURLToPath(new URL("..", import.meta.url));
+  const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
+  test("internal.js ships, and is no part of the API: the package's exports do not reach it", () => {
+    assert.ok(pkg.files.includes("internal.js"), "package.json files");
+    assert.ok(!Object.keys(pkg.exports).some((k) => k.includes("internal")), "package.json exports");
+    const req = createRequire(join(root, "package.json"));
+    assert.throws(() => req.resolve("discord-journal/internal.js"), { code: "ERR_PACKAGE_PATH_NOT_EXPORTED" });
+  });
+
+  test("the command reaches the library only through index.js and internal.js", () => {
+    const files = (d) =>
+      readdirSync(join(root, d), { withFileTypes: true }).flatMap((e) =>
+        e.isDirectory() ? files(join(d, e.name)) : e.name.endsWith(".js") ? [join(d, e.name)] : [],
+      );
+    const outside = new Set();
+    for (const file of [...files("bin"), ...files("cli")]) {
+      for (const m of readFileSync(join(root, file), "utf8").matchAll(/require\("(\.[^"]*)"\)/g)) {
+        const to = relative(root, resolve(root, dirname(file), m[1]));
+        if (!to.startsWith("bin/") && !to.startsWith("cli/")) outside.add(to);
+      }
+    }
+    assert.deepEqual([...outside].sort(), ["index.js", "internal.js", "package.json"]);
   });
 });

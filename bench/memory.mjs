@@ -24,6 +24,7 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { countOf, usageOf } from "../scripts/options.mjs";
+import { T0, iso, readBinding, snowflake, writeBinding, writeLines } from "./journals.mjs";
 
 const USAGE =
   "usage: node bench/memory.mjs [--against PATH] [--only REGEX] [--big-mb N] [--lines N] [--drops N] [--turns N] [--bindings N] [--binding-lines N] [--json FILE]";
@@ -69,25 +70,6 @@ async function load(path) {
   return createRequire(import.meta.url)(abs);
 }
 
-const DAY = 86_400_000;
-const T0 = Date.UTC(2024, 0, 1);
-const iso = (t) => new Date(t).toISOString();
-const snowflake = (i) => String(1_100_000_000_000_000_000n + BigInt(i) * 4_194_304n);
-
-/** Writes `n` lines made by `make(i)` to `path`, a block at a time. */
-function writeLines(path, n, make) {
-  const fd = openSync(path, "w", 0o600);
-  try {
-    for (let i = 0; i < n; i += 10_000) {
-      let block = "";
-      for (let k = i; k < Math.min(n, i + 10_000); k++) block += JSON.stringify(make(k)) + "\n";
-      writeSync(fd, block);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
 /** One line of about `size` bytes: a record whose `body` is the bulk,
  * of `unit` (as JSON writes it) repeated. */
 function writeHugeLine(path, record, size, unit = "x") {
@@ -122,38 +104,10 @@ const dropLine = (i) => ({
 });
 
 // One process serving many bindings (#32): each binding's inbox, outbox
-// and admissions of BINDING_LINES lines each, as the connector writes them
-// over DAYS days (at 200,000 lines about 28, 17 and 12 MB); the bindings'
-// message ids do not overlap; an admission is keyed by its message's id. An outbox
-// delivery is its intent line, then its confirmed line (every 50th
-// refused); in every 40th pair the second line is another delivery's
-// intent instead, and no later line resolves either (the process died
-// between the POST and its receipt), so unresolvedOutbox returns 1 in 40
-// lines. The admissions are counted on the last day.
-const DAYS = 5;
-const LAST_DAY = iso(T0 + (DAYS - 1) * DAY).slice(0, 10);
+// and admissions of BINDING_LINES lines each (bench/journals.mjs's
+// writeBinding); the admissions are counted on the last day.
 /** The bindings' directories: siblings of the shape's `discord/alpha`. */
 const bindingDirs = (dir) => Array.from({ length: BINDINGS }, (_, b) => join(dirname(dir), `binding-${b}`));
-function writeBinding(dir, b, n) {
-  mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
-  const at = (i) => iso(T0 + Math.floor((i / n) * DAYS * DAY));
-  const message = (i) => snowflake(b * n + i);
-  writeLines(join(dir, "inbox.jsonl"), n, (i) => ({
-    id: message(i),
-    at: at(i),
-    channel: snowflake(i % 17),
-    author: snowflake(i % 311),
-    kind: i % 9 ? "message" : "mention",
-  }));
-  writeLines(join(dir, "outbox.jsonl"), n, (i) => {
-    const k = Math.floor(i / 2);
-    if (i % 2 === 0) return { nonce: `n${k}`, status: "intent", at: at(i) };
-    if (k % 40 === 0) return { nonce: `u${k}`, status: "intent", at: at(i) };
-    if (k % 50 === 1) return { nonce: `n${k}`, status: "refused", at: at(i), error: "Missing Access", code: 50001 };
-    return { nonce: `n${k}`, status: "confirmed", at: at(i), messageId: snowflake(b * n + k) };
-  });
-  writeLines(join(dir, "admissions.jsonl"), n, (i) => ({ id: message(i), at: at(i) }));
-}
 
 // Each shape: the files it needs (made once, in `dir`) and the read.
 const shapes = [
@@ -251,9 +205,10 @@ const shapes = [
       for (let round = 0; round < ROUNDS; round++) {
         answer = { ids: 0, unresolved: 0, admissions: 0 };
         for (const d of bindingDirs(dir)) {
-          answer.ids += M.readInboxIds(d).size;
-          answer.unresolved += M.unresolvedOutbox(d).length;
-          answer.admissions += M.countAdmissionsOn(d, LAST_DAY);
+          const [ids, unresolved, admissions] = readBinding(M, d);
+          answer.ids += ids;
+          answer.unresolved += unresolved;
+          answer.admissions += admissions;
         }
       }
       return answer;

@@ -1,13 +1,14 @@
-// `discord-journal stop`, `unlock` and `recover`: the brake and the lock,
-// through the addon's own exports, with each refusal completed by what it
-// left behind and the one command that moves on.
+// What `stop`, `unlock` and `recover` (cli/commands/) share: a refusal of
+// the brake or the lock completed by what it left behind and the one
+// command that moves on, and a STOP update retried while `.stop.lock` is
+// held by one that may still finish.
 "use strict";
 
 const fs = require("node:fs");
 const path = require("node:path");
 const { J, stopLockState, stopLockCause, repairRunning } = require("./journal.js");
 const { who } = require("./target.js");
-const { UsageError, sh, age } = require("./output.js");
+const { sh, age } = require("./output.js");
 
 /** The journal's refusal `e`, with `more` said after it. */
 const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitCode);
@@ -82,26 +83,6 @@ function diskCause(dir, at, code) {
   }
 }
 
-/** `stop`'s reason, refused where it would not brake. */
-function stopReason(reason) {
-  if (reason === J.RECOVER_REASON) {
-    throw new UsageError(
-      `the reason "${J.RECOVER_REASON}" is recover's own: a STOP that holds only that line is removed by the next recover, so it would not brake; give another reason`,
-    );
-  }
-  // STOP past 64 KiB is refused by processing stops (it cannot be verified);
-  // a reason is a sentence, and a long one would get there unnoticed.
-  const bytes = Buffer.byteLength(reason);
-  if (bytes > REASON_MAX) {
-    throw new UsageError(
-      `the reason is ${bytes} bytes; at most ${REASON_MAX} are taken (a STOP past 64 KiB cannot be verified): give a shorter one`,
-    );
-  }
-  return reason;
-}
-
-const REASON_MAX = 4096;
-
 const LOCKED = "STOP update is locked; refusing";
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -129,72 +110,4 @@ function retried(t, f) {
   }
 }
 
-// Each takes the journal as target.reach gives it: `dir` as given, for
-// what is shown, and `at`, the path it works through.
-function stop(t, reason) {
-  let written;
-  try {
-    written = retried(t, () => J.requestStop(t.at, reason));
-  } catch (e) {
-    // A write that failed may still have made STOP (empty, or cut short):
-    // that is a brake all the same, and the operator must know it is on (#34).
-    if (e instanceof J.DiscordError && J.stopRequested(t.at)) {
-      const size = fs.statSync(path.join(t.at, "STOP"), { throwIfNoEntry: false })?.size ?? 0;
-      throw refusal(
-        e,
-        `STOP exists (${size} bytes), so the brake is on all the same: no new turn starts. Once the cause is fixed, run \`discord-journal stop ${sh(t.dir)} ${sh(reason)}\` again to record the reason`,
-      );
-    }
-    throw e;
-  }
-  return {
-    text: `STOP written in ${J.journalLabel(t.at)} (reason: ${reason})`,
-    json: { ok: true, exitCode: 0, stop: path.resolve(written), reason },
-  };
-}
-
-function unlock(t) {
-  const { dir } = t;
-  let rec;
-  try {
-    // A locked STOP update refuses unlock before it has done anything.
-    rec = retried(t, () => J.unlock(t.at));
-  } catch (e) {
-    // unlock writes STOP before it looks at the lock, and leaves it when it refuses.
-    if (e instanceof J.DiscordError && e.message.startsWith("refusing to unlock")) {
-      const repair = repairRunning(t.at)
-        ? "\nthat process is a repair (discord-journal repair), which holds the binding until it is done"
-        : "";
-      throw refusal(
-        e,
-        `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts the brake${repair}`,
-      );
-    }
-    throw stopLocked(t, e);
-  }
-  const lift = `\`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`;
-  // A link at run.lock is no lock to unlock, and every claim refuses it (#34).
-  if (rec === false && fs.lstatSync(path.join(t.at, "run.lock"), { throwIfNoEntry: false })?.isSymbolicLink()) {
-    throw new J.DiscordError(
-      `run.lock is a symbolic link, which unlock neither follows nor removes, and every claim refuses it: \`rm ${sh(path.join(dir, "run.lock"))}\` removes the link alone. STOP was written and stays: ${lift}`,
-      1,
-    );
-  }
-  const was = rec ? ` (was pid ${rec.pid})` : " (it had no owner record)";
-  return {
-    text: rec === false ? `no run.lock; STOP written: ${lift}` : `run.lock cleared${was}; STOP stays: ${lift}`,
-    json: { ok: true, exitCode: 0, cleared: rec !== false, owner: rec === false ? null : rec, stop: true },
-  };
-}
-
-function recover(t) {
-  let result;
-  try {
-    result = J.recover(t.at);
-  } catch (e) {
-    throw stopLocked(t, e);
-  }
-  return { text: result, json: { ok: true, exitCode: 0, result } };
-}
-
-module.exports = { stopReason, stop, unlock, recover };
+module.exports = { refusal, stopLocked, retried };

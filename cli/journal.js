@@ -1,39 +1,15 @@
-// The addon as the command uses it: its exports (index.js), and the two
-// scans it keeps for the command (scanLines, scanTurns), which judge every
-// line by the readers' own rule. The command reads no journal file by
-// itself: what it reports is what the connector would see.
+// The addon as the command uses it: its exports (index.js), and what it
+// keeps for the command alone, through the package's one internal entry
+// (internal.js): the two scans (scanLines, scanTurns), which judge every
+// line by the readers' own rule, the repair, and the lock's judges. The
+// command reads no journal file by itself: what it reports is what the
+// connector would see.
 "use strict";
 
 const J = require("../index.js");
-// index.js has loaded the binding and set it up; this is the same module.
-const native = require("../binding.js");
-
-/** The record files, as the addon defines them (one definition, in Rust). */
-const RECORD_FILES = Object.freeze(JSON.parse(native.recordFiles()));
-
-const FILE_ENUM = {
-  "inbox.jsonl": native.JournalFile.Inbox,
-  "outbox.jsonl": native.JournalFile.Outbox,
-  "drops.jsonl": native.JournalFile.Drops,
-  "admissions.jsonl": native.JournalFile.Admissions,
-  "notices.jsonl": native.JournalFile.Notices,
-  "reloads.jsonl": native.JournalFile.Reloads,
-};
-
-/**
- * Every line of a record file judged: `{ size, lines, unterminated, bad:
- * [{ line, offset, length, damage, head }], badCount, nulls }`, or null
- * when there is no file. Throws the readers' refusal of the file.
- */
-function scanLines(dir, name) {
-  const text = native.scanLines(dir, FILE_ENUM[name]);
-  return text === null ? null : JSON.parse(text);
-}
-
-/** Every turn record judged: `{ records, bad: [{ file, size, damage, refusal }], badCount }`. */
-function scanTurns(dir) {
-  return JSON.parse(native.scanTurns(dir));
-}
+// What the command needs beyond the public exports: the package's one
+// internal entry (internal.js), never the binding itself.
+const internal = require("../internal.js");
 
 /**
  * Where the owner record's process is, when the library calls it unknown:
@@ -42,7 +18,7 @@ function scanTurns(dir) {
  */
 function ownerElsewhere(owner) {
   if (owner === null || owner.invalid || typeof owner.start !== "string" || typeof owner.boot !== "string") return null;
-  return native.ownerElsewhere(owner.pid, owner.start, owner.boot);
+  return internal.ownerElsewhere(owner.pid, owner.start, owner.boot);
 }
 
 /**
@@ -68,7 +44,7 @@ function refusalOf(scan, name) {
  */
 function stopLockState(dir) {
   try {
-    return { state: native.stopLockLeft(dir), why: null };
+    return { state: internal.stopLockLeft(dir), why: null };
   } catch (e) {
     return { state: "unproven", why: String(e?.message ?? e) };
   }
@@ -76,14 +52,14 @@ function stopLockState(dir) {
 
 module.exports = {
   J,
-  native,
-  RECORD_FILES,
-  scanLines,
-  scanTurns,
+  RECORD_FILES: internal.RECORD_FILES,
+  scanLines: internal.scanLines,
+  scanTurns: internal.scanTurns,
+  repair: internal.repair,
   refusalOf,
   stopLockState,
   ownerElsewhere,
-  seesEveryProcess: () => native.seesEveryProcess(),
-  repairRunning: (dir) => native.repairRunning(dir),
-  stopLockCause: () => native.stopLockCause(),
+  seesEveryProcess: internal.seesEveryProcess,
+  repairRunning: internal.repairRunning,
+  stopLockCause: internal.stopLockCause,
 };

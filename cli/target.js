@@ -299,6 +299,40 @@ function reach(dir, { command, write = false, argv }) {
 }
 
 /**
+ * The journal a command names (`journalDir`), checked (`reach`). Run as
+ * root, the command becomes the journal's user there, before it opens
+ * anything inside (#33): each command's module requires every module it
+ * runs at its top, so all are loaded before this, while root can still
+ * reach them. `acting`: what the command already did as another user (`stop
+ * --init`), said where reach did not act. Said on stderr, not with --json.
+ */
+function target(dir, opts, command, { write = false, acting = null } = {}) {
+  const d = journalDir(dir, opts, command);
+  const t = reach(d, { command, write, argv: ["discord-journal", command, d] });
+  t.acting ??= acting;
+  if (t.acting && !opts.json) console.error(`discord-journal: ${t.acting}`);
+  return t;
+}
+
+/**
+ * With --missing-ok, a journal directory that does not exist yet (a
+ * binding that has not run: a service unit's first start) is nothing to do,
+ * where it would otherwise be a usage mistake. Only under a binding's name.
+ */
+function notYet(dir, opts, command) {
+  if (!opts.missingOk) return false;
+  const d = journalDir(dir, opts, command);
+  if (!BINDING_NAME.test(path.basename(d))) return false;
+  // Only a definite "not there": a path this user cannot search is refused as such below.
+  try {
+    fs.statSync(d);
+    return false;
+  } catch (e) {
+    return e.code === "ENOENT";
+  }
+}
+
+/**
  * The fix for a STOP that is not a file of its own: replace it with one,
  * keeping the brake on (removing it alone would lift the brake).
  */
@@ -566,4 +600,18 @@ function survey(target, now = Date.now()) {
   return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found, outside };
 }
 
-module.exports = { RECORD_FILES, BINDING_NAME, journalDir, reach, becomeMaker, survey, who, asUser, keepBrake, chmodFix, chownFix };
+module.exports = {
+  RECORD_FILES,
+  BINDING_NAME,
+  journalDir,
+  reach,
+  target,
+  notYet,
+  becomeMaker,
+  survey,
+  who,
+  asUser,
+  keepBrake,
+  chmodFix,
+  chownFix,
+};

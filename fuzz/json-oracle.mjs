@@ -17,7 +17,7 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
-import { prng } from "../cli/verify/random.mjs";
+import { prng } from "../cli/verify/random.js";
 import { countOf, usageOf } from "../scripts/options.mjs";
 
 // `--cases 10k` once ran no case and passed (#13).

@@ -22,11 +22,12 @@
 // (journal.mjs, beside this checkout or at DISCORD_JOURNAL_SPEC) is absent.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { closeSync, existsSync, mkdirSync, openSync, readFileSync, rmdirSync, writeFileSync, writeSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmdirSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { modulePath, scratch } from "../__test__/helpers.mjs";
+import { DAYS, LAST_DAY, writeBinding } from "../bench/journals.mjs";
 
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 const MiB = 1 << 20;
@@ -164,66 +165,20 @@ function figures(dir) {
   return { peak: peak === null ? null : Number(peak), oomKills: Number(/^oom_kill (\d+)$/m.exec(events)?.[1] ?? 0) };
 }
 
-// --- the journal and the reads ---------------------------------------------
-
-const DAY = 86_400_000;
-const DAYS = 5;
-const T0 = Date.UTC(2024, 0, 1);
-const iso = (t) => new Date(t).toISOString();
-const snowflake = (i) => String(1_100_000_000_000_000_000n + BigInt(i) * 4_194_304n);
-const LAST_DAY = iso(T0 + (DAYS - 1) * DAY).slice(0, 10);
-
-function writeLines(path, n, make) {
-  const fd = openSync(path, "w", 0o600);
-  try {
-    for (let i = 0; i < n; i += 10_000) {
-      let block = "";
-      for (let k = i; k < Math.min(n, i + 10_000); k++) block += JSON.stringify(make(k)) + "\n";
-      writeSync(fd, block);
-    }
-  } finally {
-    closeSync(fd);
-  }
-}
-
-/**
- * Binding `b`'s files as the connector writes them (bench/memory.mjs's
- * many-bindings shape): message ids apart from other bindings'; a delivery
- * an intent then its confirmed (every 50th refused) line, except that in
- * every 40th pair the second line is another delivery's intent, and
- * neither is resolved later; admissions over DAYS days.
- */
-function writeBinding(dir, b, n) {
-  mkdirSync(join(dir, "turns"), { recursive: true, mode: 0o700 });
-  const at = (i) => iso(T0 + Math.floor((i / n) * DAYS * DAY));
-  const message = (i) => snowflake(b * n + i);
-  writeLines(join(dir, "inbox.jsonl"), n, (i) => ({
-    id: message(i),
-    at: at(i),
-    channel: snowflake(i % 17),
-    author: snowflake(i % 311),
-    kind: i % 9 ? "message" : "mention",
-  }));
-  writeLines(join(dir, "outbox.jsonl"), n, (i) => {
-    const k = Math.floor(i / 2);
-    if (i % 2 === 0) return { nonce: `n${k}`, status: "intent", at: at(i) };
-    if (k % 40 === 0) return { nonce: `u${k}`, status: "intent", at: at(i) };
-    if (k % 50 === 1) return { nonce: `n${k}`, status: "refused", at: at(i), error: "Missing Access", code: 50001 };
-    return { nonce: `n${k}`, status: "confirmed", at: at(i), messageId: snowflake(b * n + k) };
-  });
-  writeLines(join(dir, "admissions.jsonl"), n, (i) => ({ id: message(i), at: at(i) }));
-}
+// --- the reads (the journal: bench/journals.mjs) ------------------------------
 
 // The child: loads the module at its path, reads every binding ROUNDS
-// times over, and prints each round's answers and its peak resident set.
+// times over (bench/journals.mjs's readBinding), and prints each round's
+// answers and its peak resident set.
 const rounds = `
 import { createRequire } from "node:module";
 import { pathToFileURL } from "node:url";
+import { readBinding } from ${JSON.stringify(new URL("../bench/journals.mjs", import.meta.url).href)};
 const [path, rounds, date, ...dirs] = process.argv.slice(1);
 const M = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(path)(path);
 const answers = [];
 for (let r = 0; r < Number(rounds); r++) {
-  answers.push(dirs.map((d) => [M.readInboxIds(d).size, M.unresolvedOutbox(d).length, M.countAdmissionsOn(d, date)]));
+  answers.push(dirs.map((d) => readBinding(M, d, date)));
 }
 console.log(JSON.stringify({ answers, maxRssKiB: process.resourceUsage().maxRSS }));
 `;

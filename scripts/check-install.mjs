@@ -240,6 +240,7 @@ function pack() {
     "index.js",
     "binding.js",
     "libc.js",
+    "internal.js",
     "entry.js",
     "index.d.ts",
     "scripts/ensure-binary.js",

@@ -4,7 +4,7 @@
 // export and refusal, and seeded random sequences, each call compared by
 // its result, its refusal, the seams' calls and traps, and the files left.
 //
-// The comparison runs in a child process (cli/verify/engine.mjs), in
+// The comparison runs in a child process (cli/verify/engine.js), in
 // directories under one temporary root that this process removes on every
 // way out, Ctrl-C included: a reference that hangs is stopped after a
 // minute without progress, and one that exits is reported, each naming the
@@ -15,7 +15,7 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const { spawn } = require("node:child_process");
-const { UsageError, Refusal, plural } = require("./output.js");
+const { UsageError, Refusal, plural } = require("../output.js");
 
 /** Checks that `ref` names a file to load; exit 2 otherwise. */
 function referencePath(ref) {
@@ -41,7 +41,7 @@ function compare(reference, opts) {
   const STALL = opts.timeout * 1000;
   const root = fs.mkdtempSync(path.join(os.tmpdir(), "discord-journal-verify-"));
   const args = [
-    path.join(__dirname, "verify", "engine.mjs"),
+    path.join(__dirname, "..", "verify", "engine.js"),
     "--reference",
     reference,
     "--root",
@@ -177,4 +177,18 @@ async function verify(opts) {
   };
 }
 
-module.exports = { verify };
+/** The command: `verify --reference PATH` with its options, each count a whole number. */
+function action(opts) {
+  const count = (v, name) => {
+    if (!/^\d+$/.test(v)) throw new UsageError(`--${name} takes a whole number, not ${v}`);
+    return Number(v);
+  };
+  return verify({
+    ...opts,
+    seed: count(opts.seed, "seed"),
+    sequences: count(opts.sequences, "sequences"),
+    timeout: count(opts.timeout, "timeout"),
+  });
+}
+
+module.exports = { action, verify };

@@ -5,8 +5,10 @@
 // list of steps, each a call `call(M, dir, ctx)` or a raw file action
 // `fs(dir, ctx)` made the same way on both sides; `ctx.rec(name, f)` wraps
 // a seam so that its calls are logged, `ctx.log` takes lines of a case's own.
-import { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+"use strict";
+
+const { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } = require("node:fs");
+const { join } = require("node:path");
 
 const call = (name, f) => ({ name, call: f });
 const fs = (f) => ({ fs: f });
@@ -49,10 +51,10 @@ const traced = (ctx, o) =>
   });
 
 /** Why a turn record that cannot be serialised differs (#37). */
-export const UNSERIALISABLE =
+const UNSERIALISABLE =
   "a turn record that cannot be serialised (a BigInt, a cycle, a throwing toJSON) leaves no file, so a retry can write it; journal.mjs leaves it empty, and its listTurns and countTurnsOn then refuse";
 
-export const cases = [
+const cases = [
   {
     name: "constants and the pure exports",
     steps: [
@@ -477,3 +479,5 @@ export const cases = [
     steps: [fs((d) => symlinkSync("/dev/null", join(d, "drops.jsonl"))), call("readDrops", (M, d) => M.readDrops(d))],
   },
 ];
+
+module.exports = { UNSERIALISABLE, cases };

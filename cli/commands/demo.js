@@ -7,8 +7,11 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { J } = require("./journal.js");
-const { UsageError, Refusal } = require("./output.js");
+const { J } = require("../journal.js");
+const { reach } = require("../target.js");
+const { render } = require("../status-text.js");
+const { status } = require("./status.js");
+const { UsageError, Refusal } = require("../output.js");
 
 /** The demo's directory: DIR if given and new, else the first free `data/discord/demo`, `demo-2`, ... */
 function demoDir(dir) {
@@ -65,11 +68,25 @@ function build(dir) {
   J.appendReload(dir, { outcome: "applied", at: at(25), differences: { ceiling: [3, 5] } });
   // The connector's run: a separate process claims the binding and exits
   // without releasing it, as a crash or kill -9 would leave it.
-  const code = `require(${JSON.stringify(path.join(__dirname, ".."))}).writePid(${JSON.stringify(dir)}, process.pid)`;
+  const code = `require(${JSON.stringify(path.join(__dirname, "..", ".."))}).writePid(${JSON.stringify(dir)}, process.pid)`;
   const crashed = spawnSync(process.execPath, ["-e", code], { encoding: "utf8" });
   if (crashed.status !== 0)
     throw new Refusal(`the demo's connector could not claim the binding: ${crashed.stderr.trim().split("\n").at(-1)}`);
   J.requestStop(dir, "operator alice: replies looping in #general; braked to look");
 }
 
-module.exports = { demoDir, build };
+/** The command: the demo built in `dir` (or a fresh directory), then its status shown. */
+function action(dir, opts) {
+  const d = demoDir(dir);
+  build(d);
+  const s = status(reach(d, { command: "demo", argv: ["discord-journal", "status", d] }));
+  if (opts.json) return { json: { ok: true, exitCode: 0, dir: d, status: s } };
+  const text = [
+    `demo: a connector ran in ${d}; an operator braked it, then it crashed holding its lock.\n`,
+    render(s),
+    `\nTry it: run what \`next\` says, then \`discord-journal status ${d}\` again ("The demo" in docs/command.md, which the package carries, shows it).`,
+  ];
+  return { json: null, text: text.join("\n") };
+}
+
+module.exports = { action, demoDir, build };

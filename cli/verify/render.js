@@ -5,8 +5,10 @@
 // `<same #k>`, so one shared object differs from two equal copies); an
 // exception with its class, name, code, exitCode and keys; and a journal
 // directory's entries with their types, modes and bytes.
-import { lstatSync, readFileSync, readdirSync, readlinkSync } from "node:fs";
-import { join } from "node:path";
+"use strict";
+
+const { lstatSync, readFileSync, readdirSync, readlinkSync } = require("node:fs");
+const { join } = require("node:path");
 
 // A timestamp a call makes from the clock differs between the two runs:
 // one within ten minutes of now reads as <NOW>. Cases use fixed dates.
@@ -14,7 +16,7 @@ const ISO = /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/g;
 const scrub = (s) => s.replace(ISO, (m) => (Math.abs(Date.parse(m) - Date.now()) < 600_000 ? "<NOW>" : m));
 
 /** `v` as text that two equal values, and only they, share. `dirs` are shown as <DIR>. */
-export function render(v, dirs = [], seen = new Map()) {
+function render(v, dirs = [], seen = new Map()) {
   const str = (s) => {
     for (const d of dirs) s = s.split(d).join("<DIR>");
     return JSON.stringify(scrub(s));
@@ -64,7 +66,7 @@ export function render(v, dirs = [], seen = new Map()) {
  * `code`) are part of the contract; an engine's own TypeError or
  * RangeError wording is not, but its class is.
  */
-export function thrown(e, dirs) {
+function thrown(e, dirs) {
   if (!(e instanceof Error)) return `throws a non-Error ${render(e, dirs)}`;
   const contract = e.name === "DiscordError" || e.exitCode !== undefined || typeof e.code === "string";
   const keys = Object.keys(e).join(",");
@@ -73,7 +75,7 @@ export function thrown(e, dirs) {
 }
 
 /** Every entry below `dir`: its name, type, mode, and a file's bytes; `dirs` in a link are <DIR>. */
-export function tree(dir, dirs = [dir]) {
+function tree(dir, dirs = [dir]) {
   const rows = [];
   const walk = (rel) => {
     const p = join(dir, rel);
@@ -94,3 +96,5 @@ export function tree(dir, dirs = [dir]) {
   walk("");
   return rows;
 }
+
+module.exports = { render, thrown, tree };

@@ -7,9 +7,10 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { native } = require("./journal.js");
+const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
-const { plural, sh, escaped } = require("./output.js");
+const { target, notYet } = require("../target.js");
+const { plural, sh, escaped } = require("../output.js");
 
 const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
 
@@ -70,7 +71,7 @@ function nullsLeft(t, plan) {
 /** The repair of the journal `t` (target.reach): `dir` shown, `at` worked through. */
 function repair(t, apply) {
   const { dir, at } = t;
-  const r = JSON.parse(native.repair(at, apply));
+  const r = repaired(at, apply);
   const plan = r.plan;
   const d = sh(dir);
   if (plan.corrupt.length > 0) {
@@ -142,4 +143,10 @@ function repair(t, apply) {
   return { exitCode, text: out.map(escaped).join("\n"), json: { ok: exitCode === 0, exitCode, ...r } };
 }
 
-module.exports = { repair };
+/** The command: `repair [dir]` with its options; --apply carries it out. */
+function action(dir, opts) {
+  if (notYet(dir, opts, "repair")) return { text: "nothing to repair", json: { ok: true, exitCode: 0, applied: false } };
+  return repair(target(dir, opts, "repair", { write: opts.apply === true }), opts.apply === true);
+}
+
+module.exports = { action, repair };

@@ -7,9 +7,10 @@
 "use strict";
 
 const path = require("node:path");
-const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning } = require("./journal.js");
-const { RECORD_FILES, survey, keepBrake, chmodFix, chownFix } = require("./target.js");
-const { sh } = require("./output.js");
+const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning } = require("../journal.js");
+const { RECORD_FILES, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
+const { render } = require("../status-text.js");
+const { sh } = require("../output.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
 const NOTICE_KINDS = ["ceiling"];
@@ -474,4 +475,10 @@ function exitOf(s) {
   return s.verdict.problems.length > 0 || needsHand ? 1 : 0;
 }
 
-module.exports = { status, exitOf };
+/** The command: `status [dir]` with its options. */
+function action(dir, opts) {
+  const s = status(target(dir, opts, "status"));
+  return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
+}
+
+module.exports = { action, status, exitOf };

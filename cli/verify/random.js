@@ -3,11 +3,13 @@
 // (bad lines, BOMs, a record written by hand, STOP lines, owner records),
 // the same sequence played on both sides. A sequence is named by its seed
 // and replayed alone with `--seed N --sequences 1 --sequences-only`.
-import { appendFileSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+"use strict";
+
+const { appendFileSync, mkdirSync, rmSync, writeFileSync } = require("node:fs");
+const { join } = require("node:path");
 
 /** xorshift32: the same numbers for the same seed, everywhere (the fuzzer's too). */
-export function prng(seed) {
+function prng(seed) {
   let s = seed >>> 0 || 1;
   return () => {
     s ^= s << 13;
@@ -40,7 +42,7 @@ const LINES = [
 const BOOT = "8c1e5f0a-1111-4222-8333-944455556666";
 
 /** The sequence of seed `seed`, `length` steps long. */
-export function sequence(seed, length) {
+function sequence(seed, length) {
   const r = prng(seed);
   const pick = (a) => a[Math.floor(r() * a.length)];
   const scalar = () => pick([...WORDS, 0, -0, 1.5, 1e21, null, true]);
@@ -196,3 +198,5 @@ export function sequence(seed, length) {
   }
   return { name: `sequence ${seed}`, steps };
 }
+
+module.exports = { prng, sequence };

@@ -1,14 +1,16 @@
-// The odd cases of `discord-journal verify` (see cases.mjs for the format):
+// The odd cases of `discord-journal verify` (see cases.js for the format):
 // odd arguments (BigInt, cycles, getters, toJSON, Symbols, lone surrogates,
 // non-string paths), odd files (BOMs, invalid UTF-8, deep nesting,
 // __proto__ keys, directories and symlinks where files belong) and odd
 // records. The project's CI also plays them through an independent runner
-// (parity/cases.mjs).
-import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
-import { UNSERIALISABLE } from "./cases.mjs";
+// (parity/cases.js).
+"use strict";
 
-export const cases = [];
+const { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } = require("node:fs");
+const { join } = require("node:path");
+const { UNSERIALISABLE } = require("./cases.js");
+
+const cases = [];
 
 // Cases where a turn record cannot be serialised: the addon leaves no file,
 // journal.mjs an empty one (#37); reported as known.
@@ -1500,3 +1502,5 @@ add(
     }
   },
 );
+
+module.exports = { cases };

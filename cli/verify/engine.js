@@ -12,15 +12,16 @@
 // A reference that cannot be loaded ends with {"event":"unloadable"}, one
 // that is this package (the host's journal.mjs after the swap) with
 // {"event":"itself","why":...}.
-import { mkdirSync, realpathSync, rmSync } from "node:fs";
-import { createRequire } from "node:module";
-import { join, resolve, sep } from "node:path";
-import { parseArgs } from "node:util";
-import { fileURLToPath, pathToFileURL } from "node:url";
-import { render, thrown, tree } from "./render.mjs";
-import { cases as core } from "./cases.mjs";
-import { cases as odd } from "./odd.mjs";
-import { sequence } from "./random.mjs";
+"use strict";
+
+const { mkdirSync, realpathSync, rmSync } = require("node:fs");
+const { join, resolve, sep } = require("node:path");
+const { parseArgs } = require("node:util");
+const { pathToFileURL } = require("node:url");
+const { render, thrown, tree } = require("./render.js");
+const { cases: core } = require("./cases.js");
+const { cases: odd } = require("./odd.js");
+const { sequence } = require("./random.js");
 
 const { values: o } = parseArgs({
   options: {
@@ -36,17 +37,8 @@ const { values: o } = parseArgs({
 const emit = (event) => process.stdout.write(`${JSON.stringify(event)}\n`);
 
 let ref;
-try {
-  ref = await import(pathToFileURL(resolve(o.reference)).href);
-} catch (e) {
-  emit({ event: "unloadable", message: String(e?.message ?? e).split("\n")[0] });
-  process.exit(0);
-}
-if (typeof ref.readInboxIds !== "function" && typeof ref.appendInbox !== "function") {
-  emit({ event: "unloadable", message: "it exports none of the journal's functions (no appendInbox, no readInboxIds)" });
-  process.exit(0);
-}
-const ours = createRequire(import.meta.url)("../../index.js");
+let ours;
+
 // Why the reference is this package, or null (#37): after the swap the
 // host's journal.mjs re-exports it, and the addon compared with itself
 // proves nothing. A file of this package (a symbolic link to it), or a
@@ -55,7 +47,7 @@ const ours = createRequire(import.meta.url)("../../index.js");
 // not asked: the original journal.mjs imports the host's errors.mjs, which
 // re-exports this package's DiscordError after the swap.
 function itself() {
-  const home = realpathSync(fileURLToPath(new URL("../..", import.meta.url)));
+  const home = realpathSync(join(__dirname, "..", ".."));
   const real = realpathSync(resolve(o.reference));
   if (real.startsWith(home + sep)) return `it is ${real}, a file of this package`;
   for (const [k, v] of Object.entries(ours)) {
@@ -66,12 +58,6 @@ function itself() {
   }
   return null;
 }
-const why = itself();
-if (why !== null) {
-  emit({ event: "itself", why });
-  process.exit(0);
-}
-emit({ event: "loaded" });
 
 // Exports the package has and journal.mjs cannot: the class of its
 // refusals, which a host's errors.mjs re-exports.
@@ -178,33 +164,63 @@ function exportOf(label) {
   return m && (m[1] in ours || m[1] in ref) ? m[1] : (label ?? "?");
 }
 
-const summary = { exports: 0, cases: 0, sequences: 0, calls: 0, differences: 0, known: 0 };
-const s = surface();
-summary.exports = s.exports;
-for (const d of s.diffs) {
-  summary.differences++;
-  emit({ event: "difference", case: "the surface", step: d.export, export: d.export, reference: d.reference, addon: d.addon, replay: "" });
+/** Loads both modules, then plays the surface, every case and each random sequence. */
+async function main() {
+  try {
+    ref = await import(pathToFileURL(resolve(o.reference)).href);
+  } catch (e) {
+    emit({ event: "unloadable", message: String(e?.message ?? e).split("\n")[0] });
+    process.exit(0);
+  }
+  if (typeof ref.readInboxIds !== "function" && typeof ref.appendInbox !== "function") {
+    emit({ event: "unloadable", message: "it exports none of the journal's functions (no appendInbox, no readInboxIds)" });
+    process.exit(0);
+  }
+  ours = require("../../index.js");
+  const why = itself();
+  if (why !== null) {
+    emit({ event: "itself", why });
+    process.exit(0);
+  }
+  emit({ event: "loaded" });
+  const summary = { exports: 0, cases: 0, sequences: 0, calls: 0, differences: 0, known: 0 };
+  const s = surface();
+  summary.exports = s.exports;
+  for (const d of s.diffs) {
+    summary.differences++;
+    emit({
+      event: "difference",
+      case: "the surface",
+      step: d.export,
+      export: d.export,
+      reference: d.reference,
+      addon: d.addon,
+      replay: "",
+    });
+  }
+
+  const seed = Number(o.seed);
+  const fixed = o["sequences-only"] ? [] : [...core, ...odd];
+  const all = [
+    ...fixed.map((k) => ({ ...k, replay: `--case ${JSON.stringify(k.name)}` })),
+    ...Array.from({ length: Number(o.sequences) }, (_, i) => ({
+      ...sequence(seed + i, Number(o.length)),
+      replay: `--seed ${seed + i} --sequences 1 --sequences-only`,
+      random: true,
+    })),
+  ].filter((k) => o.case === undefined || k.name === o.case);
+  for (const [i, kase] of all.entries()) {
+    if (kase.random) summary.sequences++;
+    else summary.cases++;
+    summary.calls += kase.steps.filter((s) => s.call).length;
+    const diffs = await compare(kase, join(resolve(o.root), String(i)));
+    for (const d of diffs) {
+      if (kase.known) summary.known++;
+      else summary.differences++;
+      emit({ event: "difference", case: kase.name, ...d, known: kase.known ?? null, replay: kase.replay });
+    }
+  }
+  emit({ event: "done", summary });
 }
 
-const seed = Number(o.seed);
-const fixed = o["sequences-only"] ? [] : [...core, ...odd];
-const all = [
-  ...fixed.map((k) => ({ ...k, replay: `--case ${JSON.stringify(k.name)}` })),
-  ...Array.from({ length: Number(o.sequences) }, (_, i) => ({
-    ...sequence(seed + i, Number(o.length)),
-    replay: `--seed ${seed + i} --sequences 1 --sequences-only`,
-    random: true,
-  })),
-].filter((k) => o.case === undefined || k.name === o.case);
-for (const [i, kase] of all.entries()) {
-  if (kase.random) summary.sequences++;
-  else summary.cases++;
-  summary.calls += kase.steps.filter((s) => s.call).length;
-  const diffs = await compare(kase, join(resolve(o.root), String(i)));
-  for (const d of diffs) {
-    if (kase.known) summary.known++;
-    else summary.differences++;
-    emit({ event: "difference", case: kase.name, ...d, known: kase.known ?? null, replay: kase.replay });
-  }
-}
-emit({ event: "done", summary });
+main();

@@ -7,9 +7,9 @@
 // check cannot disagree with the connector.
 "use strict";
 
-const { J, scanLines, scanTurns, refusalOf } = require("./journal.js");
-const { RECORD_FILES, survey } = require("./target.js");
-const { plural, sh, escaped } = require("./output.js");
+const { J, scanLines, scanTurns, refusalOf } = require("../journal.js");
+const { RECORD_FILES, survey, target } = require("../target.js");
+const { plural, sh, escaped } = require("../output.js");
 
 // An object is === to no parsed value, so each reader below reads every
 // line of its file and answers nothing that matters: only its refusal does.
@@ -170,4 +170,9 @@ function refusals(dir, file) {
   return READERS[file].map(([reader, f]) => [reader, refusal(f, dir)]).filter(([, r]) => r !== null);
 }
 
-module.exports = { check, problems, refusals };
+/** The command: `check [dir]` with its options. */
+function action(dir, opts) {
+  return check(target(dir, opts, "check"));
+}
+
+module.exports = { action, check, problems, refusals };

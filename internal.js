@@ -1,0 +1,63 @@
+// discord-journal's one internal entry: what the command (bin/, cli/) needs
+// of the binding beyond the public exports (index.js), and nothing else.
+// Not part of the API: package.json's "exports" does not name it, so
+// `require("discord-journal/internal.js")` is refused outside the package;
+// it ships (in "files") for the command alone, which reaches the library
+// through index.js and this file only. Each function is the binding's
+// export in JavaScript's terms (parsed JSON, a file's name for its enum).
+"use strict";
+
+// index.js loads the binding and sets it up (`__setup`) before any call;
+// the binding is the same module here.
+require("./index.js");
+const native = require("./binding.js");
+
+/** The record files, as the addon defines them (one definition, in Rust). */
+const RECORD_FILES = Object.freeze(JSON.parse(native.recordFiles()));
+
+const FILE_ENUM = {
+  "inbox.jsonl": native.JournalFile.Inbox,
+  "outbox.jsonl": native.JournalFile.Outbox,
+  "drops.jsonl": native.JournalFile.Drops,
+  "admissions.jsonl": native.JournalFile.Admissions,
+  "notices.jsonl": native.JournalFile.Notices,
+  "reloads.jsonl": native.JournalFile.Reloads,
+};
+
+/**
+ * Every line of a record file judged by the readers' own rule: `{ size,
+ * lines, unterminated, bad: [{ line, offset, length, damage, head }],
+ * badCount, nulls }`, or null when there is no file. Throws the readers'
+ * refusal of the file.
+ */
+function scanLines(dir, name) {
+  const text = native.scanLines(dir, FILE_ENUM[name]);
+  return text === null ? null : JSON.parse(text);
+}
+
+/** Every turn record judged: `{ records, bad: [{ file, size, damage, refusal }], badCount }`. */
+function scanTurns(dir) {
+  return JSON.parse(native.scanTurns(dir));
+}
+
+/** The repair of the journal at `dir` (`src/repair/`), carried out with `apply`: its plan or result. */
+function repair(dir, apply) {
+  return JSON.parse(native.repair(dir, apply));
+}
+
+module.exports = {
+  RECORD_FILES,
+  scanLines,
+  scanTurns,
+  repair,
+  /** What `.stop.lock` is, judged under the lock guard: "absent", "left" (proved left by an update that died) or "unproven"; throws where the judge refuses. */
+  stopLockLeft: (dir) => native.stopLockLeft(dir),
+  /** Why the last STOP update of this thread was refused as "locked": its `.stop.lock` mkdir's errno name ("EEXIST" where another update holds it), or null. */
+  stopLockCause: () => native.stopLockCause(),
+  /** An owner record's process alive in a PID namespace below this one: its pid here, or null. */
+  ownerElsewhere: (pid, start, boot) => native.ownerElsewhere(pid, start, boot),
+  /** Whether this process sees every process of the machine (an owner it cannot see may be alive where it cannot look). */
+  seesEveryProcess: () => native.seesEveryProcess(),
+  /** Whether a repair holds the binding at `dir` (run.lock flocked by one). */
+  repairRunning: (dir) => native.repairRunning(dir),
+};
