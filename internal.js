@@ -40,7 +40,7 @@ function scanTurns(dir) {
   return JSON.parse(native.scanTurns(dir));
 }
 
-/** The repair of the journal at `dir` (`src/repair/`), carried out with `apply`: its plan or result. */
+/** The repair of the journal at `dir` (`src/operator/repair/`), carried out with `apply`: its plan or result. */
 function repair(dir, apply) {
   return JSON.parse(native.repair(dir, apply));
 }

@@ -208,7 +208,10 @@ describe("turn records interrupted mid-write", () => {
         const dir = ${JSON.stringify(dir)};
         const body = "x".repeat(1 << 20);
         process.stdout.write("go\\n");
-        for (let i = 0; ; i++) M.writeTurn(dir, "k" + i, { i, body });`);
+        // Stops by itself once the test that kills it is gone, so a run
+        // interrupted never leaves it filling the disk.
+        const parent = process.ppid;
+        for (let i = 0; process.ppid === parent; i++) M.writeTurn(dir, "k" + i, { i, body });`);
       const child = spawn(runtime, args, { stdio: ["ignore", "pipe", "inherit"] });
       await new Promise((resolve) => child.stdout.once("data", resolve));
       await new Promise((resolve) => setTimeout(resolve, 30 + ((trial * 37) % 90)));

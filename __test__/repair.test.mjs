@@ -187,7 +187,10 @@ describe("a writer killed in the middle of appends longer than a page", () => {
       const load = async (p) => (p.endsWith(".mjs") ? import(require("node:url").pathToFileURL(p).href) : require(p));
       load(${mod}).then((M) => {
         const pad = "x".repeat(6000);
-        for (let i = 0; ; i++) {
+        // Stops by itself once the test that kills it is gone, so a run
+        // interrupted never leaves it filling the disk.
+        const parent = process.ppid;
+        for (let i = 0; process.ppid === parent; i++) {
           const id = process.argv[1] + "-" + i;
           M.appendInbox(${JSON.stringify(dir)}, { id, pad });
           process.stdout.write(id + "\\n");

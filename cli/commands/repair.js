@@ -1,5 +1,5 @@
 // `discord-journal repair`: what a repair would set aside, changing nothing;
-// with --apply, the repair itself (src/repair/): cut lines, zero runs and
+// with --apply, the repair itself (src/operator/repair/): cut lines, zero runs and
 // empty or cut turn records set aside into quarantine files in the journal,
 // every whole record kept byte for byte, while the binding is held so that
 // no connector starts meanwhile. Corruption is named and changes nothing.
