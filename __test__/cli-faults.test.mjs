@@ -425,7 +425,7 @@ describe("every stuck state named with its one fix", addonOnly, () => {
       assert.equal(u.status, 1);
       assert.match(
         u.stderr,
-        /^refusing to unlock: the connector is running \(pid \d+\).*\nunlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts\. `rm \S+\/STOP` lifts the brake\n$/,
+        /^refusing to unlock: the connector is running \(pid \d+\).*\nunlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts\. `rm \S+\/STOP` lifts it, with any brake that was on before it\n$/,
       );
       assert.equal(M.stopRequested(dir), true);
     } finally {

@@ -283,6 +283,47 @@ describe("each state an operator met, held to what the library does (#34)", addo
     );
   });
 
+  test("the aside name for a null turn record is one that is free, so the mv pasted moves it", () => {
+    const dir = journal();
+    writeFileSync(join(dir, "turns", "t1.json"), "null\n", { mode: 0o600 });
+    writeFileSync(join(dir, "t1.json.aside-null"), "an earlier one\n", { mode: 0o600 });
+    const s = json("status", dir);
+    assert.match(s.out.verdict.next, /t1\.json\.aside-null-2`/);
+    assert.equal(paste(s.out.verdict.next).status, 0);
+    assert.equal(existsSync(join(dir, "turns", "t1.json")), false);
+    assert.equal(readFileSync(join(dir, "t1.json.aside-null"), "utf8"), "an earlier one\n");
+  });
+
+  test("an owner record its owner may only read, of a dead owner: recover clears it, so no mode blocks the start", () => {
+    const dir = journal();
+    owner(dir, { pid: deadPid(), start: "1", boot: boot(), at: "2026-12-01T00:00:00.000Z" });
+    chmodSync(join(dir, "run.lock", "owner.json"), 0o400);
+    const s = json("status", dir);
+    assert.equal(s.out.verdict.state, "crashed", JSON.stringify(s.out.verdict));
+    assert.equal(s.out.verdict.canStart, true);
+  });
+
+  test("run.lock a link to a dead owner's lock: judged by that record; recover removes the link alone", () => {
+    const dir = journal();
+    const other = join(scratch(), "other");
+    mkdirSync(other);
+    owner(other, { pid: deadPid(), start: "1", boot: boot(), at: "2026-12-01T00:00:00.000Z" });
+    symlinkSync(join(other, "run.lock"), join(dir, "run.lock"));
+    const s = json("status", dir);
+    assert.equal(s.out.verdict.canStart, true, JSON.stringify(s.out.verdict));
+    assert.match(s.out.verdict.problems[0].what, /the lock is judged by the owner record it leads to/);
+    assert.equal(M.recover(dir), "cleared");
+    assert.equal(existsSync(join(other, "run.lock", "owner.json")), true, "what the link led to stays");
+  });
+
+  test("as root, a journal directory its owner may not write in: no start, as every claim and append refuses", asRoot, () => {
+    const dir = nobodys();
+    chmodSync(dir, 0o500);
+    const s = json("status", dir);
+    assert.deepEqual([s.status, s.out.verdict.state, s.out.verdict.canStart], [1, "stuck", false]);
+    assert.match(s.out.verdict.next, /^`sudo -u nobody chmod 700 /);
+  });
+
   test("a limit on open files reached mid-read is named EMFILE, with the limit to raise, never a file to inspect", (t) => {
     const dir = journal();
     M.appendInbox(dir, { id: "m1", at: "2026-12-01T00:00:00.000Z" });
@@ -308,6 +349,30 @@ describe("each state an operator met, held to what the library does (#34)", addo
       return;
     }
     t.skip("no limit on open files made the command run out inside the journal here");
+  });
+
+  test("an immutable journal directory: stop names EPERM at once, never waits it out as a lock", (t) => {
+    const dir = journal();
+    if (spawnSync("chattr", ["+i", dir]).status !== 0) {
+      t.skip("chattr +i is not possible here (needs root and a file system with the flag)");
+      return;
+    }
+    try {
+      const r = cli("stop", dir, "maintenance");
+      assert.equal(r.status, 1);
+      assert.match(r.stderr, /^STOP update is locked; refusing\n\.stop\.lock could not be made: .* \(EPERM\); .*`lsattr -d /);
+      // It retried for 2 s before, thousands of mkdirs, as if another update held .stop.lock.
+      const trace = join(scratch(), "trace");
+      const traced = spawnSync("strace", ["-f", "-qq", "-e", "trace=mkdir,mkdirat", "-o", trace, process.execPath, bin, "stop", dir, "x"]);
+      if (traced.error === undefined) {
+        const tries = readFileSync(trace, "utf8")
+          .split("\n")
+          .filter((l) => l.includes(".stop.lock"));
+        assert.equal(tries.length, 1, tries.slice(0, 3).join("\n"));
+      }
+    } finally {
+      spawnSync("chattr", ["-i", dir]);
+    }
   });
 
   const mounts = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };

@@ -18,7 +18,7 @@ const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitC
  * judged by the addon under the lock guard (#34), and the command that
  * removes it, proving it again; or what else made its mkdir fail.
  */
-function stopLocked({ dir, at }, e) {
+function stopLocked({ dir, at }, e, told = undefined) {
   // The library's words for a live owner are "another connector"; a
   // repair holds the binding the same way, and is named (#34).
   if (e instanceof J.DiscordError && e.message.startsWith("another connector is running") && repairRunning(at))
@@ -29,7 +29,8 @@ function stopLocked({ dir, at }, e) {
   if (!(e instanceof J.DiscordError) || e.message !== LOCKED) return e;
   // The library words every failed mkdir of .stop.lock as a lock, as
   // journal.mjs does; the addon keeps the real cause, named here (#34).
-  const cause = stopLockCause();
+  // Taken once per refusal: `told` where the caller took it already.
+  const cause = told === undefined ? stopLockCause() : told;
   if (cause !== null && cause !== "EEXIST") return refusal(e, diskCause(dir, at, cause));
   const lock = path.join(dir, ".stop.lock");
   let st;
@@ -77,9 +78,9 @@ function diskCause(dir, at, code) {
     }
     case "EACCES":
     case "EPERM":
-      return `.stop.lock could not be made: ${who(process.geteuid())} may not write in the journal directory (${code}); \`ls -ld ${sh(dir)}\` shows its owner and mode, ${again}`;
+      return `.stop.lock could not be made: ${who(process.geteuid())} may not write in the journal directory (${code}); \`ls -ld ${sh(dir)}\` shows its owner and mode, \`lsattr -d ${sh(dir)}\` an immutable flag; ${again}`;
     default:
-      return `.stop.lock could not be made (${code})`;
+      return `.stop.lock could not be made (${code}); ${again} once that is fixed`;
   }
 }
 
@@ -102,7 +103,11 @@ function retried(t, f) {
     try {
       return f();
     } catch (e) {
-      if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(t, e);
+      // Only another update's .stop.lock (EEXIST) is waited for; a mkdir
+      // the disk refused is named at once, never retried (#34).
+      const cause = e instanceof J.DiscordError && e.message === LOCKED ? stopLockCause() : null;
+      if (cause !== null && cause !== "EEXIST") throw stopLocked(t, e, cause);
+      if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(t, e, cause);
       const { state } = stopLockState(t.at);
       if (state === "left") throw stopLocked(t, e);
       if (state !== "absent") Atomics.wait(pause, 0, 0, 20);

@@ -62,8 +62,23 @@ const printable = (text) => String(text).replace(UNSAFE, (c) => (c.length > 1 &&
 /** `1 line`, `2 lines`. */
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
+/** Whether `c` is a control character (C0 or DEL). */
+const isControl = (c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
+
 /** A path as a shell word, so that a printed command can be pasted. */
-const sh = (s) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, "'\\''")}'`);
+const sh = (s) => {
+  if (/^[\w@%+=:,./-]+$/.test(s)) return s;
+  // A control character is written as bash's $'\xNN', which the text's
+  // escaping leaves alone, so the command pastes as it reads (#34).
+  const chars = [...s];
+  if (chars.some(isControl)) {
+    const word = chars.map((c) =>
+      isControl(c) ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : c === "\\" || c === "'" ? `\\${c}` : c,
+    );
+    return `$'${word.join("")}'`;
+  }
+  return `'${s.replace(/'/g, "'\\''")}'`;
+};
 
 /** `93 s`, `40 min`, `5 h`, `3 days`: an age an operator reads at a glance. */
 function age(seconds) {

@@ -414,6 +414,9 @@ function survey(target, now = Date.now()) {
   const found = [];
   const names = {};
   const outside = {};
+  // The owner's rights the connector uses on an entry: all three on a
+  // directory, read and write on a record file, read on anything else.
+  const needs = (rel, lst) => (lst.isDirectory() ? 0o700 : RECORD_FILES.includes(rel) ? 0o600 : 0o400);
   // A link is changed itself (-h): chown follows it otherwise, to a file outside the journal.
   const check = (rel, lst, want) => {
     const p = path.join(dir, rel);
@@ -439,9 +442,11 @@ function survey(target, now = Date.now()) {
       found.push({
         what: `${rel} has mode ${octal(lst.mode)}, not ${octal(want)}${rel === "STOP" ? " (processing stops then refuse: STOP cannot be verified)" : ""}`,
         fix: chmodFix(target, want.toString(8), p),
-        // Without the rights the connector uses (a file read and appended
-        // to, a directory listed and written in), it cannot run (#34).
-        blocks: rel !== "STOP" && (lst.mode & want & 0o700) !== (want & 0o700),
+        // Without the rights the connector uses, it cannot run (#34): a
+        // record file read and appended to, a directory listed and written
+        // in, an owner record or turn record read (removing one needs its
+        // directory's rights, not its own). Root gets past a mode.
+        blocks: rel !== "STOP" && owner !== 0 && (lst.mode & needs(rel, lst)) !== needs(rel, lst),
       });
     }
   };
@@ -479,6 +484,8 @@ function survey(target, now = Date.now()) {
       what: `the journal directory has mode ${octal(st.mode)}, not 0700`,
       fix: chmodFix(target, "700", dir),
       ...(first ? { first } : {}),
+      // Its owner can make and remove nothing in it: no claim, no append (root gets past a mode).
+      ...(first && owner !== 0 ? { blocks: true } : {}),
     });
   }
   // What a repair killed midway left: its unfinished copies, the files
@@ -537,15 +544,19 @@ function survey(target, now = Date.now()) {
     if (RECORD_FILES.includes(name) && lst.isSymbolicLink()) linkOut(name, lst);
     // turns/ or run.lock as a link. Named, with what the library does with
     // it, and nothing below it shown. A claim's mkdir meets the link
-    // (EEXIST) and finds no owner record through it; recover and unlock
-    // leave it (#34).
+    // (EEXIST); where it leads nowhere, no owner record is found through
+    // it and recover and unlock leave it; where it can be followed, the
+    // owner record there is judged as any, and a recover or unlock that
+    // clears it removes the link itself (#34).
     if ((name === "turns" || name === "run.lock") && lst.isSymbolicLink()) {
       const l = leads(at, name);
       if (l.outside) outside[name] = l;
       const p = sh(path.join(dir, name));
       const does =
         name === "run.lock"
-          ? "every claim refuses it as a run.lock without an owner record, and recover and unlock leave it"
+          ? l.error
+            ? "every claim refuses it as a run.lock without an owner record, and recover and unlock leave it"
+            : "the lock is judged by the owner record it leads to, and a recover or unlock that clears it removes the link alone"
           : l.error
             ? `ensureJournal and every turn record write fail (${l.error})`
             : "the connector reads and writes its turn records where it leads";
@@ -555,7 +566,8 @@ function survey(target, now = Date.now()) {
           name === "run.lock"
             ? `\`rm ${p}\` removes the link alone (a connector's lock is a directory, never a link; what it points to is not touched)`
             : `\`mv ${p} ${p}.aside && mkdir -m 700 ${p}\` sets the link aside (what it points to is not touched) and gives the journal a turns/ of its own`,
-        blocks: true,
+        // A run.lock link that can be followed is a lock like any other to the library.
+        blocks: name !== "run.lock" || l.error !== undefined,
         link: true,
       });
     }
@@ -600,7 +612,21 @@ function survey(target, now = Date.now()) {
   return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found, outside };
 }
 
+/**
+ * A name in the journal at `at` for `name` set aside by hand
+ * (`<name>.aside-null`, then `-2`, `-3`...): one that does not exist, so
+ * a `mv -n` to it moves (#34: to a taken name it does nothing, and the
+ * same advice would come back).
+ */
+function asideName(at, name) {
+  for (let n = 1; ; n++) {
+    const candidate = `${name}.aside-null${n === 1 ? "" : `-${n}`}`;
+    if (!fs.lstatSync(path.join(at, candidate), { throwIfNoEntry: false })) return candidate;
+  }
+}
+
 module.exports = {
+  asideName,
   RECORD_FILES,
   BINDING_NAME,
   journalDir,

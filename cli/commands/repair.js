@@ -9,7 +9,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
-const { target, notYet } = require("../target.js");
+const { asideName, target, notYet } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
 
 const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
@@ -57,7 +57,7 @@ function nullsLeft(t, plan) {
     if (file === "turns") {
       const name = n.file.slice("turns/".length);
       said.push(
-        `${n.file} is JSON null, not a turn record; ${reader} refuses it ("${r}"): \`mv -n ${sh(path.join(t.dir, n.file))} ${sh(path.join(t.dir, `${name}.aside-null`))}\` moves it out of turns/, keeping its bytes`,
+        `${n.file} is JSON null, not a turn record; ${reader} refuses it ("${r}"): \`mv -n ${sh(path.join(t.dir, n.file))} ${sh(path.join(t.dir, asideName(t.at, name)))}\` moves it out of turns/, keeping its bytes`,
       );
     } else
       said.push(

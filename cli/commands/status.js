@@ -8,7 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning } = require("../journal.js");
-const { RECORD_FILES, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
+const { RECORD_FILES, asideName, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
 const { render } = require("../status-text.js");
 const { sh } = require("../output.js");
 
@@ -130,13 +130,13 @@ const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: noth
  * keeping its bytes (#34). A turn record is a file of its own, so its one
  * command is given.
  */
-function nullProblem(dir, file, reader, refused, at) {
+function nullProblem({ dir, at: where }, file, reader, refused, at) {
   if (at === undefined || !/ of null /.test(refused))
     return { p: { what: `${reader} refuses: ${refused}`, fix: `\`discord-journal check ${sh(dir)}\` names the line` }, isNull: false };
   if (file === "turns") {
     const p = path.join(dir, "turns", at);
     const what = `turns/${at} is JSON null, not a turn record; ${reader} refuses it ("${refused}")`;
-    const fix = `\`mv -n ${sh(p)} ${sh(path.join(dir, `${at}.aside-null`))}\` moves it out of turns/, keeping its bytes in the journal; a repair never changes a record that is whole JSON`;
+    const fix = `\`mv -n ${sh(p)} ${sh(path.join(dir, asideName(where, at)))}\` moves it out of turns/, keeping its bytes in the journal; a repair never changes a record that is whole JSON`;
     return { p: { what, fix }, isNull: true };
   }
   const what = `${file}:${at} is JSON null, not a record; ${reader} refuses it ("${refused}")`;
@@ -336,7 +336,7 @@ function verdict(target, s, found, inboxIds) {
     if (r.refused === undefined || sawFile.has(file)) continue;
     damaged = true;
     sawFile.add(file);
-    const { p, isNull } = nullProblem(dir, file, reader, r.refused, file === "turns" ? s.turns.nullRecord : s.files[file]?.nullLine);
+    const { p, isNull } = nullProblem(target, file, reader, r.refused, file === "turns" ? s.turns.nullRecord : s.files[file]?.nullLine);
     problems.push(p);
     if (isNull) kind.set(p, "corrupt");
   }

@@ -23,7 +23,7 @@ function unlock(t) {
         : "";
       throw refusal(
         e,
-        `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts the brake${repair}`,
+        `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts it, with any brake that was on before it${repair}`,
       );
     }
     throw stopLocked(t, e);

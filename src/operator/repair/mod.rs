@@ -242,7 +242,7 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
     };
     let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
     let held = lock::hold(dir, pid, &mut system, || Ok(text))?;
-    let only = held.and_then(|d| nix::fcntl::Flock::lock(d, nix::fcntl::FlockArg::LockExclusiveNonblock).ok());
+    let only = held.and_then(mark);
     Ok(Held {
       pid,
       took_over,
@@ -251,19 +251,40 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
   })
 }
 
-/// Whether run.lock is a directory a repair holds flocked. The probe
-/// takes the flock for an instant: a repair that tries for it in that
-/// instant holds the binding all the same (its claim is the run.lock), and
-/// only goes unnamed as a repair, to a second repair that then refuses it
-/// as a live owner (exit 3) and to the command's status.
+/// Whether run.lock is a directory a repair holds flocked: a shared
+/// flock, taken for an instant, is refused. Probes do not exclude one
+/// another; a repair marking its lock in that instant tries again
+/// (`mark`). Another process's exclusive flock on run.lock would read as a
+/// repair: only a message tells it, since a live owner is refused alike.
 pub fn running(dir: &str) -> bool {
   let Ok(lock) = open_dir(&lock::lock_path(dir), Link::NoFollow) else {
     return false;
   };
   matches!(
-    nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockExclusiveNonblock),
+    nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockSharedNonblock),
     Err((_, nix::errno::Errno::EWOULDBLOCK))
   )
+}
+
+/// Marks the run.lock this repair made as a repair's: its exclusive
+/// flock, kept while it holds the binding. A probe (`running`) holds a
+/// shared one for an instant, so the mark is tried again for a while
+/// rather than lost to a probe that met it (#34); a flock that stays held
+/// by another (no repair: the guard admits one) leaves it unmarked, which
+/// only a message tells.
+fn mark(dir: File) -> Option<nix::fcntl::Flock<File>> {
+  let mut dir = dir;
+  for _ in 0..200 {
+    match nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock) {
+      Ok(locked) => return Some(locked),
+      Err((back, nix::errno::Errno::EWOULDBLOCK)) => {
+        dir = back;
+        std::thread::sleep(std::time::Duration::from_millis(1));
+      }
+      Err(_) => return None,
+    }
+  }
+  None
 }
 
 /// Releases what `hold` took.
