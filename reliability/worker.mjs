@@ -46,6 +46,8 @@ const numbers = (list) =>
 const now = () => performance.timeOrigin + performance.now();
 const out = (v) => process.stdout.write(JSON.stringify(v) + "\n");
 const sleep = (ms) => Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+// Who started this worker: a loop that runs until killed stops once it is gone.
+const parent = process.ppid;
 
 switch (role) {
   // Appends `n` drop lines of about 200 bytes (or `size` + 40), each naming its writer and index.
@@ -56,12 +58,15 @@ switch (role) {
     out({ appended: n });
     break;
   }
-  // Appends until killed, acknowledging each line once appendDrop returned.
+  // Appends until killed, acknowledging each line once appendDrop returned
+  // (or until the test that kills it is gone, so an interrupted run never
+  // fills the disk).
   case "append-forever": {
-    for (let i = 0; ; i++) {
+    for (let i = 0; process.ppid === parent; i++) {
       M.appendDrop(dir, { i, pad: "y".repeat(180) });
       process.stdout.write(`${i}\n`);
     }
+    process.exit(1);
   }
   // Tries to create turn records t0..t(n-1), each with its writer's name.
   case "turns": {
@@ -187,11 +192,12 @@ switch (role) {
   // appendInbox returned (a record the journal must keep from then on).
   case "inbox-every": {
     const [ms] = numbers(args);
-    for (let i = 0; ; i++) {
+    for (let i = 0; process.ppid === parent; i++) {
       M.appendInbox(dir, { id: `w${i}` });
       process.stdout.write(`w${i}\n`);
       sleep(ms);
     }
+    process.exit(1);
   }
   // Runs recover until `ms` passed, counting what it did.
   case "recover": {
