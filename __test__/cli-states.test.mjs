@@ -26,7 +26,7 @@ import {
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, modulePath, runModule, scratch } from "./helpers.mjs";
+import { M, addonOnly, journal, modulePath, mountsTmpfs, runModule, scratch, withTmpfs } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -243,18 +243,11 @@ describe("the command agrees with the connector, and its advice keeps the brake 
   });
 
   // A small tmpfs of its own, made full or read-only for real.
-  const mounts = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };
   test(
     "a full or read-only file system is named as such by stop and unlock, and a STOP a failed stop left is called a brake",
-    mounts,
-    (t) => {
-      const mnt = scratch();
-      const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40", "tmpfs", mnt]);
-      if (m.status !== 0) {
-        t.skip(`cannot mount a tmpfs here: ${String(m.stderr).trim()}`);
-        return;
-      }
-      try {
+    mountsTmpfs,
+    (t) =>
+      withTmpfs(t, (mnt) => {
         const dir = join(mnt, "discord", "alpha");
         M.ensureJournal(dir);
         // Out of blocks: STOP is made, its line cannot be written.
@@ -290,10 +283,7 @@ describe("the command agrees with the connector, and its advice keeps the brake 
             `${command}: ${r.stderr}`,
           );
         }
-      } finally {
-        spawnSync("umount", [mnt]);
-      }
-    },
+      }),
   );
 
   test("what a stopped repair left (.repair-*.tmp) is listed with its size, and repair --apply removes it", () => {

@@ -13,7 +13,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, r
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, deadPid, journal, scratch } from "./helpers.mjs";
+import { M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -375,15 +375,8 @@ describe("each state an operator met, held to what the library does (#34)", addo
     }
   });
 
-  const mounts = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };
-  test("recover on a file system out of inodes names ENOSPC, as stop and unlock do; the library's words stay", mounts, (t) => {
-    const mnt = scratch();
-    const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40", "tmpfs", mnt]);
-    if (m.status !== 0) {
-      t.skip(`cannot mount a tmpfs here: ${String(m.stderr).trim()}`);
-      return;
-    }
-    try {
+  test("recover on a file system out of inodes names ENOSPC, as stop and unlock do; the library's words stay", mountsTmpfs, (t) =>
+    withTmpfs(t, (mnt) => {
       const dir = join(mnt, "discord", "alpha");
       M.ensureJournal(dir);
       owner(dir, { pid: deadPid(), start: "1", boot: boot(), at: "2026-12-01T00:00:00.000Z" });
@@ -395,8 +388,6 @@ describe("each state an operator met, held to what the library does (#34)", addo
         /^STOP update is locked; refusing\n\.stop\.lock could not be made: the journal's file system has no free inodes \(ENOSPC\)/,
       );
       assert.equal(existsSync(join(dir, "run.lock")), true, "nothing was cleared");
-    } finally {
-      spawnSync("umount", [mnt]);
-    }
-  });
+    }),
+  );
 });

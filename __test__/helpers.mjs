@@ -2,7 +2,7 @@
 // JOURNAL_MODULE (a path), or this package; the same tests run against the
 // reference journal.mjs, and those about what only the addon has skip there.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
@@ -183,5 +183,27 @@ function openToAll(dir) {
     const p = join(dir, e.name);
     if (e.isDirectory()) openToAll(p);
     else chmodSync(p, 0o644);
+  }
+}
+
+/** Run as root on Linux, a test may mount a small tmpfs of its own (`withTmpfs`). */
+export const mountsTmpfs = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };
+
+/**
+ * Runs `f(mnt)` on a small tmpfs (256 KiB, 40 inodes) mounted for it, a
+ * real file system to make full or read-only, and unmounts it after; the
+ * test `t` skips, saying why, where it cannot be mounted.
+ */
+export function withTmpfs(t, f) {
+  const mnt = scratch();
+  const m = spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40", "tmpfs", mnt]);
+  if (m.status !== 0) {
+    t.skip(`cannot mount a tmpfs here: ${String(m.stderr).trim()}`);
+    return;
+  }
+  try {
+    f(mnt);
+  } finally {
+    spawnSync("umount", [mnt]);
   }
 }

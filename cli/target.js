@@ -625,8 +625,22 @@ function asideName(at, name) {
   }
 }
 
+/**
+ * A line (`place`, its number) or turn record (`place`, its file name) of
+ * JSON null that `reader` refuses (#34), in the journal `t`: what it is,
+ * and for a turn record the command that sets it aside under a free name
+ * (a line is moved by hand: `mv` is null).
+ */
+function nullFound(t, file, place, reader, refused) {
+  if (file !== "turns") return { what: `${file}:${place} is JSON null, not a record; ${reader} refuses it ("${refused}")`, mv: null };
+  return {
+    what: `turns/${place} is JSON null, not a turn record; ${reader} refuses it ("${refused}")`,
+    mv: `\`mv -n ${sh(path.join(t.dir, "turns", place))} ${sh(path.join(t.dir, asideName(t.at, place)))}\``,
+  };
+}
+
 module.exports = {
-  asideName,
+  nullFound,
   RECORD_FILES,
   BINDING_NAME,
   journalDir,

@@ -19,23 +19,13 @@
 //
 //   node scripts/check-install.mjs [--only workspace,tarball,pnpm] [--keep]
 import { spawnSync } from "node:child_process";
-import {
-  accessSync,
-  constants,
-  cpSync,
-  existsSync,
-  mkdirSync,
-  mkdtempSync,
-  readFileSync,
-  readdirSync,
-  rmSync,
-  writeFileSync,
-} from "node:fs";
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { delimiter, dirname, join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { withoutRust } from "./without-rust.mjs";
 
 const { values: opts } = parseArgs({ options: { only: { type: "string" }, keep: { type: "boolean" } } });
 const wanted = new Set((opts.only ?? "workspace,tarball,pnpm").split(","));
@@ -44,25 +34,6 @@ const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 const pnpmBin = join(root, "node_modules", ".bin", "pnpm");
 const work = mkdtempSync(join(tmpdir(), "discord-journal-install-"));
 const results = [];
-
-// PATH without any directory that holds cargo or rustc: the consumer's
-// machine. Node and npm must stay reachable, so they may not share one.
-function withoutRust() {
-  const has = (d, exe) => {
-    try {
-      accessSync(join(d, exe), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const dirs = (process.env.PATH ?? "").split(delimiter).filter((d) => d && !has(d, "cargo") && !has(d, "rustc"));
-  const env = { ...process.env, PATH: [dirname(process.execPath), ...dirs].join(delimiter) };
-  for (const k of ["CARGO", "RUSTC", "CARGO_HOME", "RUSTUP_HOME", "CARGO_TARGET_DIR"]) delete env[k];
-  const probe = spawnSync("cargo", ["--version"], { env });
-  if (!probe.error) throw new Error("cargo is still reachable with Rust's directories taken off PATH");
-  return env;
-}
 
 function run(cmd, args, { cwd, env = process.env, quiet = false } = {}) {
   const r = spawnSync(cmd, args, { cwd, env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 });

@@ -23,9 +23,7 @@
 //   node scripts/check-readme.mjs [--nodes 22.23.5,24.22.3] [--tarball FILE] [--spec STACK] [--keep]
 import { spawnSync } from "node:child_process";
 import {
-  accessSync,
   chmodSync,
-  constants,
   copyFileSync,
   cpSync,
   existsSync,
@@ -38,9 +36,10 @@ import {
   writeFileSync,
 } from "node:fs";
 import { tmpdir } from "node:os";
-import { basename, delimiter, dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
+import { withoutRust } from "./without-rust.mjs";
 
 const { values: opts } = parseArgs({
   options: { nodes: { type: "string" }, tarball: { type: "string" }, spec: { type: "string" }, keep: { type: "boolean" } },
@@ -239,20 +238,9 @@ function modules(dir) {
 // holds cargo or rustc; none of the npm_* variables of a run under npm; npm's
 // defaults, not this machine's user configuration.
 function hostEnv(nodeBin, npmrc) {
-  const has = (d, exe) => {
-    try {
-      accessSync(join(d, exe), constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const dirs = (process.env.PATH ?? "").split(delimiter).filter((d) => d && !has(d, "cargo") && !has(d, "rustc"));
-  const env = { ...process.env, PATH: [nodeBin, dirname(process.execPath), ...dirs].join(delimiter) };
+  const env = withoutRust([nodeBin]);
   for (const k of Object.keys(env)) if (/^npm_|^INIT_CWD$|^NODE_OPTIONS$/i.test(k)) delete env[k];
-  for (const k of ["CARGO", "RUSTC", "CARGO_HOME", "RUSTUP_HOME", "CARGO_TARGET_DIR"]) delete env[k];
   env.npm_config_userconfig = npmrc;
-  if (!spawnSync("cargo", ["--version"], { env }).error) throw new Error("cargo is still reachable with Rust's directories taken off PATH");
   return env;
 }
 

@@ -9,7 +9,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
-const { asideName, target, notYet } = require("../target.js");
+const { nullFound, target, notYet } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
 
 const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
@@ -54,15 +54,12 @@ function nullsLeft(t, plan) {
     if (refused === undefined) continue;
     const n = plan.nulls.find((x) => (file === "turns" ? x.file.startsWith("turns/") : x.file === file));
     const [reader, r] = refused;
-    if (file === "turns") {
-      const name = n.file.slice("turns/".length);
-      said.push(
-        `${n.file} is JSON null, not a turn record; ${reader} refuses it ("${r}"): \`mv -n ${sh(path.join(t.dir, n.file))} ${sh(path.join(t.dir, asideName(t.at, name)))}\` moves it out of turns/, keeping its bytes`,
-      );
-    } else
-      said.push(
-        `${file}:${n.line} is JSON null, not a record; ${reader} refuses it ("${r}"): move it out of the file by hand, keeping its bytes (\`discord-journal check ${sh(t.dir)}\` gives its place)`,
-      );
+    const { what, mv } = nullFound(t, file, file === "turns" ? n.file.slice("turns/".length) : n.line, reader, r);
+    said.push(
+      mv
+        ? `${what}: ${mv} moves it out of turns/, keeping its bytes`
+        : `${what}: move it out of the file by hand, keeping its bytes (\`discord-journal check ${sh(t.dir)}\` gives its place)`,
+    );
   }
   if (said.length > 0) said.push("a repair never changes a line or record that is whole JSON");
   return said;

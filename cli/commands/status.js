@@ -8,7 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning } = require("../journal.js");
-const { RECORD_FILES, asideName, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
+const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
 const { render } = require("../status-text.js");
 const { sh } = require("../output.js");
 
@@ -130,17 +130,14 @@ const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: noth
  * keeping its bytes (#34). A turn record is a file of its own, so its one
  * command is given.
  */
-function nullProblem({ dir, at: where }, file, reader, refused, at) {
+function nullProblem(target, file, reader, refused, at) {
+  const { dir } = target;
   if (at === undefined || !/ of null /.test(refused))
     return { p: { what: `${reader} refuses: ${refused}`, fix: `\`discord-journal check ${sh(dir)}\` names the line` }, isNull: false };
-  if (file === "turns") {
-    const p = path.join(dir, "turns", at);
-    const what = `turns/${at} is JSON null, not a turn record; ${reader} refuses it ("${refused}")`;
-    const fix = `\`mv -n ${sh(p)} ${sh(path.join(dir, asideName(where, at)))}\` moves it out of turns/, keeping its bytes in the journal; a repair never changes a record that is whole JSON`;
-    return { p: { what, fix }, isNull: true };
-  }
-  const what = `${file}:${at} is JSON null, not a record; ${reader} refuses it ("${refused}")`;
-  const fix = `a repair never changes a line that is whole JSON: move line ${at} out of ${sh(path.join(dir, file))} by hand, keeping its bytes (\`discord-journal check ${sh(dir)}\` gives its place)`;
+  const { what, mv } = nullFound(target, file, at, reader, refused);
+  const fix = mv
+    ? `${mv} moves it out of turns/, keeping its bytes in the journal; a repair never changes a record that is whole JSON`
+    : `a repair never changes a line that is whole JSON: move line ${at} out of ${sh(path.join(dir, file))} by hand, keeping its bytes (\`discord-journal check ${sh(dir)}\` gives its place)`;
   return { p: { what, fix }, isNull: true };
 }
 
@@ -200,7 +197,7 @@ function status(target, now = Date.now()) {
   let reloads = read("reloads.jsonl", () => J.readReloads(at));
   // readInboxIds is asked only where its answer can differ from the scan's:
   // a line that is JSON null (the inbox may be the largest file).
-  const inboxIds = files["inbox.jsonl"]?.nullLine ? read("inbox.jsonl", () => J.readInboxIds(at).length) : {};
+  const inboxIds = files["inbox.jsonl"]?.nullLine ? read("inbox.jsonl", () => J.readInboxIds(at)) : {};
   if (out("reloads.jsonl") && reloads.value) reloads = { notShown: NOT_SHOWN("reloads.jsonl") };
   // STOP is a brake whatever it holds: present is what every reader asks.
   // The brake is what stopRequested says, the connector's own question: a

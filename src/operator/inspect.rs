@@ -177,9 +177,15 @@ pub struct Record {
   pub null: bool,
 }
 
-/// Whether `bytes`, which parse, are the JSON text `null`.
+/// Whether `bytes`, which parse, are the JSON text `null`. Asked of every
+/// line a scan or a plan keeps, so a line that does not end in `null`
+/// (before JSON's whitespace) is told without a second parse.
 pub fn is_null(bytes: &[u8]) -> bool {
-  Doc::parse(&line_text(bytes).0).is_some_and(|d| d.is_null())
+  let end = bytes
+    .iter()
+    .rposition(|b| !matches!(b, b' ' | b'\t' | b'\n' | b'\r'))
+    .map_or(0, |i| i + 1);
+  bytes[..end].ends_with(b"null") && Doc::parse(&line_text(bytes).0).is_some_and(|d| d.is_null())
 }
 
 /// Reads and judges the turn record `file`.
@@ -492,6 +498,16 @@ mod tests {
   /// Lines read through chunks of any size, zero runs counted, judged as
   /// their whole bytes are judged (`judge`, `body_end`), with their first
   /// bytes and lengths.
+  #[test]
+  fn null_is_told_as_json_parse_tells_it() {
+    for text in ["null", " null\t\r", "\u{feff}null", "\n null \n"] {
+      assert!(is_null(text.as_bytes()), "{text:?}");
+    }
+    for text in ["{\"a\":null}", "[null]", "\"null\"", "nulls", "0", ""] {
+      assert!(!is_null(text.as_bytes()), "{text:?}");
+    }
+  }
+
   #[test]
   fn lines_with_zero_runs_are_judged_as_their_whole_bytes() {
     let pieces: [&[u8]; 8] = [
