@@ -50,10 +50,12 @@ module.exports = {
   scanLines,
   scanTurns,
   repair,
-  /** What `.stop.lock` is, judged under the lock guard: "absent", "left" (proved left by an update that died) or "unproven"; throws where the judge refuses. */
+  /** What `.stop.lock` is, judged by the STOP mark without waiting: "absent", "held" (a live update is inside), "left" (proved left by an update that died) or "unproven". */
   stopLockLeft: (dir) => native.stopLockLeft(dir),
   /** Why the last STOP update of this thread was refused as "locked": its `.stop.lock` mkdir's errno name ("EEXIST" where another update holds it), or null. */
   stopLockCause: () => native.stopLockCause(),
+  /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix }` or null. */
+  holders: (dir) => JSON.parse(native.holders(dir)),
   /** An owner record's process alive in a PID namespace below this one: its pid here, or null. */
   ownerElsewhere: (pid, start, boot) => native.ownerElsewhere(pid, start, boot),
   /** Whether this process sees every process of the machine (an owner it cannot see may be alive where it cannot look). */

@@ -38,9 +38,10 @@ function refusalOf(scan, name) {
 }
 
 /**
- * What `.stop.lock` is, judged by the addon under the lock guard (#34):
- * `{ state, why }`, state "absent", "left" or "unproven"; unproven, with the
- * judge's refusal as `why`, where it refused (a guard held past its wait).
+ * What `.stop.lock` is, judged by the addon's STOP mark, never waiting
+ * (#34, #44): `{ state, why }`, state "absent", "held" (a live update is
+ * inside), "left" or "unproven"; unproven, with the judge's refusal as
+ * `why`, where it refused.
  */
 function stopLockState(dir) {
   try {
@@ -61,5 +62,6 @@ module.exports = {
   ownerElsewhere,
   seesEveryProcess: internal.seesEveryProcess,
   repairRunning: internal.repairRunning,
+  holders: internal.holders,
   stopLockCause: internal.stopLockCause,
 };

@@ -36,24 +36,24 @@ fn label(dir: &str) -> String {
 }
 
 /// Runs `action` holding `.stop.lock`. A failure to remove the lock
-/// afterwards replaces whatever the action returned. The lock guard
-/// (src/ground/guard.rs) is held from before the mkdir to after the rmdir, so
-/// that `.stop.lock` seen by a holder of the guard is proved left over
-/// (#34): no age can tell, since a paused update holds it for as long as
-/// it is paused.
+/// afterwards replaces whatever the action returned. The STOP mark
+/// (src/ground/mark.rs) is held from before the mkdir to after the rmdir,
+/// so that a `.stop.lock` no mark covers is proved left over (#34): no age
+/// can tell, since a paused update holds it for as long as it is paused.
+/// The mark never waits, so nothing another process does, stopped or not,
+/// holds up a brake (#44): only `.stop.lock` itself, as in the reference.
 pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-  crate::ground::guard::guarded(dir, || {
-    let lock = under(dir, &[".stop.lock"]);
-    if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
-      LOCK_CAUSE.set(crate::ground::error::fs_code(&e));
-      return Err(JournalError::failed("STOP update is locked; refusing").into());
-    }
-    let out = action();
-    match std::fs::remove_dir(&lock) {
-      Ok(()) => out,
-      Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
-    }
-  })
+  let _mark = crate::ground::mark::take(dir);
+  let lock = under(dir, &[".stop.lock"]);
+  if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
+    LOCK_CAUSE.set(crate::ground::error::fs_code(&e));
+    return Err(JournalError::failed("STOP update is locked; refusing").into());
+  }
+  let out = action();
+  match std::fs::remove_dir(&lock) {
+    Ok(()) => out,
+    Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
+  }
 }
 
 thread_local! {
@@ -70,18 +70,20 @@ pub fn lock_cause() -> Option<String> {
   LOCK_CAUSE.take()
 }
 
-/// What `.stop.lock` is, judged under the lock guard.
+/// What `.stop.lock` is, judged by the STOP mark.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopLock {
   /// None.
   Absent,
-  /// Left by a STOP update that did not finish: found while holding the
-  /// guard, which every STOP update of this package holds while
-  /// `.stop.lock` exists.
+  /// Left by a STOP update that did not finish: no live update of this
+  /// package holds the mark while it exists.
   Left,
-  /// Present, and no proof: the guard could not be had here (no `turns/`,
-  /// a file system without flock), or a `journal.mjs` process, which takes
-  /// no guard, may be inside an update.
+  /// Present while a live update of this package holds the mark: one in
+  /// progress, or stopped inside (`mark::holders` names it).
+  Held,
+  /// Present, and no proof: the mark cannot be asked here (a journal
+  /// directory that cannot be read, no OFD locks), or a `journal.mjs`
+  /// process, which takes no mark, may be inside an update.
   Unproven,
 }
 
@@ -90,37 +92,65 @@ impl StopLock {
     match self {
       StopLock::Absent => "absent",
       StopLock::Left => "left",
+      StopLock::Held => "held",
       StopLock::Unproven => "unproven",
     }
   }
 }
 
-/// Whether `.stop.lock` is left over, judged under the lock guard (waiting
-/// for an update in progress to end, as a STOP update does).
-pub fn left(dir: &str) -> Result<StopLock> {
-  let guard = crate::ground::guard::take(dir)?;
-  Ok(judge(dir, guard.held()))
+/// Whether `.stop.lock` is left over; never waits. docs/lock.md argues the
+/// order: `.stop.lock` found and held open (j2), then the mark asked (j3),
+/// then the directory found still linked (j4). An update that made it
+/// marked before its mkdir and unmarks after its rmdir, so if it is alive
+/// at j3 it is seen, and if it finished before j3 the directory was
+/// unlinked before j4.
+pub fn left(dir: &str) -> StopLock {
+  judge(dir).0
 }
 
-fn judge(dir: &str, proved: bool) -> StopLock {
+/// The judgement, and `.stop.lock` held open where it is a directory.
+fn judge(dir: &str) -> (StopLock, Option<std::os::fd::OwnedFd>) {
+  use nix::errno::Errno;
   let lock = under(dir, &[".stop.lock"]);
-  match std::fs::symlink_metadata(&lock) {
-    Err(_) => StopLock::Absent,
-    Ok(_) if proved => StopLock::Left,
-    Ok(_) => StopLock::Unproven,
+  let held = match crate::ground::files::open_dir_path(&lock) {
+    Ok(fd) => fd,
+    Err(Errno::ENOENT) => return (StopLock::Absent, None),
+    // Not a directory: no update made it (each makes a directory), and no
+    // update can be inside it (its mkdir would have failed).
+    Err(Errno::ENOTDIR | Errno::ELOOP) => return (StopLock::Left, None),
+    Err(_) => return (StopLock::Unproven, None),
+  };
+  match crate::ground::mark::marked(dir) {
+    None => return (StopLock::Unproven, None),
+    Some(true) => return (StopLock::Held, None),
+    Some(false) => {}
+  }
+  match nix::sys::stat::fstat(&held) {
+    Ok(st) if st.st_nlink > 0 => (StopLock::Left, Some(held)),
+    // Removed by its update since j2: gone.
+    Ok(_) => (StopLock::Absent, None),
+    Err(_) => (StopLock::Unproven, None),
   }
 }
 
-/// Removes `.stop.lock` where it is proved left over (`left`), under the
-/// guard, so that no update can begin between the proof and the removal;
-/// what it found. An empty directory alone is removed (rmdir): anything
-/// else stays for a person to look at, and that is refused.
+/// Removes `.stop.lock` where it is proved left over (`left`); what it
+/// found. The caller holds the lock guard, so no other repair runs
+/// between the proof and the removal, and no update can begin meanwhile
+/// (its mkdir fails while `.stop.lock` is there); the name is removed only
+/// while it is the directory held since the proof. An empty directory alone
+/// is removed (rmdir): anything else stays for a person to look at, and
+/// that is refused.
 pub fn clear_left(dir: &str) -> Result<StopLock> {
-  let guard = crate::ground::guard::take(dir)?;
-  let found = judge(dir, guard.held());
+  let (found, held) = judge(dir);
   if found == StopLock::Left {
-    std::fs::remove_dir(under(dir, &[".stop.lock"]))
-      .map_err(|e| quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove"))?;
+    let path = under(dir, &[".stop.lock"]);
+    let same = match &held {
+      Some(fd) => crate::ground::files::same_inode(fd, &path),
+      None => true,
+    };
+    if same {
+      std::fs::remove_dir(&path).map_err(|e| quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove"))?;
+    }
   }
   Ok(found)
 }
@@ -351,39 +381,63 @@ mod tests {
   }
 
   #[test]
-  fn a_stop_lock_is_proved_left_only_while_no_update_holds_the_guard() {
+  fn a_stop_lock_is_held_while_an_update_is_inside_and_left_once_it_died() {
     let d = TempDir::new();
-    std::fs::create_dir(under(d.path(), &["turns"])).expect("turns");
-    assert_eq!(left(d.path()), Ok(StopLock::Absent));
-    // An update in progress holds the guard: a judge on another thread
-    // waits for it, and then finds no .stop.lock.
+    assert_eq!(left(d.path()), StopLock::Absent);
+    // An update in progress holds the mark: a judge on another thread does
+    // not wait, and calls it held, never left.
     let path = d.path().to_string();
     let (tx, rx) = std::sync::mpsc::channel();
+    let (back, done) = std::sync::mpsc::channel();
     let judge = std::thread::spawn(move || {
       rx.recv().expect("inside");
-      left(&path)
+      let seen = left(&path);
+      back.send(()).expect("back");
+      seen
     });
     with_lock(d.path(), || {
       tx.send(()).expect("send");
-      std::thread::sleep(std::time::Duration::from_millis(200));
+      done.recv().expect("judged");
       append(d.path(), || Ok(line("a")))
     })
     .expect("update");
-    assert_eq!(judge.join().expect("judge"), Ok(StopLock::Absent));
+    assert_eq!(judge.join().expect("judge"), StopLock::Held);
+    // The lock guard held by another thread (a start, stopped inside): a
+    // brake does not wait for it.
+    std::fs::create_dir(under(d.path(), &["turns"])).expect("turns");
+    let path = d.path().to_string();
+    let (held_tx, held_rx) = std::sync::mpsc::channel();
+    let (end_tx, end_rx) = std::sync::mpsc::channel::<()>();
+    let holder = std::thread::spawn(move || {
+      let guard = crate::ground::guard::take(&path).expect("guard");
+      held_tx.send(guard.held()).expect("held");
+      let _ = end_rx.recv();
+    });
+    assert_eq!(held_rx.recv(), Ok(true));
+    let began = std::time::Instant::now();
+    with_lock(d.path(), || append(d.path(), || Ok(line("braked")))).expect("brake");
+    assert!(began.elapsed() < std::time::Duration::from_secs(1), "the brake waited");
+    drop(end_tx);
+    holder.join().expect("holder");
     // One that an update left (it died inside): proved, and cleared.
     std::fs::create_dir(under(d.path(), &[".stop.lock"])).expect("left");
-    assert_eq!(left(d.path()), Ok(StopLock::Left));
+    assert_eq!(left(d.path()), StopLock::Left);
     assert_eq!(clear_left(d.path()), Ok(StopLock::Left));
-    assert_eq!(left(d.path()), Ok(StopLock::Absent));
+    assert_eq!(left(d.path()), StopLock::Absent);
     with_lock(d.path(), || append(d.path(), || Ok(line("b")))).expect("updates again");
     // Not a directory: it stays, and the removal says why.
     std::fs::write(under(d.path(), &[".stop.lock"]), "x").expect("file");
     assert!(clear_left(d.path()).is_err());
-    // No turns/, no guard: no proof.
+    // A journal directory that cannot be read: no mark, no proof.
     let bare = TempDir::new();
     std::fs::create_dir(under(bare.path(), &[".stop.lock"])).expect("left");
-    assert_eq!(left(bare.path()), Ok(StopLock::Unproven));
+    if nix::unistd::geteuid().is_root() {
+      return;
+    }
+    std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o300)).expect("chmod");
+    assert_eq!(left(bare.path()), StopLock::Unproven);
     assert_eq!(clear_left(bare.path()), Ok(StopLock::Unproven));
+    std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("chmod");
     assert!(crate::ground::files::exists(&under(bare.path(), &[".stop.lock"])));
   }
 

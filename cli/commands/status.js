@@ -7,7 +7,7 @@
 "use strict";
 
 const path = require("node:path");
-const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning } = require("../journal.js");
+const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
 const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
 const { render } = require("../status-text.js");
 const { sh } = require("../output.js");
@@ -224,6 +224,10 @@ function status(target, now = Date.now()) {
       repair: state === "live" && repairRunning(at),
     };
   }
+  // Who holds what an operation would wait for, from the kernel (#44): the
+  // lock guard, run.lock marked by a live process, .stop.lock.
+  const held = holders(at);
+  if (lock) lock.holder = held.lock;
   const s = {
     verdict: null,
     journal: target.abs ?? path.resolve(dir),
@@ -246,6 +250,7 @@ function status(target, now = Date.now()) {
     lastReload: reloads.value ? (reloads.value.at(-1) ?? null) : reloads,
     stop,
     lock,
+    guard: held.guard,
     entries: seen.entries,
     // What repairs set aside here, kept for a person to look at.
     setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
@@ -394,6 +399,13 @@ function verdict(target, s, found, inboxIds) {
       unknown: `run.lock belongs to pid ${pidOf(s.lock.owner)}, which is alive but whose identity cannot be verified`,
     }[lockState];
     next = lockNext(dir, lockState, false);
+  } else if (s.lock?.holder && lockState !== "live" && !s.lock.holder.stalled) {
+    // A live process holds run.lock marked (held.rs): a start or a release
+    // in progress, or an owner this process cannot check; recover and
+    // unlock refuse it as they refuse a live owner.
+    state = "running";
+    why = `${s.lock.holder.is} holds run.lock: a start or a release in progress, or a connector whose record cannot be checked from here`;
+    next = `${s.lock.holder.fix}, then \`discord-journal status ${sh(dir)}\``;
   } else if (lockState === "live") {
     state = "running";
     why = s.lock.repair
@@ -429,8 +441,24 @@ function verdict(target, s, found, inboxIds) {
   for (const p of links) kind.set(p, "first");
   problems.unshift(...links);
   problems.push(...found.filter((p) => !before(p)).map((p) => ({ what: p.what, fix: p.fix })));
+  // A process stopped where every start, recover, unlock and repair waits
+  // for it (#44): named, with what frees it, before anything else.
+  const stalled = [
+    s.guard?.stalled && {
+      what: `${s.guard.is} holds the journal's lock guard and is stopped inside a start, a release, unlock, recover or a repair: every start, recover, unlock and repair of this binding waits for it, then refuses`,
+      fix: s.guard.fix,
+    },
+    s.lock?.holder?.stalled &&
+      lockState !== "live" && {
+        what: `${s.lock.holder.is} holds run.lock and is stopped in a start or a release: recover and unlock refuse it, and every start waits for it, then refuses`,
+        fix: s.lock.holder.fix,
+      },
+  ].filter(Boolean);
+  for (const p of stalled) kind.set(p, "first");
+  problems.unshift(...stalled);
+  if (stalled.length > 0 && state === "running" && lockState !== "live") state = "stuck";
   // A file the service may not be able to read or replace: no all-clear on it.
-  const blocking = found.find((p) => p.blocks);
+  const blocking = stalled[0] ?? found.find((p) => p.blocks);
   if (blocking && (state === "ready" || state === "crashed")) {
     state = "stuck";
     why = blocking.what;

@@ -47,6 +47,26 @@ pub fn open_dir(path: &str, link: Link) -> Result<File> {
   OpenOptions::new().read(true).custom_flags(dir_flags(link).bits()).open(path)
 }
 
+/// The directory at `path` itself (a final link not followed), held for
+/// its identity only: O_PATH on Linux, which needs no permission on it.
+pub fn open_dir_path(path: &str) -> nix::Result<std::os::fd::OwnedFd> {
+  #[cfg(target_os = "linux")]
+  let flags = OFlag::O_PATH | OFlag::O_DIRECTORY | OFlag::O_NOFOLLOW | OFlag::O_CLOEXEC;
+  #[cfg(not(target_os = "linux"))]
+  let flags = dir_flags(Link::NoFollow);
+  nix::fcntl::open(path, flags, nix::sys::stat::Mode::empty())
+}
+
+/// Whether `path` (not followed) names the inode held open. While it is
+/// held its inode number cannot go to another file, so equal numbers are
+/// the same file.
+pub fn same_inode(held: impl AsFd, path: &str) -> bool {
+  match (nix::sys::stat::fstat(held), nix::sys::stat::lstat(path)) {
+    (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
+    _ => false,
+  }
+}
+
 /// The directory `name` in the directory `dir` holds open (`AT_FDCWD` for a
 /// path), opened for reading; nix's error, for callers that match errnos.
 pub fn open_dir_at<P: ?Sized + nix::NixPath>(dir: impl AsFd, name: &P, link: Link) -> nix::Result<std::os::fd::OwnedFd> {

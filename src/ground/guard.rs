@@ -29,8 +29,11 @@ use std::time::Duration;
 
 use nix::fcntl::Flock;
 
+use std::time::Instant;
+
 use crate::ground::error::JournalError;
-use crate::ground::files::{open_dir, Link};
+use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
+use crate::ground::holder::{flock_holders, Holder};
 use crate::ground::paths::under;
 
 /// How long an operation waits for another to finish before it refuses.
@@ -38,7 +41,7 @@ use crate::ground::paths::under;
 /// two fsyncs (and `unlock`'s removal retries, about a second at worst); a
 /// holder that takes longer is stopped or paused, and a start that waits
 /// on it without end would hang its supervisor.
-const PATIENCE: Duration = Duration::from_secs(10);
+pub const PATIENCE: Duration = Duration::from_secs(10);
 
 thread_local! {
   /// The `turns/` directories (device, inode) this thread holds the guard
@@ -78,7 +81,8 @@ impl Guard {
 }
 
 /// Takes the guard of the journal `dir`, waiting for another process's
-/// operation to end; refuses once it has waited `PATIENCE`.
+/// operation to end; refuses once it has waited `PATIENCE`, or `STALLED`
+/// once the holder is seen stopped, naming the holder (#44).
 pub fn take(dir: &str) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
   let Ok(file) = open_dir(&under(dir, &["turns"]), Link::Follow) else {
@@ -94,22 +98,93 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
   if nix::unistd::dup(&file).is_err() {
     return Ok(unguarded);
   }
-  let lock = match crate::ground::files::flock_within(file, std::time::Instant::now() + PATIENCE) {
-    Ok(crate::ground::files::Flocked::Held(lock)) => lock,
+  let lock = match wait(file, &meta) {
+    Ok(Flocked::Held(lock)) => lock,
     // No flock here (ENOLCK, an NFS mount without it): unguarded.
-    Ok(crate::ground::files::Flocked::Unsupported(_)) => return Ok(unguarded),
-    Err(crate::ground::files::Unflocked::Failed(e)) => return Err(crate::ground::error::quiet_io(&e, "the journal's turns directory", "lock")),
-    Err(crate::ground::files::Unflocked::TimedOut) => {
-      return Err(JournalError::failed(format!(
-        "run.lock or STOP is being changed by another process, which has not finished in {} s (a process paused or stopped in a start, a release, unlock, recover, a repair or a STOP update); refusing. Run the command again once it has finished",
-        PATIENCE.as_secs()
-      )))
-    }
+    Ok(Flocked::Unsupported(_)) => return Ok(unguarded),
+    Err(Unflocked::Failed(e)) => return Err(crate::ground::error::quiet_io(&e, "the journal's turns directory", "lock")),
+    Err(Unflocked::TimedOut) => return Err(busy(&meta)),
   };
   HELD.with(|h| h.borrow_mut().push(key));
   Ok(Guard { held: Some((lock, key)) })
 }
 
+/// How long a holder seen stopped (a signal, a debugger, a freezer) is
+/// waited for: it may be resumed at once, but a start that waits out the
+/// whole patience on it gains nothing.
+const STALLED: Duration = Duration::from_secs(2);
+
+/// Waits for the guard: holders keep it for a few system calls, so a
+/// waiter first yields, then sleeps from 50 µs, doubling to 20 ms; from
+/// the first 100 ms on it asks the kernel who holds it every 250 ms, so a
+/// holder seen stopped for `STALLED` ends the wait early.
+fn wait(file: File, meta: &std::fs::Metadata) -> std::result::Result<Flocked, Unflocked> {
+  use nix::errno::Errno;
+  use nix::fcntl::{Flock, FlockArg};
+  let start = Instant::now();
+  let mut asked = start + Duration::from_millis(100);
+  let mut stalled_since: Option<Instant> = None;
+  let mut tries = 0u32;
+  let mut pause = Duration::from_micros(50);
+  let mut file = file;
+  loop {
+    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
+      Ok(held) => return Ok(Flocked::Held(held)),
+      Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => file = back,
+      Err((back, Errno::ENOLCK | Errno::EOPNOTSUPP)) => return Ok(Flocked::Unsupported(back)),
+      Err((_, e)) => return Err(Unflocked::Failed(e.into())),
+    }
+    let now = Instant::now();
+    if now >= start + PATIENCE {
+      return Err(Unflocked::TimedOut);
+    }
+    if now >= asked {
+      asked = now + Duration::from_millis(250);
+      if flock_holders(meta).iter().any(Holder::stalled) {
+        let since = *stalled_since.get_or_insert(now);
+        if now >= since + STALLED {
+          return Err(Unflocked::TimedOut);
+        }
+      } else {
+        stalled_since = None;
+      }
+    }
+    tries += 1;
+    if tries <= 50 {
+      std::thread::yield_now();
+    } else {
+      std::thread::sleep(pause);
+      pause = (pause * 2).min(Duration::from_millis(20));
+    }
+  }
+}
+
+/// The refusal of an operation that could not have the guard: who holds it
+/// and what frees it.
+fn busy(meta: &std::fs::Metadata) -> JournalError {
+  let holders = flock_holders(meta);
+  let (who, remedy) = match holders.first() {
+    Some(h) => (h.describe(), h.remedy()),
+    None => ("a process that has since let go".to_string(), "run the command again".to_string()),
+  };
+  JournalError::failed(format!(
+    "run.lock or STOP is being changed by another process, {who}, which holds the journal's lock guard and has not finished (a start, a release, unlock, recover or a repair); refusing. {}",
+    capitalized(&remedy)
+  ))
+}
+
+fn capitalized(text: &str) -> String {
+  let mut chars = text.chars();
+  chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
+/// Who holds the guard of `dir` now, as the kernel shows it (for the
+/// command's verdict: a start, a release, unlock, recover or a repair in
+/// progress, or stopped inside one).
+pub fn holder(dir: &str) -> Option<Holder> {
+  let meta = std::fs::metadata(under(dir, &["turns"])).ok()?;
+  flock_holders(&meta).into_iter().next()
+}
 /// Runs `action` holding the guard of `dir`.
 pub fn guarded<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
   let _guard = take(dir)?;

@@ -66,9 +66,34 @@ pub fn decode_utf8(bytes: Vec<u8>) -> String {
   }
 }
 
+/// Text from elsewhere (a process's command line) made safe to show on a
+/// terminal: control characters as `\u{..}`, at most `max` characters, an
+/// ellipsis where cut.
+pub fn printable(text: &str, max: usize) -> String {
+  let mut out = String::new();
+  for (n, c) in text.chars().enumerate() {
+    if n == max {
+      out.push('…');
+      break;
+    }
+    if c.is_control() {
+      out.push_str(&c.escape_unicode().to_string());
+    } else {
+      out.push(c);
+    }
+  }
+  out
+}
+
 #[cfg(test)]
 mod tests {
   use super::*;
+
+  #[test]
+  fn printable_escapes_controls_and_cuts() {
+    assert_eq!(printable("node\x1b[2Jx", 100), "node\\u{1b}[2Jx");
+    assert_eq!(printable("abcdef", 3), "abc…");
+  }
 
   #[test]
   fn numbers_print_as_javascript() {

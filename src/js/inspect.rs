@@ -13,11 +13,12 @@ use serde_json::json;
 use crate::operator::{inspect, repair};
 use crate::stop;
 
-/// What `.stop.lock` is, judged under the lock guard: `"absent"`,
+/// What `.stop.lock` is, judged by the STOP mark: `"absent"`, `"held"` (a live
+/// update holds it: `stopLockHolders` names it),
 /// `"left"` (proved left over by an update that died) or `"unproven"`.
 #[napi(js_name = "stopLockLeft")]
 pub fn stop_lock_left<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| Ok(js.str(stop::left(dir.fs())?.name())?))
+  export(env, |js| Ok(js.str(stop::left(dir.fs()).name())?))
 }
 
 /// Why the last STOP update of this thread was refused as "locked": the
@@ -28,6 +29,32 @@ pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
   export(env, |js| match stop::lock_cause() {
     Some(code) => Ok(js.str(&code)?),
     None => Ok(js.null()?),
+  })
+}
+
+/// Who holds what another operation would wait for, as the kernel shows
+/// it (#44), as JSON text: `{guard, lock, stopLock}`, each a process
+/// `{pid, state, command, stalled, is, fix}` or null: the lock guard's
+/// holder (a start, release, unlock, recover or repair inside it), the
+/// live process holding run.lock marked, and a STOP update inside
+/// `.stop.lock`.
+#[napi(js_name = "holders")]
+pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
+    let dir = dir.fs();
+    let one = |h: Option<crate::ground::holder::Holder>| h.map_or(serde_json::Value::Null, |h| h.to_json());
+    let stop_lock = match stop::left(dir) {
+      stop::StopLock::Held => crate::ground::mark::holders(dir)
+        .first()
+        .map(|pid| crate::ground::holder::process(*pid)),
+      _ => None,
+    };
+    let out = json!({
+      "guard": one(crate::ground::guard::holder(dir)),
+      "lock": one(crate::lock::holder(dir)),
+      "stopLock": one(stop_lock),
+    });
+    Ok(js.str(&out.to_string())?)
   })
 }
 

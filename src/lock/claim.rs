@@ -12,10 +12,14 @@ use crate::ground::files::{open_dir, Link};
 use crate::ground::paths::{journal_label, under};
 use crate::stop;
 
+use nix::fcntl::Flock;
+use std::time::Instant;
+
 use super::owner::{lock_path, parse_owner};
 use super::remove::{self, lock_refusal, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
 use crate::ground::guard::guarded;
+use crate::ground::holder::Holder;
 
 /// `writePid` after the claimant's identity was read: creates the lock,
 /// publishes the record `owner_text()` makes (failing with the `code` of
@@ -27,19 +31,25 @@ pub fn claim<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
-  guarded(dir, || claim_gated(dir, pid, seams, owner_text, true)).map(drop)
+  let marked = guarded(dir, || claim_gated(dir, pid, seams, owner_text, true))?;
+  // The mark stays while the claim stands: its release finds it (held.rs).
+  if let Some(marked) = marked {
+    super::held::keep(marked);
+  }
+  Ok(())
 }
 
 /// A claim without the STOP gate: the binding held by a process that takes
 /// no turn (`discord-journal repair`), STOP or no STOP, so that no
 /// connector can claim it meanwhile. Released with `clear_pid`. Returns
-/// the directory held, open (none where a descriptor could not be kept).
+/// the directory held, open with its shared mark (none where a descriptor
+/// or a flock could not be had).
 pub fn hold<S: Seams>(
   dir: &str,
   pid: f64,
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
-) -> Result<Option<File>, S::Error> {
+) -> Result<Option<Flock<File>>, S::Error> {
   guarded(dir, || claim_gated(dir, Some(pid), seams, owner_text, false))
 }
 
@@ -49,13 +59,21 @@ fn claim_gated<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
   gate: bool,
-) -> Result<Option<File>, S::Error> {
+) -> Result<Option<Flock<File>>, S::Error> {
   let lock = lock_path(dir);
-  if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
+  let waited = Instant::now();
+  while let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
       return Err(quiet_io(&e, &format!("run.lock in {}", journal_label(dir)), "create").into());
     }
-    return Err(refusal(dir, seams)?.into());
+    // A lock without a record that a live process holds marked is a
+    // release in progress (or a claim of a process that takes no guard):
+    // waited for, as the guard waits, and named if it does not end.
+    match releasing(dir, waited) {
+      Releasing::Gone => continue,
+      Releasing::No => return Err(refusal(dir, seams)?.into()),
+      Releasing::Stuck(who) => return Err(held_refusal(&who).into()),
+    }
   }
   // The directory this claim created, held open at once: the record is
   // published into it by descriptor, never by path. Between the mkdir and
@@ -74,6 +92,7 @@ fn claim_gated<S: Seams>(
     Ok((held, stamp)) => Made {
       path: lock,
       stamp,
+      marked: super::held::mark(&held),
       held: Some(held),
     },
     Err(e) => {
@@ -130,7 +149,58 @@ fn claim_gated<S: Seams>(
   if !standing {
     return Err(lost_claim().into());
   }
-  Ok(made.held)
+  Ok(made.marked)
+}
+
+/// What a lock found by a claim's mkdir is doing.
+enum Releasing {
+  /// Gone meanwhile: the mkdir is tried again.
+  Gone,
+  /// Not a release in progress: refused as the reference refuses.
+  No,
+  /// A live process holds it without a record past the guard's patience,
+  /// or stopped.
+  Stuck(Holder),
+}
+
+/// Whether run.lock is a lock without a record that a live process holds
+/// marked, and if so waits (up to the guard's patience since `since`) for
+/// it to go.
+fn releasing(dir: &str, since: Instant) -> Releasing {
+  let path = lock_path(dir);
+  let Some(stamp) = Stamp::at(&path) else { return Releasing::Gone };
+  if !stamp.dir || crate::ground::files::exists(&super::owner::owner_path(dir)) {
+    return Releasing::No;
+  }
+  let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
+  match super::held::vacant(&path, stamp, left) {
+    Ok(_) => {
+      if Stamp::at(&path).is_none() {
+        Releasing::Gone
+      } else {
+        Releasing::No
+      }
+    }
+    Err(who) => {
+      if Stamp::at(&path).is_none() {
+        Releasing::Gone
+      } else {
+        Releasing::Stuck(who)
+      }
+    }
+  }
+}
+
+/// The refusal of a claim, recover or unlock that met a lock a live process
+/// holds without a record: a start or a release in progress, or stopped.
+pub(super) fn held_refusal(who: &Holder) -> JournalError {
+  let remedy = who.remedy();
+  JournalError::brake(format!(
+    "run.lock is held by {}, which is starting or releasing this binding and has no owner record in it yet or any more; refusing. {}{}",
+    who.describe(),
+    remedy[..1].to_uppercase(),
+    &remedy[1..]
+  ))
 }
 
 /// The directory a claim made: its path, what it is, and the descriptor it
@@ -139,6 +209,8 @@ fn claim_gated<S: Seams>(
 struct Made {
   path: String,
   stamp: Stamp,
+  /// The shared flock that marks it held by a live process (held.rs).
+  marked: Option<Flock<File>>,
   held: Option<File>,
 }
 

@@ -25,6 +25,7 @@
 mod claim;
 #[cfg(test)]
 mod fixtures;
+mod held;
 mod owner;
 mod recover;
 mod remove;
@@ -35,6 +36,7 @@ mod unlock;
 
 pub use crate::ground::guard::guarded;
 pub use claim::{claim, hold};
+pub use held::holder;
 pub use owner::{lock_path, owner_path, read_pid, Owner};
 pub use recover::{recover, Recovered};
 pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams, UNLOCK_HINT};

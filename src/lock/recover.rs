@@ -51,6 +51,14 @@ fn recover_guarded<S: Seams>(
   if matches!(state, OwnerState::Live | OwnerState::Unknown | OwnerState::Invalid) {
     return Err(refusal(dir, seams)?.into());
   }
+  // A lock a live process holds marked (a release in progress, or an owner
+  // this process cannot judge) is refused before recover's STOP is written.
+  let path = lock_path(dir);
+  if let Some(lock) = remove::Stamp::at(&path).filter(|s| s.is_dir()) {
+    if let Err(who) = super::held::vacant(&path, lock, std::time::Duration::ZERO) {
+      return Err(super::claim::held_refusal(&who).into());
+    }
+  }
   stop::with_lock(dir, || stop::append(dir, || stop_line(stop::RECOVER_REASON)))?;
   unlock_after_stop(dir, seams)?;
   clear_own_stop(dir, || {

@@ -34,6 +34,10 @@ impl Stamp {
     }
   }
 
+  pub fn is_dir(&self) -> bool {
+    self.dir
+  }
+
   /// The open file's own inode.
   pub fn of_fd(fd: impl AsFd) -> Option<Stamp> {
     fstat(fd).ok().map(|st| Stamp::of(&st))

@@ -7,6 +7,7 @@ use crate::ground::files::exists;
 use crate::ground::guard::guarded;
 use crate::ground::paths::journal_label;
 
+use super::held;
 use super::owner::{lock_path, pid_text, Owner};
 use super::remove::{self, judge, judge_at, lock_refusal};
 use super::state::{state_of, OwnerState, Seams};
@@ -69,14 +70,55 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
     }
     _ => {}
   }
+  // No live process of this package is in the lock removed: its holder's
+  // mark (held.rs) is taken exclusively, and kept through the removal.
+  let vacant = match judged.lock {
+    Some(lock) if lock.dir => match held::vacant(&path, lock, std::time::Duration::ZERO) {
+      Ok(vacant) => vacant,
+      Err(who) => {
+        return Err(
+          JournalError::failed(format!(
+            "refusing to unlock: run.lock is held by {}, which is starting or releasing this binding; nothing removed. {}",
+            who.describe(),
+            capitalized(&who.remedy())
+          ))
+          .into(),
+        )
+      }
+    },
+    _ => None,
+  };
   seams.before_remove()?;
-  remove::remove(dir, &judged, None, 10).map_err(|e| lock_refusal(dir, &e))?;
+  let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
+  remove::remove(dir, &judged, fd, 10).map_err(|e| lock_refusal(dir, &e))?;
+  drop(vacant);
   Ok(Unlocked::Cleared(rec))
 }
 
+fn capitalized(text: &str) -> String {
+  let mut chars = text.chars();
+  chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 /// `clearPid`: removes the lock when its record names `pid`; the lock
-/// removed is the one whose record was read (#10).
+/// removed is the one whose record was read (#10). A release of a claim
+/// this process made and holds marked (held.rs) takes no lock guard: while
+/// its mark is held no remover of this package touches the directory, so
+/// no other process, stopped inside the guard or not, can hold up a
+/// connector's shutdown (#44; the argument is docs/lock.md's "Release").
+/// Any other release (a record that names this pid but was not made by
+/// this process's claim) is judged again under the guard.
 pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
+  let (rec, judged) = judge(dir);
+  if !rec.is_some_and(|rec| rec.names(pid)) {
+    return Ok(());
+  }
+  if let Some(marked) = judged.lock.and_then(held::take) {
+    let fd = marked.try_clone().ok().map(Into::into);
+    let removed = remove::remove(dir, &judged, fd, 0).map_err(|e| lock_refusal(dir, &e));
+    drop(marked);
+    return removed;
+  }
   guarded(dir, || {
     let (rec, judged) = judge(dir);
     if rec.is_some_and(|rec| rec.names(pid)) {

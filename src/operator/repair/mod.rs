@@ -266,25 +266,24 @@ pub fn running(dir: &str) -> bool {
   )
 }
 
-/// Marks the run.lock this repair made as a repair's: its exclusive
-/// flock, kept while it holds the binding. A probe (`running`) holds a
-/// shared one for an instant, so the mark is tried again for a while
-/// rather than lost to a probe that met it (#34); a flock that stays held
-/// by another (no repair: the guard admits one) leaves it unmarked, which
-/// only a message tells.
-fn mark(dir: File) -> Option<nix::fcntl::Flock<File>> {
-  let mut dir = dir;
+/// Marks the run.lock this repair made as a repair's: its claim's shared
+/// flock made exclusive, kept while it holds the binding. A probe
+/// (`running`) holds a shared one for an instant, so the mark is tried
+/// again for a while rather than lost to a probe that met it (#34); a flock
+/// that stays held by another (no repair: the guard admits one) leaves it
+/// shared, which only a message tells. A conversion that fails may leave
+/// no flock at all (flock(2) is not atomic there), so the last attempt goes
+/// back to a shared one.
+fn mark(held: nix::fcntl::Flock<File>) -> Option<nix::fcntl::Flock<File>> {
+  use nix::fcntl::FlockArg;
   for _ in 0..200 {
-    match nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock) {
-      Ok(locked) => return Some(locked),
-      Err((back, nix::errno::Errno::EWOULDBLOCK)) => {
-        dir = back;
-        std::thread::sleep(std::time::Duration::from_millis(1));
-      }
-      Err(_) => return None,
+    match held.relock(FlockArg::LockExclusiveNonblock) {
+      Ok(()) => return Some(held),
+      Err(nix::errno::Errno::EWOULDBLOCK) => std::thread::sleep(std::time::Duration::from_millis(1)),
+      Err(_) => break,
     }
   }
-  None
+  held.relock(FlockArg::LockSharedNonblock).ok().map(|()| held)
 }
 
 /// Releases what `hold` took.

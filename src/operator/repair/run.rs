@@ -46,7 +46,7 @@ impl Outcome {
 pub fn run<E: From<JournalError>>(dir: &str, apply: bool, now: impl FnOnce() -> Result<String, E>) -> Result<Outcome, E> {
   if !apply {
     let plan = plan(&Journal::open(dir)?)?;
-    let stop_lock = stop::left(dir)?;
+    let stop_lock = stop::left(dir);
     return Ok(Outcome {
       took_over: None,
       cleaned: Vec::new(),
@@ -58,7 +58,7 @@ pub fn run<E: From<JournalError>>(dir: &str, apply: bool, now: impl FnOnce() -> 
   let j = Journal::open(dir)?;
   // A .stop.lock that an update which died left refuses every STOP
   // update (#34): removed first, under the guard that proves it left.
-  let stop_lock = stop::clear_left(dir)?;
+  let stop_lock = crate::lock::guarded(dir, || stop::clear_left(dir))?;
   let noted = |e: JournalError| match stop_lock {
     StopLock::Left => e.with_note(".stop.lock, left by a STOP update that did not finish, was removed first"),
     _ => e,

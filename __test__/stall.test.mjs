@@ -1,0 +1,193 @@
+// No process holds a binding hostage (#44): a process stopped (SIGSTOP: a
+// paused container, Ctrl-Z, a debugger) where others would wait for it
+// never keeps the operator from braking or a connector from shutting down,
+// and whoever must still wait names it, with the command that frees it.
+// The stopped process is made real: util-linux's `flock` holding the
+// journal's lock guard (the exclusive flock on turns/ every start,
+// release, unlock, recover and repair of this package takes), then
+// SIGSTOP; or a connector stopped with its release half done. The bounds
+// below are promises (a wait that must end), generous for a loaded machine:
+// without them the brake and the release waited 10 s and failed.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { join } from "node:path";
+import { after, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { M, isAddon, journal, modulePath } from "./helpers.mjs";
+
+const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
+const hasFlock = spawnSync("flock", ["--version"]).status === 0 && !process.versions.deno ? {} : { skip: "needs util-linux's flock" };
+
+const children = [];
+after(() => {
+  for (const c of children) {
+    try {
+      process.kill(c.pid, "SIGCONT");
+      c.kill("SIGKILL");
+    } catch {
+      // Gone already.
+    }
+  }
+});
+
+const lines = (child) => {
+  let buf = "";
+  const waiting = [];
+  child.stdout.on("data", (d) => {
+    buf += d;
+    let at;
+    while ((at = buf.indexOf("\n")) >= 0) {
+      const l = buf.slice(0, at);
+      buf = buf.slice(at + 1);
+      waiting.shift()?.(l);
+    }
+  });
+  return () => new Promise((resolve) => waiting.push(resolve));
+};
+
+/**
+ * A connector of the module under test holding `dir`'s binding; on a line
+ * "release" it takes the processing brake and releases it, then clears
+ * its lock, and prints how long each took.
+ */
+function connector(dir) {
+  const esm = modulePath.endsWith(".mjs");
+  const code = `
+    const M = ${esm ? `await import(${JSON.stringify(modulePath)})` : `require(${JSON.stringify(modulePath)})`};
+    const dir = ${JSON.stringify(dir)};
+    M.writePid(dir, process.pid);
+    console.log("held");
+    process.stdin.once("data", () => {
+      const timed = (f) => { const t = process.hrtime.bigint(); let error = null; try { f(); } catch (e) { error = e.message; } return { ms: Number(process.hrtime.bigint() - t) / 1e6, error }; };
+      const gen = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+      const out = { brake: timed(() => M.requestProcessingStop(dir, gen)), lift: timed(() => M.clearProcessingStop(dir, gen)), release: timed(() => M.clearPid(dir, process.pid)) };
+      console.log(JSON.stringify(out));
+    });`;
+  const child = spawn(process.execPath, [...(esm ? ["--input-type=module"] : []), "-e", code], {
+    stdio: ["pipe", "pipe", "inherit"],
+  });
+  children.push(child);
+  return child;
+}
+
+/** `flock` holding the lock guard of `dir` (its turns/ directory), stopped. */
+async function stoppedInGuard(dir) {
+  const child = spawn("flock", ["-x", join(dir, "turns"), "sh", "-c", "echo locked; exec sleep 600"], {
+    stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
+  });
+  children.push(child);
+  await new Promise((resolve) => child.stdout.once("data", resolve));
+  // The flock is held by the open file `flock` passed to its child; both
+  // are stopped (its process group): each is a process stopped inside the guard.
+  process.kill(-child.pid, "SIGSTOP");
+  return child;
+}
+
+const stateOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+
+describe("a stopped process holds no binding hostage", hasFlock, () => {
+  test("a start stopped inside the lock guard: the brake, the processing brake and a holder's release do not wait", async () => {
+    const dir = journal();
+    const a = connector(dir);
+    const next = lines(a);
+    assert.equal(await next(), "held");
+    const s = await stoppedInGuard(dir);
+
+    let t = Date.now();
+    const braked = cli("stop", dir, "investigating");
+    const brakeMs = Date.now() - t;
+    assert.equal(braked.status, 0, braked.stderr + braked.stdout);
+    assert.ok(brakeMs < 2000, `the operator's stop took ${brakeMs} ms`);
+    assert.equal(M.readStop(dir).at(-1).reason, "investigating");
+
+    a.stdin.write("release\n");
+    const took = JSON.parse(await next());
+    for (const [what, r] of Object.entries(took)) {
+      assert.equal(r.error, null, `${what}: ${r.error}`);
+      assert.ok(r.ms < 1000, `${what} took ${r.ms} ms`);
+    }
+    assert.equal(existsSync(join(dir, "run.lock")), false, "the connector's lock is released");
+
+    t = Date.now();
+    const st = cli("status", dir, "--json");
+    const statusMs = Date.now() - t;
+    assert.ok(statusMs < 3000, `status took ${statusMs} ms`);
+    const v = JSON.parse(st.stdout).verdict;
+    const holder = JSON.parse(st.stdout).guard;
+    assert.equal(st.status, 1, "a stopped process needs a hand");
+    assert.ok([s.pid, s.pid + 1].includes(holder.pid) || stateOf(holder.pid) === "T", JSON.stringify(holder));
+    assert.equal(holder.state, "stopped");
+    assert.match(v.problems[0].what, new RegExp(`^pid ${holder.pid} \\(stopped: .*holds the journal's lock guard`));
+    assert.equal(v.next, `\`kill -CONT ${holder.pid}\` lets it finish`);
+    console.log(
+      `# figure a start stopped inside the guard: stop ${brakeMs} ms, processing brake ${took.brake.ms.toFixed(1)} ms, its lift ${took.lift.ms.toFixed(1)} ms, clearPid ${took.release.ms.toFixed(1)} ms, status ${statusMs} ms naming pid ${holder.pid}`,
+    );
+
+    if (isAddon) {
+      // Whoever must still wait gives up early on a stopped holder and names it.
+      M.clearStop(dir);
+      t = Date.now();
+      let refusal = null;
+      try {
+        M.recover(dir);
+      } catch (e) {
+        refusal = e;
+      }
+      const recoverMs = Date.now() - t;
+      assert.ok(refusal, "recover waits on the guard");
+      assert.match(
+        refusal.message,
+        new RegExp(
+          `pid ${holder.pid} \\(stopped: .*\\), which holds the journal's lock guard .*\`kill -CONT ${holder.pid}\` lets it finish$`,
+        ),
+      );
+      assert.ok(recoverMs < 6000, `recover took ${recoverMs} ms`);
+      console.log(`# figure recover behind a stopped start: refused in ${recoverMs} ms, naming it`);
+    }
+  });
+
+  test(
+    "a connector stopped in the middle of its release: recover and unlock leave its lock and name it",
+    isAddon ? {} : { skip: "the reference's release takes no mark" },
+    async () => {
+      const dir = journal();
+      const a = connector(dir);
+      const next = lines(a);
+      assert.equal(await next(), "held");
+      // The release's first step (its record unlinked), then stopped before its rmdir.
+      unlinkSync(join(dir, "run.lock", "owner.json"));
+      process.kill(a.pid, "SIGSTOP");
+      for (let i = 0; i < 100 && stateOf(a.pid) !== "T"; i++) await new Promise((r) => setTimeout(r, 10));
+
+      let refusal = null;
+      try {
+        M.recover(dir);
+      } catch (e) {
+        refusal = e;
+      }
+      assert.ok(refusal, "recover refuses a lock a live process holds");
+      assert.equal(refusal.exitCode, 3);
+      assert.match(
+        refusal.message,
+        new RegExp(`^run\\.lock is held by pid ${a.pid} \\(stopped: .*\`kill -CONT ${a.pid}\` lets it finish$`),
+      );
+      assert.equal(existsSync(join(dir, "STOP")), false, "recover wrote no STOP");
+      const st = JSON.parse(cli("status", dir, "--json").stdout);
+      assert.equal(st.verdict.state, "stuck");
+      assert.equal(st.verdict.next, `\`kill -CONT ${a.pid}\` lets it finish`);
+      // unlock writes its STOP first, as journal.mjs's does, then refuses.
+      const u = cli("unlock", dir);
+      assert.equal(u.status, 1, u.stdout + u.stderr);
+      assert.match(u.stderr + u.stdout, new RegExp(`pid ${a.pid} \\(stopped`));
+      assert.ok(existsSync(join(dir, "run.lock")), "the lock stays");
+      // Once it is gone, the lock is a crashed start's, and recover clears it.
+      a.kill("SIGKILL");
+      await new Promise((resolve) => a.once("exit", resolve));
+      M.clearStop(dir);
+      assert.equal(M.recover(dir), "cleared");
+    },
+  );
+});

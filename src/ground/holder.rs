@@ -1,0 +1,239 @@
+//! Who holds a lock, asked of the kernel: a wait that cannot end at once
+//! names the process it waits for, with its state and command line, and
+//! the command that frees it (#44). The holder of a flock(2) is read from
+//! `/proc/locks`, matched by the locked inode; nothing is guessed from a
+//! file's age. A process stopped by a signal (a paused container, Ctrl-Z, a
+//! cgroup freezer) or by a debugger never finishes on its own, so a waiter
+//! that finds one stopped gives up early rather than wait its whole bound.
+
+use std::os::unix::fs::MetadataExt;
+
+/// The state of a process, from field 3 of `/proc/PID/stat`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Run {
+  /// Running, sleeping or in an uninterruptible wait (R, S, D, I, W).
+  Running,
+  /// Stopped by a signal (T), or frozen by a cgroup freezer.
+  Stopped,
+  /// Stopped by a debugger or tracer (t).
+  Traced,
+  /// Dead and not yet reaped by its parent (Z).
+  Zombie,
+  /// Anything else, or unreadable.
+  Unknown,
+}
+
+/// A process holding a lock, as the kernel shows it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Holder {
+  /// Its pid in this process's namespace; 0 where it is not visible from
+  /// here (a process of a namespace above, or one `/proc` hides).
+  pub pid: u32,
+  pub run: Run,
+  /// Its command line, arguments joined by spaces (empty where unreadable).
+  pub command: String,
+}
+
+impl Holder {
+  /// A process that will not take its next step until someone acts.
+  pub fn stalled(&self) -> bool {
+    matches!(self.run, Run::Stopped | Run::Traced)
+  }
+
+  /// "pid 12 (stopped: node connector.js)".
+  pub fn describe(&self) -> String {
+    if self.pid == 0 {
+      return "a process this one cannot see (another PID namespace, or a /proc that hides it)".into();
+    }
+    let run = match self.run {
+      Run::Running => "running",
+      Run::Stopped => "stopped",
+      Run::Traced => "stopped by a debugger or tracer",
+      Run::Zombie => "dead, not yet reaped by its parent",
+      Run::Unknown => "state unknown",
+    };
+    if self.command.is_empty() {
+      format!("pid {} ({run})", self.pid)
+    } else {
+      format!("pid {} ({run}: {})", self.pid, self.command)
+    }
+  }
+
+  /// As the command shows it: `{pid, state, command, stalled, is, fix}`.
+  pub fn to_json(&self) -> serde_json::Value {
+    let state = match self.run {
+      Run::Running => "running",
+      Run::Stopped => "stopped",
+      Run::Traced => "traced",
+      Run::Zombie => "zombie",
+      Run::Unknown => "unknown",
+    };
+    serde_json::json!({
+      "pid": self.pid,
+      "state": state,
+      "command": self.command,
+      "stalled": self.stalled(),
+      "is": self.describe(),
+      "fix": self.remedy(),
+    })
+  }
+
+  /// The command that lets it finish, or what to wait for.
+  pub fn remedy(&self) -> String {
+    match self.run {
+      Run::Stopped => format!("`kill -CONT {}` lets it finish", self.pid),
+      Run::Traced => format!(
+        "detach the debugger or tracer from pid {0} (or `kill -CONT {0}` where the tracer passes signals on) to let it finish",
+        self.pid
+      ),
+      _ if self.pid == 0 => "let that process finish, or stop it".into(),
+      _ => format!("wait for pid {} to finish", self.pid),
+    }
+  }
+}
+
+/// Reads a process's state and command line.
+pub fn process(pid: u32) -> Holder {
+  let run = match std::fs::read(format!("/proc/{pid}/stat")) {
+    // The command name in field 2 is in parentheses and may hold any byte:
+    // the state follows the last ')'.
+    Ok(stat) => match stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2)) {
+      Some(b'R' | b'S' | b'D' | b'I' | b'W') => Run::Running,
+      Some(b'T') => Run::Stopped,
+      Some(b't') => Run::Traced,
+      Some(b'Z' | b'X' | b'x') => Run::Zombie,
+      _ => Run::Unknown,
+    },
+    Err(_) => Run::Unknown,
+  };
+  // A task frozen by the cgroup freezer shows S (v2) or D (v1): its cgroup
+  // says it is frozen.
+  let run = if run == Run::Running && frozen(pid) { Run::Stopped } else { run };
+  let command = std::fs::read(format!("/proc/{pid}/cmdline"))
+    .map(|raw| {
+      let text = String::from_utf8_lossy(&raw);
+      let joined = text.trim_end_matches('\0').replace('\0', " ");
+      crate::ground::text::printable(&joined, 200)
+    })
+    .unwrap_or_default();
+  Holder { pid, run, command }
+}
+
+/// Whether the process's cgroup (v2) is frozen.
+fn frozen(pid: u32) -> bool {
+  let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+    return false;
+  };
+  let Some(path) = text.lines().find_map(|l| l.strip_prefix("0::")) else {
+    return false;
+  };
+  std::fs::read_to_string(format!("/sys/fs/cgroup{path}/cgroup.events")).is_ok_and(|events| events.lines().any(|l| l == "frozen 1"))
+}
+
+/// The holders of a flock(2) on the inode of `meta`, from `/proc/locks`
+/// (the lock's waiters, listed with `->`, are not holders).
+pub fn flock_holders(meta: &std::fs::Metadata) -> Vec<Holder> {
+  let Ok(table) = std::fs::read_to_string("/proc/locks") else {
+    return Vec::new();
+  };
+  let want = inode_key(meta.dev(), meta.ino());
+  let mut found: Vec<Holder> = Vec::new();
+  for line in table.lines() {
+    let mut fields = line.split_whitespace();
+    let (Some(_), Some(kind)) = (fields.next(), fields.next()) else {
+      continue;
+    };
+    if kind != "FLOCK" {
+      continue;
+    }
+    let (Some(_), Some(_), Some(pid), Some(inode)) = (fields.next(), fields.next(), fields.next(), fields.next()) else {
+      continue;
+    };
+    if inode != want {
+      continue;
+    }
+    let Ok(pid) = pid.parse::<i64>() else { continue };
+    let pid = u32::try_from(pid).unwrap_or(0);
+    if !found.iter().any(|h| h.pid == pid) {
+      found.push(if pid == 0 {
+        Holder {
+          pid,
+          run: Run::Unknown,
+          command: String::new(),
+        }
+      } else {
+        process(pid)
+      });
+    }
+  }
+  found
+}
+
+/// The first holder of a flock on the file at `path`, if any is visible.
+pub fn flock_holder_at(path: &str) -> Option<Holder> {
+  let meta = std::fs::metadata(path).ok()?;
+  flock_holders(&meta).into_iter().next()
+}
+
+/// `/proc/locks`'s name of an inode: major and minor in hex, the inode in
+/// decimal.
+pub(crate) fn inode_key(dev: u64, ino: u64) -> String {
+  let major = ((dev >> 32) & 0xffff_f000) | ((dev >> 8) & 0xfff);
+  let minor = ((dev >> 12) & 0xffff_ff00) | (dev & 0xff);
+  format!("{major:02x}:{minor:02x}:{ino}")
+}
+
+#[cfg(test)]
+mod tests {
+  use super::*;
+  use crate::testutil::TempDir;
+
+  #[test]
+  fn a_flock_is_found_with_its_holder_and_state() {
+    let d = TempDir::new();
+    let file = std::fs::File::open(d.path()).expect("open");
+    let meta = file.metadata().expect("meta");
+    assert!(flock_holders(&meta).is_empty());
+    let held = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).expect("flock");
+    let found = flock_holders(&meta);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].pid, std::process::id());
+    assert_eq!(found[0].run, Run::Running);
+    assert!(!found[0].stalled());
+    assert!(found[0].describe().starts_with(&format!("pid {} (running: ", std::process::id())));
+    drop(held);
+    assert!(flock_holders(&meta).is_empty());
+  }
+
+  #[test]
+  fn a_stopped_process_is_named_stopped_with_its_remedy() {
+    let mut child = std::process::Command::new("sleep").arg("30").spawn().expect("sleep");
+    let pid = child.id();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGSTOP);
+    let mut seen = Run::Unknown;
+    for _ in 0..200 {
+      seen = process(pid).run;
+      if seen == Run::Stopped {
+        break;
+      }
+      std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    assert_eq!(seen, Run::Stopped);
+    let h = Holder {
+      pid,
+      run: seen,
+      command: "sleep 30".into(),
+    };
+    assert_eq!(h.describe(), format!("pid {pid} (stopped: sleep 30)"));
+    assert_eq!(h.remedy(), format!("`kill -CONT {pid}` lets it finish"));
+  }
+
+  #[test]
+  fn the_inode_key_is_proc_locks_spelling() {
+    // makedev(254, 0) and makedev(8, 17).
+    assert_eq!(inode_key(0xfe00, 42), "fe:00:42");
+    assert_eq!(inode_key(0x0811, 7), "08:11:7");
+  }
+}
