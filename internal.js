@@ -56,6 +56,8 @@ module.exports = {
   stopLockCause: () => native.stopLockCause(),
   /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix }` or null. */
   holders: (dir) => JSON.parse(native.holders(dir)),
+  /** Why the journal's lock guard cannot be had here (a file system without flock, turns/ unreadable), or null. */
+  unguarded: (dir) => native.unguarded(dir),
   /** An owner record's process alive in a PID namespace below this one: its pid here, or null. */
   ownerElsewhere: (pid, start, boot) => native.ownerElsewhere(pid, start, boot),
   /** Whether this process sees every process of the machine (an owner it cannot see may be alive where it cannot look). */

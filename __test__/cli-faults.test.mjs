@@ -347,7 +347,7 @@ describe("every stuck state named with its one fix", addonOnly, () => {
     assert.equal(cli("recover", dir).status, 3);
   });
 
-  test("a leftover .stop.lock: proved left under the lock guard, status and a refused stop give the repair that removes it", () => {
+  test("a leftover .stop.lock: proved left by the STOP mark, status and a refused stop give the repair that removes it", () => {
     const dir = journal();
     mkdirSync(join(dir, ".stop.lock"), { mode: 0o700 });
     const s = json("status", dir);
@@ -361,14 +361,14 @@ describe("every stuck state named with its one fix", addonOnly, () => {
       r.stderr,
       /^STOP update is locked; refusing\n\.stop\.lock was left \(made \d+ s ago\) by a STOP update that did not finish: none runs now\. `discord-journal repair \S+ --apply` removes it, proving that again; then run the command again\n$/,
     );
-    // Without turns/, no guard: no proof, and the operator is asked to make sure.
+    // Without turns/ too: the proof is the STOP mark on the journal
+    // directory itself (#44), and the repair removes it.
     const bare = journal({ bare: true });
     mkdirSync(join(bare, ".stop.lock"), { recursive: true, mode: 0o700 });
-    const b = json("status", bare).out.verdict.problems.find((x) => x.what.startsWith(".stop.lock is present"));
-    assert.ok(b);
-    assert.match(b.fix, /^if no connector, stop, unlock or recover runs for this binding .*`rmdir \S+\/\.stop\.lock`$/);
+    const b = json("status", bare).out.verdict.problems.find((x) => x.what.startsWith(".stop.lock was left"));
+    assert.ok(b, "proved left without turns/");
     assert.equal(cli("repair", bare, "--apply").status, 0);
-    assert.ok(existsSync(join(bare, ".stop.lock")), "a repair removes only what it proved left");
+    assert.equal(existsSync(join(bare, ".stop.lock")), false, "the repair removed what it proved left");
     // With a dead owner's lock, recover cannot clear it: stuck, not crashed.
     mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
     writeFileSync(join(dir, "run.lock", "owner.json"), JSON.stringify({ pid: 4_194_000, start: "5", boot: M.bootId() }), { mode: 0o600 });

@@ -97,10 +97,14 @@ describe("discord-journal command", addonOnly, () => {
       "lastReload",
       "stop",
       "lock",
+      "guard",
       "entries",
       "setAside",
     ];
     assert.deepEqual(Object.keys(s), keys);
+    // No process holds the lock guard or run.lock's mark (#44).
+    assert.equal(s.guard, null);
+    assert.equal(s.lock.holder, null);
     assert.deepEqual(Object.keys(s.verdict), ["canStart", "state", "why", "next", "problems"]);
     assert.equal(s.verdict.state, "braked");
     assert.equal(s.verdict.canStart, false);
@@ -124,7 +128,7 @@ describe("discord-journal command", addonOnly, () => {
       s.stop.value.map((l) => l.reason),
       ["operator"],
     );
-    assert.deepEqual(Object.keys(s.lock), ["owner", "state", "elsewhere", "seesEveryProcess", "repair"]);
+    assert.deepEqual(Object.keys(s.lock), ["owner", "state", "elsewhere", "seesEveryProcess", "repair", "holder"]);
     assert.equal(s.lock.state, "dead");
     // An operator's brake is on, so recover would refuse: unlock, then remove STOP.
     assert.match(s.verdict.next, /^the owner is gone: `discord-journal unlock .+`, then `rm .+STOP` when/);

@@ -23,11 +23,17 @@ const hasFlock = spawnSync("flock", ["--version"]).status === 0 && !process.vers
 const children = [];
 after(() => {
   for (const c of children) {
-    try {
-      process.kill(c.pid, "SIGCONT");
-      c.kill("SIGKILL");
-    } catch {
-      // Gone already.
+    // `flock` runs detached, in a group of its own with its child.
+    for (const [pid, signal] of [
+      [-c.pid, "SIGKILL"],
+      [c.pid, "SIGCONT"],
+      [c.pid, "SIGKILL"],
+    ]) {
+      try {
+        process.kill(pid, signal);
+      } catch {
+        // Gone already, or not a group.
+      }
     }
   }
 });

@@ -6,7 +6,7 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { J, stopLockState, stopLockCause, repairRunning } = require("./journal.js");
+const { J, stopLockState, stopLockCause, repairRunning, holders, unguarded } = require("./journal.js");
 const { who } = require("./target.js");
 const { sh, age } = require("./output.js");
 
@@ -47,6 +47,16 @@ function stopLocked({ dir, at }, e, told = undefined) {
       e,
       `.stop.lock was left (made ${made} ago) by a STOP update that did not finish: none runs now. \`discord-journal repair ${sh(dir)} --apply\` removes it, proving that again; then run the command again`,
     );
+  if (state === "held") {
+    // A live update of this package is inside, as the kernel shows it (#44).
+    const h = holders(at).stopLock;
+    if (h?.stalled)
+      return refusal(
+        e,
+        `.stop.lock is held by ${h.is}, a STOP update stopped inside it (made ${made} ago): ${h.fix}, then run the command again`,
+      );
+    return refusal(e, `.stop.lock is held by ${h ? h.is : "a STOP update in progress"}: run the command again once it has finished`);
+  }
   return refusal(
     e,
     `.stop.lock was made ${made} ago, and whether a STOP update is still inside cannot be proved here. If no connector, stop, unlock or recover runs for this binding, \`rmdir ${sh(lock)}\`, then run the command again`,
@@ -90,12 +100,11 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
 /**
  * `f()`, tried again while it refuses because `.stop.lock` is held by an
  * update that may still finish, so that an operator's brake goes through
- * instead of asking for a retry. This package's updates wait for one
- * another on the lock guard, so the refusal means a `.stop.lock` left by
- * an update that died, which the addon proves (#34) and the refusal then
- * says how to remove, or one it cannot prove left (a `journal.mjs`
- * process's update, which takes no guard): that one is waited for up to
- * 2 s.
+ * instead of asking for a retry: an update of this package in progress
+ * (the addon's STOP mark shows it live), or one it cannot prove left (a
+ * `journal.mjs` process's update, which takes no mark) is waited for up to
+ * 2 s; a `.stop.lock` left by an update that died, which the addon proves
+ * (#34), is refused at once with how to remove it.
  */
 function retried(t, f) {
   const until = Date.now() + 2000;
@@ -110,9 +119,23 @@ function retried(t, f) {
       if (!(e instanceof J.DiscordError) || e.message !== LOCKED || Date.now() > until) throw stopLocked(t, e, cause);
       const { state } = stopLockState(t.at);
       if (state === "left") throw stopLocked(t, e);
+      // A stopped update will not finish on its own: named at once (#44).
+      if (state === "held" && holders(t.at).stopLock?.stalled) throw stopLocked(t, e);
       if (state !== "absent") Atomics.wait(pause, 0, 0, 20);
     }
   }
 }
 
-module.exports = { refusal, stopLocked, retried };
+/**
+ * What an acting command (recover, unlock, repair --apply) says where the
+ * journal's lock guard cannot be had, so it never acts unguarded in
+ * silence (#44); null where the guard holds.
+ */
+function unguardedNote({ at }) {
+  const why = unguarded(at);
+  return why === null
+    ? null
+    : `note: this journal's lock guard cannot be had: ${why}. A start, recover, unlock or repair running at the same moment is not kept apart from this one (docs/lock.md)`;
+}
+
+module.exports = { refusal, stopLocked, retried, unguardedNote };

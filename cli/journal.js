@@ -63,5 +63,6 @@ module.exports = {
   seesEveryProcess: internal.seesEveryProcess,
   repairRunning: internal.repairRunning,
   holders: internal.holders,
+  unguarded: internal.unguarded,
   stopLockCause: internal.stopLockCause,
 };

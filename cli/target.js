@@ -372,25 +372,36 @@ function leads(at, rel) {
 }
 
 /**
- * The problem a `.stop.lock` is, judged by the addon under the lock guard
- * (#34): every STOP update of this package holds the guard while its
- * `.stop.lock` exists, so one found by a holder was left by an update that
+ * The problem a `.stop.lock` is, judged by the addon's STOP mark (#34,
+ * #44): every STOP update of this package holds the mark while its
+ * `.stop.lock` exists, so one no mark covers was left by an update that
  * died, whatever its age (a paused update can be any age). Its fix is
  * `repair --apply`, which proves it again as it removes it, so that fix
- * pasted late never removes a live update's. Where it cannot be proved
- * (no guard here, or the judge refused), the operator is asked to make
- * sure, and given `rmdir`. Null where it is gone.
+ * pasted late never removes a live update's. One a live update holds is
+ * no problem while it runs, and is named with what frees it when it is
+ * stopped. Where it cannot be proved (no mark here, or the judge refused),
+ * the operator is asked to make sure, and given `rmdir`. Null where it is
+ * gone or an update is inside and running.
  */
 function stopLockLeft({ dir, at }, now, lst) {
-  const judged = require("./journal.js").stopLockState(at);
+  const { stopLockState, holders } = require("./journal.js");
+  const judged = stopLockState(at);
   const { state } = judged;
-  const why = judged.why ?? "the lock guard cannot be had here: no turns/ directory, or a file system without flock";
+  const why = judged.why ?? "the STOP mark cannot be asked here: a journal directory this user cannot read, or a kernel without OFD locks";
   if (state === "absent") return null;
+  if (state === "held") {
+    const h = holders(at).stopLock;
+    if (!h?.stalled) return null;
+    return {
+      what: `.stop.lock is held by ${h.is}, a STOP update stopped inside it: every STOP update (stop, unlock, recover) refuses while it is there ("STOP update is locked")`,
+      fix: h.fix,
+    };
+  }
   const old = age(Math.max(0, Math.round((now - lst.mtimeMs) / 1000)));
   const refuses = `every STOP update (stop, unlock, recover) refuses while it is there ("STOP update is locked")`;
   if (state === "left")
     return {
-      what: `.stop.lock was left (${old} ago) by a STOP update that did not finish: none runs now (each holds the lock guard while .stop.lock exists), and ${refuses}`,
+      what: `.stop.lock was left (${old} ago) by a STOP update that did not finish: none runs now (each holds the STOP mark while .stop.lock exists), and ${refuses}`,
       fix: `\`discord-journal repair ${sh(dir)} --apply\` removes it, proving again that no STOP update runs`,
     };
   return {

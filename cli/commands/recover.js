@@ -5,7 +5,7 @@
 
 const { J } = require("../journal.js");
 const { target, notYet } = require("../target.js");
-const { stopLocked } = require("../brake.js");
+const { stopLocked, unguardedNote } = require("../brake.js");
 
 function recover(t) {
   let result;
@@ -14,7 +14,10 @@ function recover(t) {
   } catch (e) {
     throw stopLocked(t, e);
   }
-  return { text: result, json: { ok: true, exitCode: 0, result } };
+  const note = unguardedNote(t);
+  return note === null
+    ? { text: result, json: { ok: true, exitCode: 0, result } }
+    : { text: `${result}\n${note}`, json: { ok: true, exitCode: 0, result, unguarded: note } };
 }
 
 /** The command: `recover [dir]` with its options. */

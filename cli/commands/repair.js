@@ -11,6 +11,7 @@ const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
 const { nullFound, target, notYet } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
+const { unguardedNote } = require("../brake.js");
 
 const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
 
@@ -137,7 +138,13 @@ function repair(t, apply) {
     ...left,
   );
   const exitCode = left.length > 0 ? 1 : 0;
-  return { exitCode, text: out.map(escaped).join("\n"), json: { ok: exitCode === 0, exitCode, ...r } };
+  const note = unguardedNote(t);
+  if (note !== null) out.push(note);
+  return {
+    exitCode,
+    text: out.map(escaped).join("\n"),
+    json: { ok: exitCode === 0, exitCode, ...r, ...(note === null ? {} : { unguarded: note }) },
+  };
 }
 
 /** The command: `repair [dir]` with its options; --apply carries it out. */

@@ -6,7 +6,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { J, repairRunning } = require("../journal.js");
 const { target } = require("../target.js");
-const { refusal, stopLocked, retried } = require("../brake.js");
+const { refusal, stopLocked, retried, unguardedNote } = require("../brake.js");
 const { sh } = require("../output.js");
 
 function unlock(t) {
@@ -37,10 +37,10 @@ function unlock(t) {
     );
   }
   const was = rec ? ` (was pid ${rec.pid})` : " (it had no owner record)";
-  return {
-    text: rec === false ? `no run.lock; STOP written: ${lift}` : `run.lock cleared${was}; STOP stays: ${lift}`,
-    json: { ok: true, exitCode: 0, cleared: rec !== false, owner: rec === false ? null : rec, stop: true },
-  };
+  const text = rec === false ? `no run.lock; STOP written: ${lift}` : `run.lock cleared${was}; STOP stays: ${lift}`;
+  const json = { ok: true, exitCode: 0, cleared: rec !== false, owner: rec === false ? null : rec, stop: true };
+  const note = unguardedNote(t);
+  return note === null ? { text, json } : { text: `${text}\n${note}`, json: { ...json, unguarded: note } };
 }
 
 /** The command: `unlock [dir]` with its options. */

@@ -1,35 +1,37 @@
 //! The lock guard: an exclusive flock(2) on the journal's `turns/`
-//! directory, held by every operation of this package that changes
-//! `run.lock` (a claim, a release, `unlock`, `recover`, a repair's hold)
-//! from its first look at the lock to its last change, and by every STOP
-//! update from before it makes `.stop.lock` to after it removes it (so a
-//! holder that finds `.stop.lock` knows it was left by an update that
-//! died: src/stop.rs, `left`). Among processes of this package those
-//! operations are therefore never interleaved: each runs as if alone, and
-//! the protocol only has to be right one operation at a time (and where a
+//! directory, held by every operation of this package that judges and
+//! changes `run.lock` (a claim, `unlock`, `recover`, a repair's hold, a
+//! release that is not its claimant's own) from its first look at the lock
+//! to its last change. Among processes of this package those operations
+//! are therefore never interleaved: each runs as if alone, and the
+//! protocol only has to be right one operation at a time (and where a
 //! process dies inside one, which the kernel answers by dropping its
 //! flock). Nothing is written for it: the journal's files stay the
 //! reference's. The argument, and what a `journal.mjs` process in the same
 //! journal can still do, is in docs/lock.md. `turns/` rather than the
 //! journal directory itself: an operator's own scripts may well flock the
-//! journal directory (`flock DIR …`), and a start must not wait on them.
+//! journal directory (`flock DIR …`), and a start must not wait on them;
+//! only a journal without `turns/` is guarded by the directory's flock.
+//!
+//! A guard is a wait, so what must never wait takes none (#44): the brake
+//! (src/ground/mark.rs) and a holder's own release (src/lock/held.rs). A
+//! wait here is bounded, ends early on a holder that is stopped, and its
+//! refusal names the holder as the kernel shows it (src/ground/holder.rs).
 //!
 //! Where the guard cannot be had, the operation runs without it, as before
 //! it existed, on the defenses that need no guard (a lock removed only
 //! while it is the directory and record judged, a claim that stands only
-//! while its directory is run.lock with its record): no `turns/` (a journal
-//! `ensureJournal` did not make), one that cannot be opened for reading
-//! (mode 0300), a file system without flock, or the last free descriptor
-//! (the reference works with one, and so must a claim).
+//! while its directory is run.lock with its record): a `turns/` that cannot
+//! be opened for reading (mode 0300), a file system without flock, or the
+//! last free descriptor (the reference works with one, and so must a
+//! claim). `unguarded` says which, for the command to tell its operator.
 
 use std::cell::RefCell;
 use std::fs::File;
 use std::os::unix::fs::MetadataExt;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use nix::fcntl::Flock;
-
-use std::time::Instant;
 
 use crate::ground::error::JournalError;
 use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
@@ -84,10 +86,48 @@ impl Guard {
 /// operation to end; refuses once it has waited `PATIENCE`, or `STALLED`
 /// once the holder is seen stopped, naming the holder (#44).
 pub fn take(dir: &str) -> Result<Guard, JournalError> {
+  // A journal without turns/ is guarded by a flock on the journal
+  // directory itself, for as long as it has none: turns/ is made only
+  // under that flock (`making_turns`), so once it exists no holder of the
+  // directory's flock is still inside an operation, and every later one
+  // takes turns/'s (#44).
+  for _ in 0..8 {
+    let (file, journal) = match open_dir(&under(dir, &["turns"]), Link::Follow) {
+      Ok(file) => (file, false),
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&under(dir, &["."]), Link::Follow) {
+        Ok(file) => (file, true),
+        Err(_) => return Ok(Guard { held: None }),
+      },
+      Err(_) => return Ok(Guard { held: None }),
+    };
+    let guard = take_on(file)?;
+    if journal && guard.held() && std::fs::symlink_metadata(under(dir, &["turns"])).is_ok() {
+      // turns/ was made meanwhile (by a process that takes no guard, or
+      // before this flock): its flock is the guard now.
+      continue;
+    }
+    return Ok(guard);
+  }
+  Ok(Guard { held: None })
+}
+
+/// Holds what `ensureJournal` must hold while it makes turns/ where the
+/// journal has none: the journal directory's flock, so that no operation
+/// guarded by it is still inside when turns/ appears (`take`). Nothing
+/// where turns/ is there (the common call) or the journal is not made yet.
+pub fn making_turns(dir: &str) -> Result<Guard, JournalError> {
+  if std::fs::symlink_metadata(under(dir, &["turns"])).is_ok() {
+    return Ok(Guard { held: None });
+  }
+  match open_dir(&under(dir, &["."]), Link::Follow) {
+    Ok(file) => take_on(file),
+    Err(_) => Ok(Guard { held: None }),
+  }
+}
+
+/// The flock on `file` (turns/ or the journal directory), waited for.
+fn take_on(file: File) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
-  let Ok(file) = open_dir(&under(dir, &["turns"]), Link::Follow) else {
-    return Ok(unguarded);
-  };
   let Ok(meta) = file.metadata() else { return Ok(unguarded) };
   let key = (meta.dev(), meta.ino());
   if HELD.with(|h| h.borrow().contains(&key)) {
@@ -182,9 +222,36 @@ fn capitalized(text: &str) -> String {
 /// command's verdict: a start, a release, unlock, recover or a repair in
 /// progress, or stopped inside one).
 pub fn holder(dir: &str) -> Option<Holder> {
-  let meta = std::fs::metadata(under(dir, &["turns"])).ok()?;
+  let meta = std::fs::metadata(under(dir, &["turns"]))
+    .or_else(|_| std::fs::metadata(under(dir, &["."])))
+    .ok()?;
   flock_holders(&meta).into_iter().next()
 }
+/// Why the guard of `dir` cannot be had here, or `None` where it can (or
+/// the journal cannot be looked at): for the command, which says so when
+/// it acts on a journal unguarded (#44).
+pub fn unguarded(dir: &str) -> Option<String> {
+  let (file, name) = match open_dir(&under(dir, &["turns"]), Link::Follow) {
+    Ok(file) => (file, "turns/"),
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&under(dir, &["."]), Link::Follow) {
+      Ok(file) => (file, "the journal directory"),
+      Err(_) => return None,
+    },
+    Err(e) => {
+      let code = crate::ground::error::fs_code(&e).unwrap_or_else(|| e.to_string());
+      return Some(format!(
+        "turns/ cannot be opened for reading ({code}), and the guard is a flock on it"
+      ));
+    }
+  };
+  match nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock) {
+    Err((_, nix::errno::Errno::ENOLCK | nix::errno::Errno::EOPNOTSUPP)) => {
+      Some(format!("the file system of {name} has no flock (ENOLCK), and the guard is a flock"))
+    }
+    _ => None,
+  }
+}
+
 /// Runs `action` holding the guard of `dir`.
 pub fn guarded<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
   let _guard = take(dir)?;
@@ -224,8 +291,35 @@ mod tests {
     let d = TempDir::new();
     let g = take(&format!("{}/missing", d.path())).expect("unguarded");
     assert!(!g.held());
-    // No turns/: a journal ensureJournal did not make.
-    let g = take(d.path()).expect("unguarded");
-    assert!(!g.held());
+    assert_eq!(unguarded(d.path()), None);
+  }
+
+  /// No turns/: the journal directory's flock guards, and turns/ is made
+  /// only under it, so no operation guarded by it is inside once turns/
+  /// exists (#44).
+  #[test]
+  fn a_journal_without_turns_is_guarded_by_its_directory_until_turns_is_made() {
+    let d = TempDir::new();
+    let first = take(d.path()).expect("first");
+    assert!(first.held(), "guarded without turns/");
+    let path = d.path().to_string();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let maker = std::thread::spawn(move || {
+      let g = making_turns(&path).expect("making");
+      std::fs::create_dir(format!("{path}/turns")).expect("turns");
+      tx.send(()).expect("send");
+      drop(g);
+    });
+    assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "turns/ waits for the holder");
+    drop(first);
+    assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(()));
+    maker.join().expect("join");
+    // From now on turns/'s flock is the guard: the directory's is free.
+    let g = take(d.path()).expect("turns");
+    assert!(g.held());
+    let dir = File::open(d.path()).expect("open");
+    assert!(nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).is_ok());
+    // And making turns/ where it is takes nothing.
+    assert!(!making_turns(d.path()).expect("nothing").held());
   }
 }

@@ -58,6 +58,15 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   })
 }
 
+/// Why the journal's lock guard cannot be had here, or `null` (#44).
+#[napi(js_name = "unguarded")]
+pub fn unguarded<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  export(env, |js| match crate::ground::guard::unguarded(dir.fs()) {
+    Some(why) => Ok(js.str(&why)?),
+    None => Ok(js.null()?),
+  })
+}
+
 /// Whether a repair holds the binding: run.lock flocked by one.
 #[napi(js_name = "repairRunning")]
 pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {

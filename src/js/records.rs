@@ -49,6 +49,9 @@ impl Texts for Pieces<'_> {
 pub fn ensure_journal<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |_| {
     let turns = paths::under(dir.fs(), &["turns"]);
+    // A journal without turns/ is guarded by its directory's flock until
+    // turns/ exists: it is made under that flock (src/ground/guard.rs).
+    let _guard = crate::ground::guard::making_turns(dir.fs())?;
     mkdir_p(&turns)?;
     Ok(dir.val())
   })
