@@ -83,52 +83,177 @@ pub fn pid_alive(pid: f64) -> bool {
   }
 }
 
-/// The processes of a PID namespace below this one whose pid there is
-/// `pid`: their pids here (`NSpid` in /proc/<pid>/status lists a process's
-/// pid in each namespace it belongs to, this one first). A connector in a
-/// container records its pid in its own namespace; seen from the host that
-/// number is another process or none (#30).
-pub fn inner_pids(pid: f64) -> Vec<u32> {
-  if !(pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)) {
-    return Vec::new();
+/// The processes of the PID namespaces below this one whose pid there is
+/// `pid`: their pids here, found as the scan of /proc goes (`NSpid` in
+/// /proc/<pid>/status lists a process's pid in each namespace it belongs
+/// to, this one first). A connector in a container records its pid in its
+/// own namespace; seen from the host that number is another process or
+/// none (#30).
+pub fn inner_pids(pid: f64) -> Below {
+  let want = (pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)).then_some(pid as u64);
+  Below::new(want)
+}
+
+#[cfg(target_os = "linux")]
+pub use below::Below;
+
+#[cfg(target_os = "linux")]
+mod below {
+  use std::io::Read;
+  use std::os::fd::OwnedFd;
+
+  use nix::dir::{Dir, OwningIter};
+  use nix::fcntl::OFlag;
+  use rustix::fs::{openat, readlinkat_raw, Mode, OFlags};
+  use rustix::io::Errno;
+
+  /// The scan `inner_pids` makes: one `readlinkat` of each process's
+  /// namespace link, and a read of the status of those of other
+  /// namespaces into one buffer; no allocation per process.
+  pub struct Below {
+    want: u64,
+    scan: Option<Scan>,
   }
-  let want = pid as u64;
-  let (Ok(proc), Ok(mine)) = (std::fs::File::open("/proc"), std::fs::read_link("/proc/self/ns/pid")) else {
-    return Vec::new();
-  };
-  let Ok(entries) = std::fs::read_dir("/proc") else {
-    return Vec::new();
-  };
-  let mut found = Vec::new();
-  for entry in entries.flatten() {
-    let name = entry.file_name();
-    let Some(here) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
-      continue;
-    };
-    // Most processes share this one's namespace: one read of the namespace
-    // link each (no status read) rules them out. The link of another user's
-    // process is not this user's to read (EACCES): its status, which anyone
-    // may read, says it instead; a process gone meanwhile is skipped.
-    match nix::fcntl::readlinkat(&proc, format!("{here}/ns/pid").as_str()) {
-      Ok(ns) if ns == mine.as_os_str() => continue,
-      Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ESRCH) => continue,
-      Ok(_) | Err(_) => {}
-    }
-    let Some(status) = read_proc(&format!("/proc/{here}/status")) else {
-      continue;
-    };
-    let Some(line) = status.split(|b| *b == b'\n').find(|l| l.starts_with(b"NSpid:")) else {
-      continue;
-    };
-    let ids: Vec<u64> = line[6..]
-      .split(|b| b.is_ascii_whitespace())
-      .filter_map(|f| std::str::from_utf8(f).ok()?.parse().ok())
-      .collect();
-    if ids.len() >= 2 && ids.last() == Some(&want) {
-      found.push(here);
+
+  struct Scan {
+    proc: OwnedFd,
+    entries: OwningIter,
+    /// This process's PID namespace link.
+    mine: Vec<u8>,
+    /// The namespaces already found to hold a process with the pid: a pid
+    /// names one process in its namespace, so their others are not read.
+    found: Vec<Vec<u8>>,
+    status: Vec<u8>,
+  }
+
+  impl Below {
+    pub(super) fn new(want: Option<u64>) -> Below {
+      let scan = want.and_then(|_| {
+        let proc = rustix::fs::open("/proc", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        let mine = std::fs::read_link("/proc/self/ns/pid").ok()?.into_os_string().into_encoded_bytes();
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let entries = Dir::open("/proc", flags, nix::sys::stat::Mode::empty()).ok()?.into_iter();
+        Some(Scan {
+          proc,
+          entries,
+          mine,
+          found: Vec::new(),
+          status: Vec::with_capacity(4096),
+        })
+      });
+      Below {
+        want: want.unwrap_or(0),
+        scan,
+      }
     }
   }
-  found
+
+  impl Iterator for Below {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+      let scan = self.scan.as_mut()?;
+      loop {
+        // A directory that cannot be read further ends the scan, as std's
+        // read_dir ends at its first error.
+        let Some(Ok(entry)) = scan.entries.next() else {
+          self.scan = None;
+          return None;
+        };
+        let name = entry.file_name().to_bytes();
+        let Some(here) = std::str::from_utf8(name).ok().and_then(|n| n.parse::<u32>().ok()) else {
+          continue;
+        };
+        if let Some(ns) = scan.has(name, self.want) {
+          if let Some(ns) = ns {
+            scan.found.push(ns);
+          }
+          return Some(here);
+        }
+      }
+    }
+  }
+
+  impl Scan {
+    /// Whether the process of /proc/`name` has the pid `want` in a
+    /// namespace below this one; then its namespace link, where it can be
+    /// read.
+    fn has(&mut self, name: &[u8], want: u64) -> Option<Option<Vec<u8>>> {
+      let mut path = [0u8; 32];
+      let mut link = [0u8; 64];
+      // Most processes share this one's namespace: one read of the
+      // namespace link each (no status read) rules them out. The link of
+      // another user's process is not this user's to read (EACCES): its
+      // status, which anyone may read, says it instead; a process gone
+      // meanwhile is skipped.
+      let ns = match readlinkat_raw(&self.proc, at(&mut path, name, b"/ns/pid")?, &mut link) {
+        Ok(n) if n < link.len() => {
+          let ns = &link[..n];
+          if ns == self.mine.as_slice() || self.found.iter().any(|f| f == ns) {
+            return None;
+          }
+          Some(ns)
+        }
+        Err(Errno::NOENT | Errno::SRCH) => return None,
+        Ok(_) | Err(_) => None,
+      };
+      let status = openat(
+        &self.proc,
+        at(&mut path, name, b"/status")?,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+      )
+      .ok()?;
+      read_whole(std::fs::File::from(status), &mut self.status)?;
+      let from = memchr::memmem::find(&self.status, b"\nNSpid:")? + 7;
+      let line = self.status[from..].split(|b| *b == b'\n').next()?;
+      let (count, last) = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter_map(|f| std::str::from_utf8(f).ok()?.parse::<u64>().ok())
+        .fold((0, None), |(count, _), id| (count + 1, Some(id)));
+      (count >= 2 && last == Some(want)).then(|| ns.map(<[u8]>::to_vec))
+    }
+  }
+
+  /// A /proc file into `buf`, as `read_proc` reads one: a first read that
+  /// ends the line with room to spare is the whole file.
+  fn read_whole(mut file: std::fs::File, buf: &mut Vec<u8>) -> Option<()> {
+    buf.clear();
+    buf.resize(4096, 0);
+    let n = file.read(buf).ok()?;
+    buf.truncate(n);
+    if n == 4096 || buf.last() != Some(&b'\n') {
+      file.read_to_end(buf).ok()?;
+    }
+    Some(())
+  }
+
+  /// The path of /proc/`name``leaf` relative to /proc.
+  fn at<'p>(path: &'p mut [u8; 32], name: &[u8], leaf: &[u8]) -> Option<&'p [u8]> {
+    let out = path.get_mut(..name.len() + leaf.len())?;
+    let (head, tail) = out.split_at_mut(name.len());
+    head.copy_from_slice(name);
+    tail.copy_from_slice(leaf);
+    Some(out)
+  }
+}
+
+/// Without /proc, no process is found in a namespace below.
+#[cfg(not(target_os = "linux"))]
+pub struct Below;
+
+#[cfg(not(target_os = "linux"))]
+impl Below {
+  fn new(_: Option<u64>) -> Below {
+    Below
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Iterator for Below {
+  type Item = u32;
+  fn next(&mut self) -> Option<u32> {
+    None
+  }
 }
 
 /// The process of a namespace below this one that a record `{pid, start,
@@ -140,23 +265,22 @@ pub fn owner_elsewhere(pid: f64, start: &str, boot: &str) -> Option<u32> {
   if boot_id().as_deref() != Some(boot) {
     return None;
   }
-  started(&inner_pids(pid), start)
+  started(inner_pids(pid), start)
 }
 
-/// `owner_elsewhere` among `candidates` already found (`inner_pids`).
-pub fn elsewhere(candidates: &[u32], start: &str, boot: &str) -> Option<u32> {
-  if candidates.is_empty() || boot_id().as_deref() != Some(boot) {
+/// `owner_elsewhere` among `candidates` (`inner_pids`): the boot is read
+/// only where there is one.
+pub fn elsewhere(candidates: impl IntoIterator<Item = u32>, start: &str, boot: &str) -> Option<u32> {
+  let mut candidates = candidates.into_iter().peekable();
+  if candidates.peek().is_none() || boot_id().as_deref() != Some(boot) {
     return None;
   }
   started(candidates, start)
 }
 
-/// The candidate whose start time is `start`.
-fn started(candidates: &[u32], start: &str) -> Option<u32> {
-  candidates
-    .iter()
-    .copied()
-    .find(|here| process_start(&here.to_string()).as_deref() == Some(start))
+/// The first candidate whose start time is `start`, where the scan stops.
+fn started(mut candidates: impl Iterator<Item = u32>, start: &str) -> Option<u32> {
+  candidates.find(|here| process_start(&here.to_string()).as_deref() == Some(start))
 }
 
 /// Whether this process sees every process of the machine: it is in the
@@ -177,15 +301,15 @@ mod tests {
   fn no_process_here_is_found_in_a_namespace_below() {
     // This process is in no namespace below this one.
     let me = std::process::id();
-    assert!(!inner_pids(f64::from(me)).contains(&me));
-    assert!(inner_pids(0.0).is_empty() && inner_pids(1.5).is_empty() && inner_pids(-1.0).is_empty());
+    assert!(!inner_pids(f64::from(me)).any(|p| p == me));
+    assert!(inner_pids(0.0).next().is_none() && inner_pids(1.5).next().is_none() && inner_pids(-1.0).next().is_none());
     let start = process_start(&me.to_string()).expect("start");
     let boot = boot_id().expect("boot");
-    assert_eq!(elsewhere(&[], &start, &boot), None);
+    assert_eq!(elsewhere([], &start, &boot), None);
     // A candidate is confirmed by its start time under this boot, never by its pid alone.
-    assert_eq!(elsewhere(&[me], &start, &boot), Some(me));
-    assert_eq!(elsewhere(&[me], "1", &boot), None);
-    assert_eq!(elsewhere(&[me], &start, "00000000-0000-0000-0000-000000000000"), None);
+    assert_eq!(elsewhere([me], &start, &boot), Some(me));
+    assert_eq!(elsewhere([me], "1", &boot), None);
+    assert_eq!(elsewhere([me], &start, "00000000-0000-0000-0000-000000000000"), None);
   }
 
   #[test]
