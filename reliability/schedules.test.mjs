@@ -237,10 +237,13 @@ const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url))
 const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
 
-/** A connector in a PID namespace of its own (pid 1 there) that claims `dir` and holds it. */
-async function containedOwner(dir) {
+/**
+ * A connector in a PID namespace of its own (pid 1 there) that claims `dir`
+ * and holds it; `more` are unshare's further options (a time namespace).
+ */
+async function containedOwner(dir, more = []) {
   const code = `const J = require(${JSON.stringify(modulePath)}); J.writePid(${JSON.stringify(dir)}, process.pid); console.log(process.pid); setInterval(() => {}, 1000)`;
-  const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, "-e", code], {
+  const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", ...more, "--kill-child", process.execPath, "-e", code], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const inner = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
@@ -292,6 +295,84 @@ describe("PID namespaces", () => {
       await new Promise((r) => child.on("close", r));
     }
   });
+
+  // #44: a process's start time reads as ticks since boot plus the
+  // boottime offset of the reader's time namespace: a connector in one
+  // records a number, the host reads another for the same process. Both
+  // kinds of offset a kernel accepts: ahead, and behind (never past the
+  // boot, so at most half the time since it).
+  const uptime = () => {
+    try {
+      return Math.floor(Number(readFileSync("/proc/uptime", "utf8").split(" ")[0]));
+    } catch {
+      return 0;
+    }
+  };
+  const timeNs = (offset) =>
+    canUnshare && spawnSync("unshare", ["--pid", "--fork", "--mount-proc", "--time", "--boottime", String(offset), "true"]).status === 0
+      ? {}
+      : { skip: `unshare --time --boottime ${offset} is not permitted here (needs root and a kernel with time namespaces)` };
+  for (const [way, offset] of [
+    ["ahead", 1000],
+    ["behind", -Math.min(1000, Math.floor(uptime() / 2)) || -1],
+  ]) {
+    test(
+      `a live connector in another PID and time namespace (its boottime ${way}) is never cleared from the host`,
+      { ...timeNs(offset), timeout: 60_000 },
+      async () => {
+        const dir = journal();
+        const { child, inner } = await containedOwner(dir, ["--time", "--boottime", String(offset)]);
+        try {
+          const record = readFileSync(join(dir, "run.lock", "owner.json"), "utf8");
+          // The connector, seen from here: the child unshare forked.
+          const here = Number(readFileSync(`/proc/${child.pid}/task/${child.pid}/children`, "utf8").trim());
+          // Ticks a second: 100 on Linux, where getconf is missing.
+          const ticks = Number(spawnSync("getconf", ["CLK_TCK"], { encoding: "utf8" }).stdout) || 100;
+          const shift = BigInt(JSON.parse(record).start) - BigInt(M.processStart(here));
+          const state = M.ownerState(M.readPid(dir));
+          let recovered;
+          try {
+            recovered = M.recover(dir);
+          } catch (e) {
+            recovered = `refused (${e.exitCode})`;
+          }
+          const kept =
+            existsSync(join(dir, "run.lock", "owner.json")) && readFileSync(join(dir, "run.lock", "owner.json"), "utf8") === record;
+          let claimed;
+          try {
+            M.writePid(dir, process.pid);
+            claimed = "stood";
+            M.clearPid(dir, process.pid);
+          } catch (e) {
+            claimed = `refused (${e.exitCode})`;
+          }
+          figure(
+            `an owner in another PID and time namespace (boottime ${offset} s)`,
+            `pid ${inner} there, start ${shift} ticks from the host's reading: ownerState ${state}, recover ${recovered}, its lock ${kept ? "kept" : "removed"}, a second claim ${claimed}`,
+          );
+          if (!isAddon) return;
+          assert.equal(inner, 1);
+          assert.equal(shift, BigInt(offset * ticks));
+          assert.equal(state, "unknown");
+          assert.equal(recovered, "refused (3)");
+          assert.ok(kept);
+          refuses(
+            () => M.writePid(dir, process.pid),
+            "run.lock belongs to pid 1, which is alive but whose identity cannot be verified; refusing",
+            M.BRAKE_EXIT,
+          );
+          assert.equal(readFileSync(join(dir, "run.lock", "owner.json"), "utf8"), record);
+          const status = JSON.parse(cli("status", "--json", dir).stdout);
+          assert.equal(status.lock.elsewhere, here);
+          assert.equal(status.verdict.state, "running");
+          assert.doesNotMatch(JSON.stringify(status.verdict), /gone/);
+        } finally {
+          child.kill("SIGKILL");
+          await new Promise((r) => child.on("close", r));
+        }
+      },
+    );
+  }
 
   test("seen from a PID namespace that cannot see the owner's, status never calls it gone", { ...unshared, timeout: 60_000 }, async () => {
     const dir = journal();

@@ -1,8 +1,10 @@
 //! Process identity beyond the pid number: the start time from
-//! /proc/<pid>/stat (ticks since boot, which a reused pid cannot reproduce
-//! within one boot) and the boot id (so the same pid and ticks after a
-//! reboot do not match either). A value that is not of the exact syntax the
-//! kernel prints is not an identity and reads as absent.
+//! /proc/<pid>/stat (ticks since boot as the reader's time namespace counts
+//! them, which a reused pid cannot reproduce within one boot and one time
+//! namespace; across two, `seen` compares them) and the boot id (so the
+//! same pid and ticks after a reboot do not match either). A value that is
+//! not of the exact syntax the kernel prints is not an identity and reads
+//! as absent.
 
 use uuid::Uuid;
 
@@ -83,80 +85,372 @@ pub fn pid_alive(pid: f64) -> bool {
   }
 }
 
-/// The processes of a PID namespace below this one whose pid there is
-/// `pid`: their pids here (`NSpid` in /proc/<pid>/status lists a process's
-/// pid in each namespace it belongs to, this one first). A connector in a
-/// container records its pid in its own namespace; seen from the host that
-/// number is another process or none (#30).
-pub fn inner_pids(pid: f64) -> Vec<u32> {
-  if !(pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)) {
-    return Vec::new();
+/// The processes of the PID namespaces below this one whose pid there is
+/// `pid`: their pids here, found as the scan of /proc goes (`NSpid` in
+/// /proc/<pid>/status lists a process's pid in each namespace it belongs
+/// to, this one first). A connector in a container records its pid in its
+/// own namespace; seen from the host that number is another process or
+/// none (#30).
+pub fn inner_pids(pid: f64) -> Below {
+  let want = (pid.fract() == 0.0 && pid > 0.0 && pid <= f64::from(u32::MAX)).then_some(pid as u64);
+  Below::new(want)
+}
+
+#[cfg(target_os = "linux")]
+pub use below::Below;
+
+#[cfg(target_os = "linux")]
+mod below {
+  use std::io::Read;
+  use std::os::fd::OwnedFd;
+
+  use nix::dir::{Dir, OwningIter};
+  use nix::fcntl::OFlag;
+  use rustix::fs::{openat, readlinkat_raw, Mode, OFlags};
+  use rustix::io::Errno;
+
+  /// The scan `inner_pids` makes: one `readlinkat` of each process's
+  /// namespace link, and a read of the status of those of other
+  /// namespaces into one buffer; no allocation per process.
+  pub struct Below {
+    want: u64,
+    scan: Option<Scan>,
   }
-  let want = pid as u64;
-  let (Ok(proc), Ok(mine)) = (std::fs::File::open("/proc"), std::fs::read_link("/proc/self/ns/pid")) else {
-    return Vec::new();
-  };
-  let Ok(entries) = std::fs::read_dir("/proc") else {
-    return Vec::new();
-  };
-  let mut found = Vec::new();
-  for entry in entries.flatten() {
-    let name = entry.file_name();
-    let Some(here) = name.to_str().and_then(|n| n.parse::<u32>().ok()) else {
-      continue;
-    };
-    // Most processes share this one's namespace: one read of the namespace
-    // link each (no status read) rules them out. The link of another user's
-    // process is not this user's to read (EACCES): its status, which anyone
-    // may read, says it instead; a process gone meanwhile is skipped.
-    match nix::fcntl::readlinkat(&proc, format!("{here}/ns/pid").as_str()) {
-      Ok(ns) if ns == mine.as_os_str() => continue,
-      Err(nix::errno::Errno::ENOENT | nix::errno::Errno::ESRCH) => continue,
-      Ok(_) | Err(_) => {}
-    }
-    let Some(status) = read_proc(&format!("/proc/{here}/status")) else {
-      continue;
-    };
-    let Some(line) = status.split(|b| *b == b'\n').find(|l| l.starts_with(b"NSpid:")) else {
-      continue;
-    };
-    let ids: Vec<u64> = line[6..]
-      .split(|b| b.is_ascii_whitespace())
-      .filter_map(|f| std::str::from_utf8(f).ok()?.parse().ok())
-      .collect();
-    if ids.len() >= 2 && ids.last() == Some(&want) {
-      found.push(here);
+
+  struct Scan {
+    proc: OwnedFd,
+    entries: OwningIter,
+    /// This process's PID namespace link.
+    mine: Vec<u8>,
+    /// The namespaces already found to hold a process with the pid: a pid
+    /// names one process in its namespace, so their others are not read.
+    found: Vec<Vec<u8>>,
+    status: Vec<u8>,
+  }
+
+  impl Below {
+    pub(super) fn new(want: Option<u64>) -> Below {
+      let scan = want.and_then(|_| {
+        let proc = rustix::fs::open("/proc", OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC, Mode::empty()).ok()?;
+        let mine = std::fs::read_link("/proc/self/ns/pid").ok()?.into_os_string().into_encoded_bytes();
+        let flags = OFlag::O_RDONLY | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC;
+        let entries = Dir::open("/proc", flags, nix::sys::stat::Mode::empty()).ok()?.into_iter();
+        Some(Scan {
+          proc,
+          entries,
+          mine,
+          found: Vec::new(),
+          status: Vec::with_capacity(4096),
+        })
+      });
+      Below {
+        want: want.unwrap_or(0),
+        scan,
+      }
     }
   }
-  found
+
+  impl Iterator for Below {
+    type Item = u32;
+    fn next(&mut self) -> Option<u32> {
+      let scan = self.scan.as_mut()?;
+      loop {
+        // A directory that cannot be read further ends the scan, as std's
+        // read_dir ends at its first error.
+        let Some(Ok(entry)) = scan.entries.next() else {
+          self.scan = None;
+          return None;
+        };
+        let name = entry.file_name().to_bytes();
+        let Some(here) = std::str::from_utf8(name).ok().and_then(|n| n.parse::<u32>().ok()) else {
+          continue;
+        };
+        if let Some(ns) = scan.has(name, self.want) {
+          if let Some(ns) = ns {
+            scan.found.push(ns);
+          }
+          return Some(here);
+        }
+      }
+    }
+  }
+
+  impl Scan {
+    /// Whether the process of /proc/`name` has the pid `want` in a
+    /// namespace below this one; then its namespace link, where it can be
+    /// read.
+    fn has(&mut self, name: &[u8], want: u64) -> Option<Option<Vec<u8>>> {
+      let mut path = [0u8; 32];
+      let mut link = [0u8; 64];
+      // Most processes share this one's namespace: one read of the
+      // namespace link each (no status read) rules them out. The link of
+      // another user's process is not this user's to read (EACCES): its
+      // status, which anyone may read, says it instead; a process gone
+      // meanwhile is skipped.
+      let ns = match readlinkat_raw(&self.proc, at(&mut path, name, b"/ns/pid")?, &mut link) {
+        Ok(n) if n < link.len() => {
+          let ns = &link[..n];
+          if ns == self.mine.as_slice() || self.found.iter().any(|f| f == ns) {
+            return None;
+          }
+          Some(ns)
+        }
+        Err(Errno::NOENT | Errno::SRCH) => return None,
+        Ok(_) | Err(_) => None,
+      };
+      let status = openat(
+        &self.proc,
+        at(&mut path, name, b"/status")?,
+        OFlags::RDONLY | OFlags::CLOEXEC,
+        Mode::empty(),
+      )
+      .ok()?;
+      read_whole(std::fs::File::from(status), &mut self.status)?;
+      let from = memchr::memmem::find(&self.status, b"\nNSpid:")? + 7;
+      let line = self.status[from..].split(|b| *b == b'\n').next()?;
+      let (count, last) = line
+        .split(|b| b.is_ascii_whitespace())
+        .filter_map(|f| std::str::from_utf8(f).ok()?.parse::<u64>().ok())
+        .fold((0, None), |(count, _), id| (count + 1, Some(id)));
+      (count >= 2 && last == Some(want)).then(|| ns.map(<[u8]>::to_vec))
+    }
+  }
+
+  /// A /proc file into `buf`, as `read_proc` reads one: a first read that
+  /// ends the line with room to spare is the whole file.
+  fn read_whole(mut file: std::fs::File, buf: &mut Vec<u8>) -> Option<()> {
+    buf.clear();
+    buf.resize(4096, 0);
+    let n = file.read(buf).ok()?;
+    buf.truncate(n);
+    if n == 4096 || buf.last() != Some(&b'\n') {
+      file.read_to_end(buf).ok()?;
+    }
+    Some(())
+  }
+
+  /// The path of /proc/`name``leaf` relative to /proc.
+  fn at<'p>(path: &'p mut [u8; 32], name: &[u8], leaf: &[u8]) -> Option<&'p [u8]> {
+    let out = path.get_mut(..name.len() + leaf.len())?;
+    let (head, tail) = out.split_at_mut(name.len());
+    head.copy_from_slice(name);
+    tail.copy_from_slice(leaf);
+    Some(out)
+  }
+}
+
+/// Without /proc, no process is found in a namespace below.
+#[cfg(not(target_os = "linux"))]
+pub struct Below;
+
+#[cfg(not(target_os = "linux"))]
+impl Below {
+  fn new(_: Option<u64>) -> Below {
+    Below
+  }
+}
+
+#[cfg(not(target_os = "linux"))]
+impl Iterator for Below {
+  type Item = u32;
+  fn next(&mut self) -> Option<u32> {
+    None
+  }
 }
 
 /// The process of a namespace below this one that a record `{pid, start,
 /// boot}` names: its pid here, where one has that pid in its own namespace
-/// and the record's start time (the same kernel's ticks since boot, which
-/// no other process shares) under this boot. The boot is asked first: a
-/// record of another boot (a reboot's leftover) costs no scan of /proc.
+/// and, under this boot, the record's start time as its own time namespace
+/// reads it, or a start time that cannot be compared (`seen`). The boot is
+/// asked first: a record of another boot (a reboot's leftover) costs no
+/// scan of /proc.
 pub fn owner_elsewhere(pid: f64, start: &str, boot: &str) -> Option<u32> {
   if boot_id().as_deref() != Some(boot) {
     return None;
   }
-  started(&inner_pids(pid), start)
+  confirmed(inner_pids(pid), start)
 }
 
-/// `owner_elsewhere` among `candidates` already found (`inner_pids`).
-pub fn elsewhere(candidates: &[u32], start: &str, boot: &str) -> Option<u32> {
-  if candidates.is_empty() || boot_id().as_deref() != Some(boot) {
+/// `owner_elsewhere` among `candidates` (`inner_pids`): the boot is read
+/// only where there is one.
+pub fn elsewhere(candidates: impl IntoIterator<Item = u32>, start: &str, boot: &str) -> Option<u32> {
+  let mut candidates = candidates.into_iter().peekable();
+  if candidates.peek().is_none() || boot_id().as_deref() != Some(boot) {
     return None;
   }
-  started(candidates, start)
+  confirmed(candidates, start)
 }
 
-/// The candidate whose start time is `start`.
-fn started(candidates: &[u32], start: &str) -> Option<u32> {
-  candidates
-    .iter()
-    .copied()
-    .find(|here| process_start(&here.to_string()).as_deref() == Some(start))
+/// The first candidate whose start is `start`, where the scan stops, else
+/// the first whose start cannot be compared with it.
+fn confirmed(candidates: impl Iterator<Item = u32>, start: &str) -> Option<u32> {
+  let mut clock = None;
+  let mut unsure = None;
+  for here in candidates {
+    match seen(here, start, &mut clock) {
+      Seen::Same => return Some(here),
+      Seen::Unsure => {
+        unsure.get_or_insert(here);
+      }
+      Seen::Other => {}
+    }
+  }
+  unsure
+}
+
+/// What a candidate's start time says of a record's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Seen {
+  Same,
+  Other,
+  /// Its time namespace's offset, or this one's, cannot be read: it may be
+  /// the owner.
+  Unsure,
+}
+
+/// A candidate's start time compared with a record's `start`. The start
+/// time /proc/<pid>/stat shows is the process's start in ticks since boot
+/// shifted by the boottime offset of the reader's time namespace (#44): a
+/// connector in a time namespace records its own reading, and this
+/// process reads another number for it. A reading here that is not the
+/// record's is therefore compared as the candidate's own namespace reads
+/// it (`reads_as`).
+fn seen(here: u32, start: &str, clock: &mut Option<Clock>) -> Seen {
+  let pid = here.to_string();
+  let Some(now) = process_start(&pid) else {
+    return Seen::Other;
+  };
+  if now == start {
+    return Seen::Same;
+  }
+  // A record's start of another spelling than the kernel's is no reading.
+  let (Ok(now), true, Ok(there)) = (now.parse::<u64>(), valid_start(start), start.parse::<u64>()) else {
+    return Seen::Other;
+  };
+  let Clock::Ns { link, offset, tick } = clock.get_or_insert_with(Clock::here) else {
+    return Seen::Other;
+  };
+  match std::fs::read_link(format!("/proc/{pid}/ns/time")) {
+    // This process's time namespace: read alike.
+    Ok(theirs) if link.as_ref() == Some(&theirs) => return Seen::Other,
+    Err(e) if gone(&e) => return Seen::Other,
+    _ => {}
+  }
+  match (boottime_offset(&pid), *offset, *tick) {
+    (Offset::Ns(theirs), Offset::Ns(mine), Some(tick)) if reads_as(now, there, theirs - mine, tick) => Seen::Same,
+    (Offset::Ns(_), Offset::Ns(_), Some(_)) | (Offset::Gone, ..) => Seen::Other,
+    _ => Seen::Unsure,
+  }
+}
+
+/// This process's time namespace: its link, its boottime offset and a
+/// clock tick in nanoseconds. `None`: a kernel without time namespaces,
+/// where every process reads one clock.
+enum Clock {
+  None,
+  Ns {
+    link: Option<std::path::PathBuf>,
+    offset: Offset,
+    tick: Option<u64>,
+  },
+}
+
+impl Clock {
+  fn here() -> Clock {
+    match std::fs::read_link("/proc/self/ns/time") {
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound => Clock::None,
+      link => Clock::Ns {
+        link: link.ok(),
+        offset: match boottime_offset("self") {
+          Offset::Gone => Offset::Unreadable,
+          o => o,
+        },
+        tick: tick_ns(),
+      },
+    }
+  }
+}
+
+/// A process's boottime offset in nanoseconds, or why there is none.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Offset {
+  Ns(i128),
+  Gone,
+  Unreadable,
+}
+
+/// An error of a /proc read whose process is gone.
+fn gone(e: &std::io::Error) -> bool {
+  e.kind() == std::io::ErrorKind::NotFound || e.raw_os_error() == Some(nix::errno::Errno::ESRCH as i32)
+}
+
+/// The boottime offset of the time namespace of process `pid` ("self" or a
+/// number). /proc/<pid>/timens_offsets, which anyone may read, shows the
+/// namespace its children get: its own, unless it left its namespace for
+/// its children's and has not run exec since; where its `ns/time` and
+/// `ns/time_for_children` can be read and differ, that is seen, and the
+/// offset is unreadable.
+fn boottime_offset(pid: &str) -> Offset {
+  let link = |leaf: &str| std::fs::read_link(format!("/proc/{pid}/ns/{leaf}"));
+  if let (Ok(active), Ok(children)) = (link("time"), link("time_for_children")) {
+    if active != children {
+      return Offset::Unreadable;
+    }
+  }
+  match std::fs::read(format!("/proc/{pid}/timens_offsets")) {
+    Ok(text) => boottime_ns(&text).map_or(Offset::Unreadable, Offset::Ns),
+    Err(e) if gone(&e) => Offset::Gone,
+    Err(_) => Offset::Unreadable,
+  }
+}
+
+/// The boottime offset in a timens_offsets file (`boottime <s> <ns>`; the
+/// clock's id, 7, before Linux 5.7 named it), in nanoseconds.
+pub fn boottime_ns(text: &[u8]) -> Option<i128> {
+  std::str::from_utf8(text).ok()?.lines().find_map(|line| {
+    let mut f = line.split_ascii_whitespace();
+    let (Some("boottime" | "7"), Some(s), Some(ns), None) = (f.next(), f.next(), f.next(), f.next()) else {
+      return None;
+    };
+    let (s, ns) = (s.parse::<i64>().ok()?, ns.parse::<i64>().ok()?);
+    (0..1_000_000_000)
+      .contains(&ns)
+      .then(|| i128::from(s) * 1_000_000_000 + i128::from(ns))
+  })
+}
+
+/// A clock tick (1 / sysconf(_SC_CLK_TCK) s, the unit of the start time) in
+/// nanoseconds, where it is a whole number of them (on Linux, 100 ticks a
+/// second).
+fn tick_ns() -> Option<u64> {
+  let hz = u64::try_from(nix::unistd::sysconf(nix::unistd::SysconfVar::CLK_TCK).ok()??).ok()?;
+  (hz > 0 && 1_000_000_000 % hz == 0).then(|| 1_000_000_000 / hz)
+}
+
+/// Whether a process whose start time reads `here` ticks in one time
+/// namespace can read `there` in another, whose boottime offset is `ahead`
+/// nanoseconds more. The kernel shows (start + the reader's offset) / tick,
+/// the sum in wrapping 64-bit nanoseconds (a negative offset can pass a
+/// start from before the namespace). `here` places that sum within one
+/// tick, so `there` is one number where `ahead` is whole ticks, and one of
+/// two neighbours where it is not.
+pub fn reads_as(here: u64, there: u64, ahead: i128, tick: u64) -> bool {
+  const WRAP: i128 = 1 << 64;
+  let tick = i128::from(tick);
+  // The sums here that show `here`.
+  let lo = i128::from(here) * tick;
+  let hi = (lo + tick - 1).min(WRAP - 1);
+  if tick == 0 || lo > hi {
+    return false;
+  }
+  // The same instants there, wrapped as the kernel wraps them.
+  let (a, b) = ((lo + ahead).rem_euclid(WRAP), (hi + ahead).rem_euclid(WRAP));
+  let there = i128::from(there);
+  if a <= b {
+    (a / tick..=b / tick).contains(&there)
+  } else {
+    (a / tick..=(WRAP - 1) / tick).contains(&there) || (0..=b / tick).contains(&there)
+  }
 }
 
 /// Whether this process sees every process of the machine: it is in the
@@ -177,15 +471,92 @@ mod tests {
   fn no_process_here_is_found_in_a_namespace_below() {
     // This process is in no namespace below this one.
     let me = std::process::id();
-    assert!(!inner_pids(f64::from(me)).contains(&me));
-    assert!(inner_pids(0.0).is_empty() && inner_pids(1.5).is_empty() && inner_pids(-1.0).is_empty());
+    assert!(!inner_pids(f64::from(me)).any(|p| p == me));
+    assert!(inner_pids(0.0).next().is_none() && inner_pids(1.5).next().is_none() && inner_pids(-1.0).next().is_none());
     let start = process_start(&me.to_string()).expect("start");
     let boot = boot_id().expect("boot");
-    assert_eq!(elsewhere(&[], &start, &boot), None);
+    assert_eq!(elsewhere([], &start, &boot), None);
     // A candidate is confirmed by its start time under this boot, never by its pid alone.
-    assert_eq!(elsewhere(&[me], &start, &boot), Some(me));
-    assert_eq!(elsewhere(&[me], "1", &boot), None);
-    assert_eq!(elsewhere(&[me], &start, "00000000-0000-0000-0000-000000000000"), None);
+    assert_eq!(elsewhere([me], &start, &boot), Some(me));
+    assert_eq!(elsewhere([me], "1", &boot), None);
+    assert_eq!(elsewhere([me], &start, "00000000-0000-0000-0000-000000000000"), None);
+    // In this process's own time namespace, a start time is compared as read.
+    let next = (start.parse::<u64>().expect("ticks") + 1).to_string();
+    assert_eq!(elsewhere([me], &next, &boot), None);
+  }
+
+  /// What the kernel shows, measured (#44): a process read from the first
+  /// time namespace and from one whose boottime is offset, with 100 ticks a
+  /// second.
+  #[test]
+  fn a_start_time_read_in_another_time_namespace() {
+    const TICK: u64 = 10_000_000;
+    const S: i128 = 1_000_000_000;
+    // Whole ticks: one number, both ways.
+    assert!(reads_as(49409, 149409, 1000 * S, TICK));
+    assert!(reads_as(149409, 49409, -1000 * S, TICK));
+    assert!(!reads_as(49409, 149408, 1000 * S, TICK) && !reads_as(49409, 149410, 1000 * S, TICK));
+    assert!(reads_as(58320, 48320, -100 * S, TICK));
+    // The same namespace (no offset): only the same number.
+    assert!(reads_as(7, 7, 0, TICK) && !reads_as(7, 8, 0, TICK) && !reads_as(8, 7, 0, TICK));
+    // Not whole ticks: two neighbours (5.505 s; -5.005 s; 7 ms), the one shown among them.
+    for (here, shown, ahead) in [
+      (69094, 69645, 5_505_000_000),
+      (69516, 69015, -5_005_000_000),
+      (69725, 69726, 7_000_000),
+    ] {
+      let low = u64::try_from((i128::from(here) * i128::from(TICK) + ahead).div_euclid(i128::from(TICK))).expect("low");
+      let seen: Vec<u64> = (low.saturating_sub(3)..low + 4)
+        .filter(|t| reads_as(here, *t, ahead, TICK))
+        .collect();
+      assert_eq!(seen, vec![low, low + 1], "{here} {ahead}");
+      assert!(seen.contains(&shown));
+    }
+    // A negative offset that passes the start wraps, as the kernel's sum does:
+    // started 1 s after boot, read 5 s behind: (2^64 - 4e9 ns) / tick.
+    let wrapped = ((1u128 << 64) - 4_000_000_000) / u128::from(TICK);
+    let wrapped = u64::try_from(wrapped).expect("ticks");
+    assert!(reads_as(100, wrapped, -5 * S, TICK));
+    assert!(reads_as(wrapped, 100, 5 * S, TICK));
+    assert!(!reads_as(100, 0, -5 * S, TICK));
+    // At the ends of the range, no overflow.
+    assert!(!reads_as(u64::MAX, 1, S, TICK));
+    assert!(!reads_as(0, 5, 0, 0));
+  }
+
+  #[test]
+  fn boottime_offsets() {
+    let at = |s: &str| boottime_ns(s.as_bytes());
+    assert_eq!(
+      at("monotonic           0         0\nboottime         1000         0\n"),
+      Some(1_000_000_000_000)
+    );
+    assert_eq!(
+      at("monotonic           0         0\nboottime           -6 995000000\n"),
+      Some(-5_005_000_000)
+    );
+    assert_eq!(at("1 0 0\n7 5 500\n"), Some(5_000_000_500));
+    assert_eq!(at("monotonic 5 0\n"), None);
+    assert_eq!(at("boottime 1 1000000000\n"), None);
+    assert_eq!(at("boottime 1 -1\n"), None);
+    assert_eq!(at("boottime 1\n"), None);
+    assert_eq!(at("boottime 1 0 0\n"), None);
+    assert_eq!(at(""), None);
+    assert_eq!(
+      at("boottime 9223372036854775807 999999999\n"),
+      Some(9_223_372_036_854_775_807 * 1_000_000_000 + 999_999_999)
+    );
+  }
+
+  #[test]
+  fn this_process_reads_its_own_offset() {
+    // A kernel with time namespaces shows it; the one that starts this test
+    // is most often in the first (offset 0).
+    if std::path::Path::new("/proc/self/timens_offsets").exists() {
+      assert!(matches!(boottime_offset("self"), Offset::Ns(_)));
+    }
+    assert!(matches!(boottime_offset("0"), Offset::Gone));
+    assert_eq!(tick_ns().map(|t| 1_000_000_000 % t), Some(0));
   }
 
   #[test]

@@ -234,14 +234,14 @@ impl<'e> OwnerView for JsOwner<'e> {
     // The record's start and boot are read again only where a process of a
     // namespace below has its pid (never, outside containers), so a record
     // with getters sees the reference's reads everywhere else.
-    let candidates = identity::inner_pids(js.number_value(pid)?);
-    if candidates.is_empty() {
+    let mut candidates = identity::inner_pids(js.number_value(pid)?).peekable();
+    if candidates.peek().is_none() {
       return Ok(false);
     }
     let (Some(start), Some(boot)) = (js.string_of(js.get(self.rec, "start")?)?, js.string_of(js.get(self.rec, "boot")?)?) else {
       return Ok(false);
     };
-    Ok(identity::elsewhere(&candidates, &start, &boot).is_some())
+    Ok(identity::elsewhere(candidates, &start, &boot).is_some())
   }
 }
 

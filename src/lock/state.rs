@@ -89,7 +89,9 @@ pub trait OwnerView {
   fn identity_matches(&mut self) -> Result<Option<bool>, Self::Error>;
   /// Whether the record's owner, gone or another process here, is alive in
   /// a PID namespace below this one: a process there has the record's pid
-  /// and its start time under this boot (identity::elsewhere).
+  /// and, under this boot, its start time as its own time namespace reads
+  /// it, or one whose namespace's offset cannot be read
+  /// (identity::elsewhere).
   fn elsewhere(&mut self) -> Result<bool, Self::Error>;
 }
 
