@@ -4,7 +4,7 @@
 // break no promise, the reference's figure is printed beside it.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
+import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -177,14 +177,15 @@ describe("schedules", () => {
 describe("stress", () => {
   const rounds = Number(process.env.STRESS_ROUNDS ?? 2);
   /** `rounds` rounds of 3 s; claims stood and lost, and recover's refusals that name a brake. */
-  async function stress(claimers, recovers, unlockLoop) {
+  async function stress(claimers, recovers, unlockLoop, { bare = false, rounds: n = rounds } = {}) {
     let stood = 0,
       lost = 0,
       falseBrakes = 0,
       failedReleases = 0;
     const losses = [];
-    for (let i = 0; i < rounds; i++) {
-      const dir = journal();
+    for (let i = 0; i < n; i++) {
+      const dir = journal({ bare });
+      if (bare) mkdirSync(dir, { recursive: true, mode: 0o700 });
       const runs = [
         ...Array.from({ length: claimers }, () => run("claim", dir, 3000, 5)),
         ...Array.from({ length: recovers }, () => run("recover", dir, 3000)),
@@ -216,6 +217,26 @@ describe("stress", () => {
       assert.equal(r.falseBrakes, 0);
     }
   });
+
+  // #44: a journal without turns/ (made by mkdir; the command's stop,
+  // recover and repair do not make it) is guarded by its directory's flock.
+  const bareRounds = Number(process.env.STRESS_ROUNDS ?? 12);
+  test(
+    `3 claimers and 2 recovers on a journal without turns/, ${bareRounds} rounds of 3 s: no standing claim lost, no false brake`,
+    { timeout: 60_000 + bareRounds * 10_000 },
+    async () => {
+      const r = await stress(3, 2, false, { bare: true, rounds: bareRounds });
+      figure(
+        "3 claimers, 2 recovers, no turns/",
+        `${r.stood} claims stood, ${r.lost} lost their lock, ${r.failedReleases} releases refused; ${r.falseBrakes} recovers refused naming a brake no operator set (${bareRounds} rounds of 3 s)`,
+      );
+      if (isAddon) {
+        assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
+        assert.equal(r.failedReleases, 0);
+        assert.equal(r.falseBrakes, 0);
+      }
+    },
+  );
 
   test(
     `4 claimers, 2 recovers and an unlock loop, ${rounds} rounds of 3 s: no standing claim lost`,
