@@ -8,8 +8,19 @@ const worker = fileURLToPath(new URL("worker.mjs", import.meta.url));
 
 /** Runs one worker role to its end; resolves with its JSON result. */
 export function run(role, dir, ...args) {
+  return runWith(process.env.JOURNAL_MODULE, role, dir, ...args);
+}
+
+/** `run`, with the module the worker loads (undefined: this package). */
+export function runWith(module, role, dir, ...args) {
+  const env = { ...process.env };
+  if (module === undefined) delete env.JOURNAL_MODULE;
+  else env.JOURNAL_MODULE = module;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ["--expose-gc", worker, role, dir, ...args.map(String)], { stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(process.execPath, ["--expose-gc", worker, role, dir, ...args.map(String)], {
+      stdio: ["ignore", "pipe", "pipe"],
+      env,
+    });
     let out = "",
       err = "";
     child.stdout.on("data", (d) => (out += d));
