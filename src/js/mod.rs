@@ -9,7 +9,7 @@
 //! | turn records | `turns.rs` | `src/turns.rs` |
 //! | STOP and processing stops | `stop.rs` | `src/stop.rs` |
 //! | the run lock | `lock.rs` | `src/lock/` |
-//! | process identity | `identity.rs` | `src/identity.rs` |
+//! | process identity | `identity.rs` | `src/identity/` |
 //! | `utcDate` | `time.rs` | `src/ground/time.rs` |
 //! | the command's scans (internal) | `inspect.rs` | `src/operator/inspect.rs` |
 //! | constants, `__setup` | `setup.rs` | |
