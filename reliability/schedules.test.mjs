@@ -23,14 +23,14 @@ const said = (r) =>
     : `not applicable (${r.missing.join(", ")}: this implementation makes no such call)`;
 
 describe("schedules", () => {
-  // #34: a STOP update paused at each of its system calls (from the lock
-  // guard's flock to the rmdir of .stop.lock) while the command judges
+  // #34: a STOP update paused at each of its system calls (from the STOP
+  // mark's fcntl to the rmdir of .stop.lock) while the command judges
   // .stop.lock and a repair would remove a left one. The judge must never
   // call a live update's .stop.lock left, and the repair never remove it:
   // the update finishes, and its line is in STOP.
   test("a live STOP update's .stop.lock is never judged left over, nor removed", { ...traced, timeout: 300_000 }, async () => {
     const steps = [
-      { name: "flock", nth: 1 },
+      { name: "fcntl", match: /F_OFD_SETLK/ },
       { name: "mkdir", match: /\.stop\.lock"/ },
       { name: "openat", match: /STOP"/ },
       { name: "write", match: /\{\\"at\\":/ },

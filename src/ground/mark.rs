@@ -11,9 +11,11 @@
 //! DIR`), and the kernel drops them with the last descriptor, at death too.
 //!
 //! Where the mark cannot be had (a journal directory that cannot be opened
-//! for reading, a kernel or file system without OFD locks, macOS) the
-//! update runs unmarked, as the reference's does, and a judge that cannot
-//! ask says "unproven".
+//! for reading, a kernel or file system without OFD locks, macOS, the last
+//! free descriptor) the update runs unmarked, as the reference's does, and
+//! a judge that cannot ask says "unproven"; one that can, and finds no
+//! mark, may call an unmarked update's `.stop.lock` left: only a process at
+//! its descriptor limit makes one, and its update lasts a few calls.
 
 use std::fs::File;
 
@@ -49,6 +51,11 @@ fn region(kind: nix::libc::c_int) -> nix::libc::flock {
 pub fn take(dir: &str) -> Mark {
   #[cfg(target_os = "linux")]
   if let Some(file) = open(dir) {
+    // One descriptor more than the mark's must be free: the update itself
+    // needs one (STOP), as the reference's does with one free.
+    if nix::unistd::dup(&file).is_err() {
+      return Mark { _held: None };
+    }
     let region = region(nix::libc::F_RDLCK);
     if nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_OFD_SETLK(&region)).is_ok() {
       return Mark { _held: Some(file) };

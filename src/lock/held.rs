@@ -35,6 +35,11 @@ static HOLDS: Mutex<Vec<Flock<File>>> = Mutex::new(Vec::new());
 /// record, or a hand's).
 pub fn mark(held: &File) -> Option<Flock<File>> {
   let mut file = held.try_clone().ok()?;
+  // One descriptor more must stay free: the claim still needs one for its
+  // record, as the reference's does with one free.
+  if nix::unistd::dup(&file).is_err() {
+    return None;
+  }
   for _ in 0..200 {
     match Flock::lock(file, FlockArg::LockSharedNonblock) {
       Ok(marked) => return Some(marked),
@@ -78,6 +83,11 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
     return Ok(None);
   };
   if Stamp::of_fd(&file) != Some(lock) {
+    return Ok(None);
+  }
+  // With the last free descriptor the removal goes as the reference's
+  // does, on the defenses that need none (remove.rs): it needs that one.
+  if nix::unistd::dup(&file).is_err() {
     return Ok(None);
   }
   let Ok(meta) = file.metadata() else { return Ok(None) };
