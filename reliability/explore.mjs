@@ -553,6 +553,9 @@ export async function sequence({ base, ops, procs: specs, bare = false }) {
         // it races, such as a listing on ENOTEMPTY, is not there).
         const meant = all.find((c) => c.name === pause.name && c.k === pause.k);
         Object.assign(pause, { args: meant?.args, scan: meant?.scan, ord: meant?.ord });
+        // The reference's calls differ: one it does not make alone is one
+        // it makes not at all.
+        if (!isAddon && !meant) pause.k = undefined;
       }
     } finally {
       await end([p]);
