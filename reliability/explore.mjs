@@ -15,17 +15,25 @@
 // - no refusal names a brake or an operator when no operator acted;
 // - nothing outside the journal was touched.
 //
-// A pause is verified: the call strace paused A at must be the call listed
-// (the runtime's calls, and the look through /proc for an owner in another
-// PID namespace, vary between runs). One that fell elsewhere is aimed
-// again, twice at most, where the listed call fell; one still elsewhere
-// counts as unverified, and a run whose unverified share exceeds
-// MAX_UNVERIFIED fails: it is no evidence of the schedules it lists.
+// Stalls (#44): A is instead stopped (SIGSTOP, injected by strace right
+// after the call) at each of its calls in turn, as a process suspended by
+// its supervisor or a debugger is; the others run while it is stopped, and
+// each must complete or refuse within its bound (STALL_BOUNDS), a refusal
+// that waited naming the stopped process's pid. A is then continued
+// (SIGCONT) and the journal checked as above.
 //
-// `node reliability/explore.mjs [--sample N] [--jobs N] [--bare]` runs every
-// schedule (or about N of them, spread over every combination; N at once),
-// also on journals without turns/ with --bare, and prints the counts;
-// reliability/schedules.test.mjs runs a fixed sample in the suite.
+// A pause or a stop is verified: the call strace paused or stopped A at must
+// be the call listed (the runtime's calls, and the look through /proc for an
+// owner in another PID namespace, vary between runs). One that fell
+// elsewhere is aimed again, twice at most, where the listed call fell; one
+// still elsewhere counts as unverified, and a run whose unverified share
+// exceeds MAX_UNVERIFIED fails: it is no evidence of the schedules it lists.
+//
+// `node reliability/explore.mjs [--sample N] [--jobs N] [--stalls] [--bare]`
+// runs every schedule (or about N of them, spread over every combination; N
+// at once), or with --stalls every stall, also on journals without turns/
+// with --bare, and prints the counts; reliability/schedules.test.mjs runs a
+// fixed sample of each in the suite.
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -105,6 +113,20 @@ const AIMS = 2;
  */
 export const MAX_UNVERIFIED = 0.1;
 
+/**
+ * How long an operation may take while another process is stopped inside
+ * one (ms): a promise, a wait that must end with an answer, not a measure
+ * of speed. The brake (`stop`, an operator's requestStop) and a holder's
+ * release must not wait on a stopped process; the others may wait for the
+ * lock guard's patience (10 s) and refuse. Unlisted operations: STALL_BOUND.
+ */
+export const STALL_BOUNDS = { stop: 2_000, release: 2_000 };
+export const STALL_BOUND = 12_000;
+/** A refusal that took this long (or says another process is at work) waited for one: it must name the stopped process's pid. */
+const WAITED_MS = 1_000;
+/** How long a stall waits for an answer (and for A to stop) before it calls a process hung. */
+const HUNG_MS = 30_000;
+
 /** The combinations: A (paused) first, then the others in the order they run. */
 export function combinations() {
   const ops = ["claim", "release", "recover", "unlock", "stop", ...(isAddon ? ["repair"] : [])];
@@ -124,6 +146,20 @@ export function combinations() {
       : []),
   ];
   return [...pairs, ...triples];
+}
+
+/**
+ * The stall combinations: A (stopped) first, then the operations that run
+ * meanwhile, all at once: the brake, a processing stop, and where a
+ * connector holds the binding, its release.
+ */
+export function stallCombinations() {
+  return [
+    ["claim", "release", "stop", "processingStop"],
+    ["claim", "stop", "processingStop"],
+    ["recover", "release", "stop", "processingStop"],
+    ["recover", "stop", "processingStop"],
+  ];
 }
 
 function bootId() {
@@ -257,6 +293,12 @@ async function end(procs) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+
+/** `promise`'s value, or undefined once `ms` have passed. */
+function within(promise, ms) {
+  let timer;
+  return Promise.race([promise, new Promise((r) => (timer = setTimeout(r, ms)))]).finally(() => clearTimeout(timer));
+}
 
 /** A call's text with what varies between runs named: the journal's place, the pid, times, addresses, large numbers. */
 const normalize = (text, tid, top) =>
@@ -738,8 +780,167 @@ export async function explore({ sample, only, bare = false, jobs = 1, log = () =
   return judge(tally, "schedules");
 }
 
+/** The state of process `pid` (R, S, T, t...), from /proc/<pid>/stat; null once gone. */
+function stateOf(pid) {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits until A is stopped (the trace shows the SIGSTOP strace injected
+ * after one of its calls, and /proc shows the process stopped, T or t), or
+ * A answered without stopping. Resolves with the call it stopped after, or
+ * null.
+ */
+async function stoppedAfter(out, pid, top, answered) {
+  for (const until = Date.now() + HUNG_MS; Date.now() < until; await sleep(10)) {
+    let trace = "";
+    try {
+      trace = readFileSync(out, "utf8");
+    } catch {
+      // Not written yet.
+    }
+    const c = calls(trace, pid, top).find((x) => x.stopped);
+    if (c && /^[Tt]$/.test(stateOf(pid) ?? "")) return c;
+    if (answered()) return null;
+  }
+  return null;
+}
+
+/**
+ * Plays one stall: A stopped (SIGSTOP) right after `step`, the others told
+ * to go all at once while it is stopped, each bounded (STALL_BOUNDS); then A
+ * continued and the journal checked. Resolves with what broke, every
+ * process's result, A's pid, and whether A stopped where listed (if not,
+ * `aimed`: where that call fell in this run).
+ */
+async function stall(ops, base, step, bare = false) {
+  const { top, dir } = prepare(ops, base, bare);
+  const out = join(top, "trace");
+  const strace = { out, args: ["-e", `trace=${NAMES.join(",")}`, "-e", `inject=${step.name}:signal=SIGSTOP:when=${step.k}`] };
+  const procs = ops.map((op, i) => start(op, dir, tagOf(i, op), i === 0 ? strace : null));
+  try {
+    await ready(procs);
+    const [a, ...others] = procs;
+    let answer = null;
+    a.send("go");
+    const aAnswer = a.next().then((l) => (answer = l));
+    const stopped = await stoppedAfter(out, a.pid, top, () => answer !== null);
+    if (!stopped || stopped.name !== step.name || stopped.k !== step.k || shape(stopped.args) !== shape(step.args)) {
+      // Not stopped where listed: continued, and nothing else played.
+      try {
+        process.kill(a.pid, "SIGCONT");
+      } catch {
+        // Gone already.
+      }
+      await within(aAnswer, HUNG_MS);
+      return {
+        verified: false,
+        aimed: aim(readFileSync(out, "utf8"), a.pid, top, step),
+        fell: stopped?.args,
+        problems: [],
+        results: [],
+        pid: a.pid,
+      };
+    }
+    const problems = [];
+    const pending = others.map((p) => {
+      p.send("go");
+      return p.next();
+    });
+    const answers = await Promise.all(pending.map((p) => within(p, HUNG_MS)));
+    const results = others.map((p, i) => {
+      const line = answers[i];
+      if (!line) {
+        problems.push(`${p.tag} gave no answer in ${HUNG_MS / 1000} s`);
+        return { op: p.op, tag: p.tag, ok: false, error: "no answer" };
+      }
+      const r = JSON.parse(line);
+      const bound = STALL_BOUNDS[p.op] ?? STALL_BOUND;
+      const faults = [];
+      if (r.ms > bound) faults.push(`beyond its bound of ${bound} ms`);
+      if (!r.ok && (r.ms >= WAITED_MS || /another process/.test(r.error)) && !new RegExp(`\\b${a.pid}\\b`).test(r.error))
+        faults.push(`not naming pid ${a.pid}`);
+      if (faults.length) problems.push(`${p.tag} ${r.ok ? "completed" : "refused"} after ${r.ms} ms, ${faults.join(", ")}`);
+      return r;
+    });
+    process.kill(a.pid, "SIGCONT");
+    const aLine = await within(aAnswer, HUNG_MS);
+    if (!aLine) problems.push(`${a.tag} gave no answer in ${HUNG_MS / 1000} s once continued`);
+    results.unshift(aLine ? JSON.parse(aLine) : { op: a.op, tag: a.tag, ok: false, error: "no answer" });
+    // Those that gave no answer while A was stopped, once it runs again.
+    await within(Promise.all(pending), HUNG_MS);
+    problems.push(...check(dir, top, ops, results));
+    for (const p of procs) p.send("exit");
+    await within(Promise.all(procs.map((p) => p.exited)), HUNG_MS);
+    return { verified: true, problems, results, pid: a.pid };
+  } finally {
+    await end(procs);
+    rmSync(top, { recursive: true, force: true });
+  }
+}
+
+/**
+ * A broken stall in words: which process stopped after which call, how long
+ * each other operation took and what it broke, and what each refusal said
+ * (once, for those that said the same).
+ */
+export function stallNamed(b) {
+  const [a, ...others] = b.results;
+  const faulted = others.filter((r) => b.problems.some((p) => p.startsWith(`${r.tag} `)));
+  const did = others.filter((r) => !faulted.includes(r)).map((r) => `${r.tag} ${r.ok ? "completed" : "refused"} after ${r.ms} ms`);
+  const said = new Map();
+  for (const r of faulted) if (!r.ok) said.set(r.error, [...(said.get(r.error) ?? []), r.tag]);
+  const quotes = [...said].map(([error, tags]) => ` ${tags.join(" and ")} said: ${error}`);
+  return `${a?.tag ?? b.ops[0]} (pid ${b.pid}) stopped after its ${b.step}, ${named(b)}: ${[...b.problems, ...did].join("; ")}.${quotes.join(".")}`;
+}
+
+/**
+ * Explores stalls (see the top of this file): every stall combination, A
+ * stopped after each of its steps in turn (or about `sample` of them, or the
+ * steps a combination of `only` picks with `at`). Returns the counts and each
+ * broken stall; throws if more than MAX_UNVERIFIED were unverified.
+ */
+export async function stalls({ sample, only, bare = false, jobs = 1, log = () => {} } = {}) {
+  const list = combos(only, stallCombinations(), bare);
+  const { queue, total, missing } = await schedules(list, sample);
+  const tally = {
+    combinations: list.length,
+    steps: total,
+    explored: 0,
+    unverified: 0,
+    reaimed: 0,
+    unverifiedSteps: [],
+    broken: [],
+    missing,
+  };
+  await drain(queue, jobs, async ({ c, step }) => {
+    const r = (await aiming(step, tally, (s) => stall(c.ops, c.base, s, c.bare))).at(-1);
+    tally.explored++;
+    const at = `${step.name}#${step.k} ${step.args}`;
+    if (!r.verified) {
+      tally.unverified++;
+      const fell = r.fell ? `it stopped after ${r.fell}` : `it did not stop`;
+      tally.unverifiedSteps.push(`${named(c)} stopped after ${at} (${fell})`);
+      log(`unverified: ${named(c)} stopped after ${at} (${fell})`);
+    } else if (r.problems.length) {
+      const b = { ops: c.ops, base: c.base, bare: c.bare, step: at, pid: r.pid, problems: r.problems, results: r.results };
+      tally.broken.push(b);
+      log(`broken: ${stallNamed(b)}`);
+    }
+    if (tally.explored % 20 === 0) log(`${tally.explored} stalls explored`);
+  });
+  return judge(tally, "stalls");
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const { values } = parseArgs({ options: { sample: { type: "string" }, jobs: { type: "string" }, bare: { type: "boolean" } } });
+  const { values } = parseArgs({
+    options: { sample: { type: "string" }, jobs: { type: "string" }, stalls: { type: "boolean" }, bare: { type: "boolean" } },
+  });
   for (const o of ["sample", "jobs"])
     if (values[o] !== undefined && !/^[1-9][0-9]*$/.test(values[o])) {
       console.error(`explore: --${o} takes a whole number`);
@@ -750,9 +951,10 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exit(2);
   }
   const t0 = Date.now();
+  const what = values.stalls ? "stalls" : "schedules";
   let tally;
   try {
-    tally = await explore({
+    tally = await (values.stalls ? stalls : explore)({
       sample: values.sample && Number(values.sample),
       jobs: Number(values.jobs ?? 1),
       bare: values.bare ?? false,
@@ -765,7 +967,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     process.exitCode = 1;
   }
   console.log(
-    `${tally.combinations} combinations, ${tally.steps} steps; ${tally.explored} schedules explored (${tally.unverified} whose pause could not be verified, ${tally.reaimed} aimed again), ${tally.broken.length} broke a promise; ${Math.round((Date.now() - t0) / 1000)} s`,
+    `${tally.combinations} combinations, ${tally.steps} steps; ${tally.explored} ${what} explored (${tally.unverified} whose ${values.stalls ? "stop" : "pause"} could not be verified, ${tally.reaimed} aimed again), ${tally.broken.length} broke a promise; ${Math.round((Date.now() - t0) / 1000)} s`,
   );
   if (tally.broken.length) process.exitCode = 1;
 }
