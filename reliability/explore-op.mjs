@@ -2,9 +2,11 @@
 // a journal with the module under test (JOURNAL_MODULE, or this package),
 // when told to. Lines on stdin drive it ("go", then "exit"); it prints
 // "ready <pid>" once loaded (and, for a release, once it holds the binding),
-// then one JSON line with what the operation did, and stays alive until told
-// to exit, so that a claim that stood is still a live owner when the
-// explorer checks the journal. The operation is bracketed by two failed
+// then one JSON line with what the operation did (when it started and ended,
+// and how long it took, `ms`, for a wait the explorer bounds; when a claim
+// stood), and stays alive until told to exit, so
+// that a claim that stood is still a live owner when the explorer checks
+// the journal. The operation is bracketed by two failed
 // access(2) calls on marker paths, so that a trace can tell its system calls
 // from the runtime's.
 import { accessSync, readSync } from "node:fs";
@@ -17,6 +19,8 @@ const path = process.env.JOURNAL_MODULE ? resolve(process.env.JOURNAL_MODULE) : 
 const M = path.endsWith(".mjs") ? await import(pathToFileURL(path).href) : createRequire(import.meta.url)(path);
 
 const [op, dir, tag] = process.argv.slice(2);
+/** The generation of a processing stop (the connector's own brake). */
+const GENERATION = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
 const out = (v) => process.stdout.write(`${typeof v === "string" ? v : JSON.stringify(v)}\n`);
 
 let pending = "";
@@ -52,6 +56,7 @@ const operations = {
   claim: (r) => {
     M.writePid(dir, process.pid);
     r.stood = true;
+    r.stoodAt = Date.now();
     // Acknowledged only once appendInbox returned: the explorer then
     // expects the record in the file or a quarantine, whatever ran.
     M.appendInbox(dir, { id: tag });
@@ -68,6 +73,11 @@ const operations = {
   stop: (r) => {
     M.requestStop(dir, `operator ${tag}`);
     r.braked = `operator ${tag}`;
+  },
+  // The connector's processing stop: a brake too, of its own reason.
+  processingStop: (r) => {
+    M.requestProcessingStop(dir, GENERATION);
+    r.braked = `processing:${GENERATION}`;
   },
   repair: (r) => {
     const native = createRequire(import.meta.url)(join(root, "binding.js"));
@@ -97,8 +107,13 @@ if (op === "hold") {
   }
   out(result);
   if (result.stood && line() === "release") {
-    M.clearPid(dir, process.pid);
-    out({ released: true });
+    const t = performance.now();
+    try {
+      M.clearPid(dir, process.pid);
+      out({ released: true, ms: Math.round(performance.now() - t) });
+    } catch (e) {
+      out({ released: false, error: String(e?.message ?? e), ms: Math.round(performance.now() - t) });
+    }
   }
   mark("end");
   line();
@@ -112,12 +127,15 @@ if (op === "release") M.writePid(dir, process.pid);
 out(`ready ${process.pid}`);
 if (line() !== "go") process.exit(0);
 mark("begin");
-const result = { op, tag, pid: process.pid, ok: true };
+const result = { op, tag, pid: process.pid, ok: true, startedAt: Date.now() };
+const t = performance.now();
 try {
   operations[op](result);
 } catch (e) {
   Object.assign(result, { ok: false, error: String(e?.message ?? e), exitCode: e?.exitCode ?? null });
 }
+result.ms = Math.round(performance.now() - t);
+result.endedAt = Date.now();
 mark("end");
 out(result);
 line();

@@ -1,26 +1,67 @@
 // The lock under schedules (#30, docs/lock.md): the explorer's sample, the
 // sequences that broke it before the lock guard, replayed with the same
-// pauses, and the random stress rows. Each prints its figure; the addon must
-// break no promise, the reference's figure is printed beside it.
+// pauses, stalls (a process stopped inside an operation while others run),
+// and the random stress rows. Each prints its figure; the addon must break
+// no promise, the reference's figure is printed beside it.
+//
+// Every pause a test names must be reached, at the call meant: sequence()
+// throws otherwise, naming each pause missed (a schedule that did not
+// happen proves nothing), and the explorer fails a run in which more than
+// MAX_UNVERIFIED of its pauses fell elsewhere. Each test says which
+// protection it guards and what a change of the code would have to break
+// for it to fail; "without the guard" below is a journal without turns/,
+// where no operation can have the lock guard (the guard dropped from every
+// operation at once).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { run } from "./run.mjs";
-import { canTrace, explore, isAddon, sequence } from "./explore.mjs";
+import { MAX_UNVERIFIED, canTrace, explore, heldAt, isAddon, sequence, stallNamed, stalls } from "./explore.mjs";
 import { M, journal, modulePath, refuses } from "../__test__/helpers.mjs";
 
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 const traced = canTrace ? {} : { skip: "strace cannot trace and inject here" };
 const worker = fileURLToPath(new URL("worker.mjs", import.meta.url));
 
-/** What a sequence did, in one line. */
+/** What a sequence did, in one line (it threw if a pause was not reached). */
 const said = (r) =>
   r.applicable
-    ? `${r.problems.length ? r.problems.join("; ") : "no promise broken"}${r.unreached.length ? ` (never reached: ${r.unreached.join(", ")})` : ""}`
+    ? `${r.problems.length ? r.problems.join("; ") : "no promise broken"} (every pause reached)`
     : `not applicable (${r.missing.join(", ")}: this implementation makes no such call)`;
+
+/** The stalls the suite plays: the steps of docs/lock.md each picks, by its call. */
+const STALL_SAMPLE = [
+  {
+    ops: ["claim", "stop", "processingStop"],
+    base: "empty",
+    at: [
+      { name: "flock", match: /LOCK_EX/ },
+      { name: "mkdir", match: /run\.lock"/ },
+      { name: "fsync" },
+      { name: "access", match: /STOP"/ },
+      { name: "flock", match: /LOCK_UN/ },
+    ],
+  },
+  {
+    ops: ["claim", "release", "stop", "processingStop"],
+    base: "held",
+    at: [{ name: "mkdir", match: /run\.lock"/ }, { name: "kill" }],
+  },
+  {
+    ops: ["recover", "stop", "processingStop"],
+    base: "stale",
+    at: [
+      { name: "flock", match: /LOCK_EX/ },
+      { name: "fsync" },
+      { name: "unlinkat", match: /AT_REMOVEDIR/ },
+      { name: "unlink", match: /STOP"/ },
+    ],
+  },
+  { ops: ["recover", "release", "stop", "processingStop"], base: "held", at: [{ name: "kill" }] },
+];
 
 describe("schedules", () => {
   // #34: a STOP update paused at each of its system calls (from the STOP
@@ -28,6 +69,14 @@ describe("schedules", () => {
   // .stop.lock and a repair would remove a left one. The judge must never
   // call a live update's .stop.lock left, and the repair never remove it:
   // the update finishes, and its line is in STOP.
+  //
+  // Guards: a STOP update holds the guard from before its mkdir of
+  // .stop.lock to after its rmdir (s1 to s7), and the judge and the repair
+  // take it before they look (j1). Fails if a STOP update runs without the
+  // guard, or drops it before its rmdir, or if the judge or the repair
+  // look without waiting for it: the judge then finds the paused update's
+  // .stop.lock and, proving it held by no live update, calls it left, and
+  // the repair removes it (before the guard: at four of the six steps).
   test("a live STOP update's .stop.lock is never judged left over, nor removed", { ...traced, timeout: 300_000 }, async () => {
     const steps = [
       { name: "fcntl", match: /F_OFD_SETLK/ },
@@ -39,7 +88,6 @@ describe("schedules", () => {
     ];
     const seen = [];
     const broken = [];
-    const unreached = [];
     for (const step of steps) {
       const r = await sequence({
         base: "empty",
@@ -59,42 +107,46 @@ describe("schedules", () => {
       if (!s.ok) broke.push(`the update failed: ${s.error}`);
       if (j.stopLock === "left") broke.push("the judge called its .stop.lock left");
       if (rep.stopLock === "left") broke.push("the repair removed its .stop.lock");
-      seen.push(
-        `${step.name}: ${broke.length ? broke.join("; ") : `judged ${j.stopLock}, repair found ${rep.stopLock}`}${r.unreached.length ? " (pause never reached)" : ""}`,
-      );
+      seen.push(`${step.name}: ${broke.length ? broke.join("; ") : `judged ${j.stopLock}, repair found ${rep.stopLock}`} (pause reached)`);
       broken.push(...broke.map((b) => `${step.name}: ${b}`));
-      unreached.push(...r.unreached);
     }
     figure("a STOP update paused at each step, judged and repaired meanwhile", seen.join("; "));
-    if (isAddon) {
-      assert.deepEqual(broken, []);
-      assert.deepEqual(unreached, []);
-    }
+    if (isAddon) assert.deepEqual(broken, []);
   });
 
   // #34: an update killed (-9) inside .stop.lock leaves it; the judge proves
   // it left at once, whatever its age, and the repair the command advises
-  // removes it, after which STOP updates work again.
+  // removes it, after which STOP updates work again. The update is killed
+  // while held at the entry of its fsync (its pause reached: the trace shows
+  // the call begun and not returned), inside .stop.lock.
+  //
+  // Guards: the proof that a .stop.lock is left (invariant L, docs/lock.md):
+  // the kernel drops a dead update's guard, so the judge can have it. Fails
+  // if the judge calls a dead update's .stop.lock anything but left (an age,
+  // or a guard it waits on past its death), or the repair does not remove
+  // it.
   test(
     "a STOP update killed inside .stop.lock: proved left at once, and the advised repair clears it",
     { ...traced, timeout: 120_000 },
     async (t) => {
       if (!isAddon) return t.skip("the judge and the repair are this package's command");
       const dir = journal();
+      const trace = join(dirname(dirname(dir)), "trace");
       const code = `const M = require(${JSON.stringify(modulePath)}); console.log(process.pid); M.requestStop(${JSON.stringify(dir)}, "killed")`;
       const child = spawn(
         "strace",
-        ["-f", "-qq", "-o", "/dev/null", "-e", "inject=fsync:delay_enter=20000000:when=1", process.execPath, "-e", code],
-        {
-          stdio: ["ignore", "pipe", "inherit"],
-        },
+        ["-f", "-qq", "-o", trace, "-e", "trace=fsync", "-e", "inject=fsync:delay_enter=20000000:when=1", process.execPath, "-e", code],
+        { stdio: ["ignore", "pipe", "inherit"] },
       );
       const pid = Number(await new Promise((resolve) => child.stdout.once("data", resolve)));
+      const held = () => existsSync(trace) && heldAt(readFileSync(trace, "utf8"), pid, "fsync", 1);
+      for (let i = 0; i < 400 && !held(); i++) await new Promise((r) => setTimeout(r, 25));
       const lock = join(dir, ".stop.lock");
-      for (let i = 0; i < 200 && !existsSync(lock); i++) await new Promise((r) => setTimeout(r, 25));
-      assert.ok(existsSync(lock), "the update is inside .stop.lock");
+      const reached = held();
       process.kill(pid, "SIGKILL");
       await new Promise((resolve) => child.once("exit", resolve));
+      assert.ok(reached, "the update's pause at its fsync was not reached");
+      assert.ok(existsSync(lock), "the update was killed inside .stop.lock");
       const native = (await import("node:module")).createRequire(import.meta.url)("../binding.js");
       assert.equal(native.stopLockLeft(dir), "left");
       const status = JSON.parse(cli("status", dir, "--json").stdout);
@@ -104,30 +156,77 @@ describe("schedules", () => {
       assert.equal(existsSync(lock), false);
       M.requestStop(dir, "after");
       assert.equal(M.readStop(dir).at(-1).reason, "after");
-      figure("a STOP update killed inside .stop.lock", `judged left at once; \`repair --apply\` removed it; STOP updates work again`);
+      figure(
+        "a STOP update killed inside .stop.lock",
+        `killed at its fsync (pause reached); judged left at once; \`repair --apply\` removed it; STOP updates work again`,
+      );
     },
   );
 
+  // Guards: every promise of docs/lock.md under a pause at any call of any
+  // operation (the guard, and each defense). Fails where a pause at one of
+  // the sampled calls lets a schedule break a promise; a run whose pauses
+  // mostly fell elsewhere than listed (MAX_UNVERIFIED) fails too, for it
+  // explored nothing it can name.
   test("the explorer's sample: every combination, each paused at its system calls in turn", { ...traced, timeout: 600_000 }, async () => {
     const sample = Number(process.env.EXPLORE_SAMPLE ?? 100);
     const t = await explore({ sample });
     figure(
       "schedule explorer",
-      `${t.combinations} combinations, ${t.steps} steps; ${t.explored} schedules explored (${t.unverified} whose pause could not be verified), ${t.broken.length} broke a promise`,
+      `${t.combinations} combinations, ${t.steps} steps; ${t.explored} schedules explored (${t.unverified} whose pause could not be verified, at most ${MAX_UNVERIFIED * 100} in 100 allowed; ${t.reaimed} aimed again), ${t.broken.length} broke a promise`,
     );
     for (const b of t.broken.slice(0, 5)) console.log(`# broken: ${b.ops.join(" / ")} (${b.base}) at ${b.step}: ${b.problems.join("; ")}`);
     assert.ok(t.explored >= Math.min(sample, t.steps) * 0.9, `explored ${t.explored}`);
     if (isAddon) assert.deepEqual(t.broken, []);
   });
 
-  // #30, sequence 1: V's mkdir, then a recover removes V's ownerless
-  // directory and X claims a new one, which V's open then finds; X's
-  // release meets V's temporary file (ENOTEMPTY) and is paused in its
-  // listing while V links its record and stands; X's listing then removes
-  // V's record, and Z stands beside V.
+  // #30, sequence 1, as it broke the lock before the guard: V's mkdir, then
+  // a recover removes V's ownerless directory and X claims a new one, which
+  // V's open then finds; X's release meets V's temporary file (ENOTEMPTY)
+  // and is paused in its listing while V links its record and stands; X's
+  // listing then removes V's record, and Z stands beside V.
+  //
+  // Under the guard that schedule cannot happen: R and X wait while V is
+  // inside its claim, X never stands, so its release and its listing are
+  // never reached (this test used to pass saying "never reached"). So the
+  // same cast is played where its pauses are reached: X holds, and its
+  // release is paused after judging its own lock, before removing its
+  // record; V claims meanwhile and is paused between its mkdir and its
+  // open, and before its link, while R recovers; Z claims last. At most one
+  // claim may stand (V), its record still there, and X's release must have
+  // removed only its own.
+  //
+  // Guards: the guard held by a release from its judgement to its removal
+  // (p1 to p4), and by a claim from before its mkdir to its check (c1 to
+  // c10). Fails if a release drops the guard before its removal (V's claim
+  // no longer waits: its mkdir meets X's directory, V refuses, and V's
+  // pauses are never reached), if a claim does not wait for a release (the
+  // same), or if a removal by the release or by R takes V's record (V then
+  // lost its lock, or Z stands beside it). The schedule as it broke before
+  // is played too without the guard, and its figure printed.
   test("a release never empties a directory that holds another claimant's record", { ...traced, timeout: 120_000 }, async () => {
     const r = await sequence({
       base: "empty",
+      ops: ["hold", "claim", "recover", "claim"],
+      procs: [
+        { op: "hold", tag: "X", at: [0, 300], pauses: [{ name: "unlinkat", match: /"owner\.json", 0\)/, ms: 1500 }] },
+        {
+          op: "claim",
+          tag: "V",
+          at: [600],
+          pauses: [
+            { name: "openat", match: /run\.lock", O_RDONLY\|O_NOFOLLOW/, ms: 1500 },
+            { name: "linkat", nth: 1, ms: 3000 },
+          ],
+        },
+        { op: "recover", tag: "R", at: [900] },
+        { op: "claim", tag: "Z", at: [7500] },
+      ],
+    });
+    figure("sequence 1 under the guard (a release paused before its removal while a claim is paused inside its own)", said(r));
+    const before = await sequence({
+      base: "empty",
+      bare: true,
       ops: ["claim", "recover", "hold", "claim"],
       procs: [
         {
@@ -143,11 +242,15 @@ describe("schedules", () => {
         { op: "hold", tag: "X", at: [500, 2000], pauses: [{ name: "getdents64", nth: 1, ms: 3000 }] },
         { op: "claim", tag: "Z", at: [5500] },
       ],
-    });
-    figure("sequence 1 (a release empties another claimant's directory)", said(r));
+    }).then(said, (e) => e.message);
+    figure("sequence 1 as it broke before the guard, on a journal without turns/", before);
     if (isAddon) {
       assert.ok(r.applicable, said(r));
       assert.deepEqual(r.problems, [], JSON.stringify(r.results));
+      const [x, v, , z] = r.results;
+      assert.ok(x.ok && !x.stood && !x.releaseError, JSON.stringify(x));
+      assert.ok(v.stood, JSON.stringify(v));
+      assert.equal(z.stood, undefined, JSON.stringify(z));
       assert.equal(r.results.filter((x) => x.stood).length, 1, JSON.stringify(r.results));
     }
   });
@@ -156,7 +259,18 @@ describe("schedules", () => {
   // before removing it; a repair clears the same lock and claims a new one,
   // whose directory and record get the old ones' inode numbers; recover
   // resumes and removes the repair's lock, a connector claims and appends,
-  // and the repair's truncation drops that record.
+  // and the repair's truncation drops that record. Under the guard the
+  // repair waits for recover, and the connector is refused (the repair
+  // holds); every pause is reached.
+  //
+  // Guards: the guard held by recover from its judgement to its removal
+  // (r1 to r7), and by a repair's hold. Fails if recover removes without
+  // the guard, or a repair judges and claims without it: the connector
+  // then stands while the repair still holds the binding (as without the
+  // guard, measured: "C stood while P's repair held the binding"). Since
+  // appends wait for the file's flock (#31), the repair's truncation no
+  // longer drops the record: the check is the claim standing beside the
+  // repair.
   test("a removal judged before a repair's hold never removes the repair's lock", { ...traced, timeout: 120_000 }, async (t) => {
     if (!isAddon) return t.skip("repair is this package's command");
     const r = await sequence({
@@ -172,6 +286,41 @@ describe("schedules", () => {
     assert.ok(r.applicable, said(r));
     assert.deepEqual(r.problems, [], JSON.stringify(r.results));
   });
+
+  // #44: a claim or a recover stopped (SIGSTOP, as a supervisor or a
+  // debugger suspends a process) right after one of its steps (docs/lock.md:
+  // c1 the guard taken, c2 the mkdir, c5 the record's fsync, c8 the STOP
+  // gate, c10 the guard dropped; r1, r4 inside .stop.lock, r5 the removal,
+  // r6 its STOP removed; and each judging a live connector's lock), while
+  // the brake (an operator's requestStop), a processing stop and, where a
+  // connector holds the binding, its release run. Each must complete or
+  // refuse within its bound, a promise (the brake and the release about
+  // 2 s, the others 12 s: explore.mjs's STALL_BOUNDS), and a refusal that
+  // waited must name the stopped process's pid, so that an operator knows
+  // whom to continue or kill. The stopped process is then continued, and
+  // the journal checked as in every schedule.
+  //
+  // Guards: that no operation waits on a stopped process without end, and
+  // that the brake and the release never wait on one at all. Fails if the
+  // brake or the release waits on the lock guard (or anything a stopped
+  // process holds), or a refusal does not say whom it waited for.
+  test(
+    "a stopped claim or recover holds up neither the brake nor a connector's release, and a refusal names it",
+    { ...traced, todo: isAddon ? "the brake and the release wait on the lock guard (#44)" : undefined, timeout: 900_000 },
+    async () => {
+      const t = await stalls({ only: STALL_SAMPLE });
+      const broken = t.broken.map(stallNamed);
+      figure(
+        "stalls",
+        `${t.explored} stalls (a claim or recover stopped after a step), ${t.unverified} not stopped where named, ${broken.length} broke a promise`,
+      );
+      for (const b of broken) console.log(`# broken: ${b}`);
+      if (!isAddon) return;
+      assert.deepEqual(t.missing, [], "steps named that the claim or recover does not make");
+      assert.deepEqual(t.unverifiedSteps, [], "stalls whose process did not stop where named");
+      assert.deepEqual(broken, []);
+    },
+  );
 });
 
 describe("stress", () => {
@@ -499,6 +648,13 @@ describe("a repair racing appends (#31)", () => {
   // An append that lands while a repair is between its check of the file
   // and its mend (paused there) waits for the file's flock and lands after,
   // on the mended file: it is never cut off or renamed away.
+  //
+  // Guards: the record file's flock, held by a repair from its check of the
+  // file to its mend, and taken by every append (not the lock guard, which
+  // appends never take). Fails if an append writes without the file's
+  // flock, or the repair mends after dropping it: the append then lands in
+  // the part the truncation cuts, on the file the rename replaces, or
+  // before the quarantine's link, and its record is lost.
   const paused = (base, name, match) => ({
     base,
     ops: ["repair", "append"],
@@ -517,7 +673,6 @@ describe("a repair racing appends (#31)", () => {
       const r = await sequence(spec);
       figure(`an append while a repair is paused before ${what}`, said(r));
       assert.ok(r.applicable, said(r));
-      assert.deepEqual(r.unreached, []);
       assert.deepEqual(r.problems, [], JSON.stringify(r.results));
       assert.ok(
         r.results.every((x) => x.ok),

@@ -86,6 +86,12 @@ impl Guard {
 /// operation to end; refuses once it has waited `PATIENCE`, or `STALLED`
 /// once the holder is seen stopped, naming the holder (#44).
 pub fn take(dir: &str) -> Result<Guard, JournalError> {
+  take_within(dir, PATIENCE)
+}
+
+/// `take`, waiting `patience` at most (a holder seen stopped ends it
+/// sooner).
+pub fn take_within(dir: &str, patience: Duration) -> Result<Guard, JournalError> {
   // A journal without turns/ is guarded by a flock on the journal
   // directory itself, for as long as it has none: turns/ is made only
   // under that flock (`making_turns`), so once it exists no holder of the
@@ -100,7 +106,7 @@ pub fn take(dir: &str) -> Result<Guard, JournalError> {
       },
       Err(_) => return Ok(Guard { held: None }),
     };
-    let guard = take_on(file)?;
+    let guard = take_on(file, patience)?;
     if journal && guard.held() && std::fs::symlink_metadata(under(dir, &["turns"])).is_ok() {
       // turns/ was made meanwhile (by a process that takes no guard, or
       // before this flock): its flock is the guard now.
@@ -120,13 +126,13 @@ pub fn making_turns(dir: &str) -> Result<Guard, JournalError> {
     return Ok(Guard { held: None });
   }
   match open_dir(&under(dir, &["."]), Link::Follow) {
-    Ok(file) => take_on(file),
+    Ok(file) => take_on(file, PATIENCE),
     Err(_) => Ok(Guard { held: None }),
   }
 }
 
 /// The flock on `file` (turns/ or the journal directory), waited for.
-fn take_on(file: File) -> Result<Guard, JournalError> {
+fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
   let Ok(meta) = file.metadata() else { return Ok(unguarded) };
   let key = (meta.dev(), meta.ino());
@@ -138,7 +144,7 @@ fn take_on(file: File) -> Result<Guard, JournalError> {
   if nix::unistd::dup(&file).is_err() {
     return Ok(unguarded);
   }
-  let lock = match wait(file, &meta) {
+  let lock = match wait(file, &meta, patience) {
     Ok(Flocked::Held(lock)) => lock,
     // No flock here (ENOLCK, an NFS mount without it): unguarded.
     Ok(Flocked::Unsupported(_)) => return Ok(unguarded),
@@ -158,7 +164,7 @@ const STALLED: Duration = Duration::from_secs(2);
 /// waiter first yields, then sleeps from 50 µs, doubling to 20 ms; from
 /// the first 100 ms on it asks the kernel who holds it every 250 ms, so a
 /// holder seen stopped for `STALLED` ends the wait early.
-fn wait(file: File, meta: &std::fs::Metadata) -> std::result::Result<Flocked, Unflocked> {
+fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result::Result<Flocked, Unflocked> {
   use nix::errno::Errno;
   use nix::fcntl::{Flock, FlockArg};
   let start = Instant::now();
@@ -175,7 +181,7 @@ fn wait(file: File, meta: &std::fs::Metadata) -> std::result::Result<Flocked, Un
       Err((_, e)) => return Err(Unflocked::Failed(e.into())),
     }
     let now = Instant::now();
-    if now >= start + PATIENCE {
+    if now >= start + patience {
       return Err(Unflocked::TimedOut);
     }
     if now >= asked {

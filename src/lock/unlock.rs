@@ -100,6 +100,11 @@ fn capitalized(text: &str) -> String {
   chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
+/// How long a holder's release waits for the guard before it goes on
+/// without: a guarded operation is a few system calls, so only a holder
+/// that is stopped or paused keeps it longer.
+const RELEASE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(250);
+
 /// `clearPid`: removes the lock when its record names `pid`; the lock
 /// removed is the one whose record was read (#10). A release of a claim
 /// this process made and holds marked (held.rs) takes no lock guard: while
@@ -114,6 +119,12 @@ pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
     return Ok(());
   }
   if let Some(marked) = judged.lock.and_then(held::take) {
+    // The guard is asked for a moment all the same: taken, a claim that
+    // starts now waits for this release rather than meet a live owner and
+    // refuse (a restart's new connector behind its old one); held by a
+    // process that does not let go at once (stopped, perhaps), the release
+    // goes on without it.
+    let _guard = crate::ground::guard::take_within(dir, RELEASE_PATIENCE);
     let fd = marked.try_clone().ok().map(Into::into);
     let removed = remove::remove(dir, &judged, fd, 0).map_err(|e| lock_refusal(dir, &e));
     drop(marked);
