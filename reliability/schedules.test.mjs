@@ -306,7 +306,7 @@ describe("schedules", () => {
   // process holds), or a refusal does not say whom it waited for.
   test(
     "a stopped claim or recover holds up neither the brake nor a connector's release, and a refusal names it",
-    { ...traced, todo: isAddon ? "the brake and the release wait on the lock guard (#44)" : undefined, timeout: 900_000 },
+    { ...traced, timeout: 900_000 },
     async () => {
       const t = await stalls({ only: STALL_SAMPLE });
       const broken = t.broken.map(stallNamed);
