@@ -206,7 +206,8 @@ const named = (c) => `${c.ops.join(" / ")} (${c.base}${c.bare ? ", no turns/" : 
 /**
  * A fresh journal in state `base`, and a canary outside it. `bare`: the
  * journal directory made by mkdir, without turns/ (a journal ensureJournal
- * did not make), where the lock guard cannot be had.
+ * did not make), where the lock guard is the journal directory's flock
+ * (#44).
  */
 function prepare(ops, base, bare = false) {
   const top = mkdtempSync(join(tmpdir(), "discord-journal-explore-"));

@@ -9,9 +9,11 @@
 // happen proves nothing), and the explorer fails a run in which more than
 // MAX_UNVERIFIED of its pauses fell elsewhere. Each test says which
 // protection it guards and what a change of the code would have to break
-// for it to fail; "without the guard" below is a journal without turns/,
-// where no operation can have the lock guard (the guard dropped from every
-// operation at once).
+// for it to fail, and the mutants that were run to show it (#44). A
+// journal without turns/ was a stand-in for the guard dropped from every
+// operation at once; since #44 it is guarded too (by the journal
+// directory's flock), so its figures below show the guard there, not its
+// absence.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
@@ -243,7 +245,7 @@ describe("schedules", () => {
         { op: "claim", tag: "Z", at: [5500] },
       ],
     }).then(said, (e) => e.message);
-    figure("sequence 1 as it broke before the guard, on a journal without turns/", before);
+    figure("sequence 1 as it broke before the guard, played on a journal without turns/ (guarded by its directory since #44)", before);
     if (isAddon) {
       assert.ok(r.applicable, said(r));
       assert.deepEqual(r.problems, [], JSON.stringify(r.results));

@@ -83,8 +83,8 @@ impl Guard {
 }
 
 /// Takes the guard of the journal `dir`, waiting for another process's
-/// operation to end; refuses once it has waited `PATIENCE`, or `STALLED`
-/// once the holder is seen stopped, naming the holder (#44).
+/// operation to end; refuses once it has waited `PATIENCE`, or sooner once
+/// the holder is seen stopped, naming the holder (#44).
 pub fn take(dir: &str) -> Result<Guard, JournalError> {
   take_within(dir, PATIENCE)
 }
@@ -155,21 +155,22 @@ fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
   Ok(Guard { held: Some((lock, key)) })
 }
 
-/// How long a holder seen stopped (a signal, a debugger, a freezer) is
-/// waited for: it may be resumed at once, but a start that waits out the
-/// whole patience on it gains nothing.
-const STALLED: Duration = Duration::from_secs(2);
+/// When a waiter first asks the kernel who holds what it waits for, and
+/// how often after: a holder is a few system calls unless it is stopped
+/// or paused, so short waits (the common race) read nothing more; one
+/// seen stopped then ends the wait (it does not finish on its own).
+pub const FIRST_LOOK: Duration = Duration::from_secs(2);
+pub const LOOK_EVERY: Duration = Duration::from_millis(500);
 
 /// Waits for the guard: holders keep it for a few system calls, so a
 /// waiter first yields, then sleeps from 50 µs, doubling to 20 ms; from
-/// the first 100 ms on it asks the kernel who holds it every 250 ms, so a
-/// holder seen stopped for `STALLED` ends the wait early.
+/// `FIRST_LOOK` on it asks the kernel who holds it every `LOOK_EVERY`, and
+/// a holder seen stopped ends the wait.
 fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result::Result<Flocked, Unflocked> {
   use nix::errno::Errno;
   use nix::fcntl::{Flock, FlockArg};
   let start = Instant::now();
-  let mut asked = start + Duration::from_millis(100);
-  let mut stalled_since: Option<Instant> = None;
+  let mut look = start + FIRST_LOOK;
   let mut tries = 0u32;
   let mut pause = Duration::from_micros(50);
   let mut file = file;
@@ -184,15 +185,10 @@ fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result
     if now >= start + patience {
       return Err(Unflocked::TimedOut);
     }
-    if now >= asked {
-      asked = now + Duration::from_millis(250);
+    if now >= look {
+      look = now + LOOK_EVERY;
       if flock_holders(meta).iter().any(Holder::stalled) {
-        let since = *stalled_since.get_or_insert(now);
-        if now >= since + STALLED {
-          return Err(Unflocked::TimedOut);
-        }
-      } else {
-        stalled_since = None;
+        return Err(Unflocked::TimedOut);
       }
     }
     tries += 1;

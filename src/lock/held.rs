@@ -22,6 +22,7 @@ use nix::fcntl::{Flock, FlockArg};
 
 use super::stamp::Stamp;
 use crate::ground::files::{open_dir, Link};
+use crate::ground::guard::{FIRST_LOOK, LOOK_EVERY};
 use crate::ground::holder::{flock_holders, Holder};
 
 /// The directories this process holds the binding by, marked: a release
@@ -92,6 +93,7 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
   }
   let Ok(meta) = file.metadata() else { return Ok(None) };
   let start = Instant::now();
+  let mut look = start + FIRST_LOOK;
   let mut file = file;
   let mut own = true;
   loop {
@@ -109,14 +111,20 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
         continue;
       }
     }
-    let holders = flock_holders(&meta);
-    let waited = start.elapsed();
-    if waited >= patience.max(BRIEF) || (waited >= BRIEF && holders.iter().any(Holder::stalled)) {
-      return Err(holders.into_iter().next().unwrap_or(Holder {
-        pid: 0,
-        run: crate::ground::holder::Run::Unknown,
-        command: String::new(),
-      }));
+    // The kernel is asked who holds it only once the wait is over, or from
+    // `FIRST_LOOK` on, where a holder seen stopped ends it.
+    let now = Instant::now();
+    let over = now >= start + patience.max(BRIEF);
+    if over || now >= look {
+      look = now + LOOK_EVERY;
+      let holders = flock_holders(&meta);
+      if over || holders.iter().any(Holder::stalled) {
+        return Err(holders.into_iter().next().unwrap_or(Holder {
+          pid: 0,
+          run: crate::ground::holder::Run::Unknown,
+          command: String::new(),
+        }));
+      }
     }
     std::thread::sleep(Duration::from_millis(2));
   }
