@@ -10,7 +10,7 @@
 // without them the brake and the release waited 10 s and failed.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -151,7 +151,19 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
         ),
       );
       assert.ok(recoverMs < 6000, `recover took ${recoverMs} ms`);
-      console.log(`# figure recover behind a stopped start: refused in ${recoverMs} ms, naming it`);
+      // unlock too: it takes the guard before its STOP, so it writes none.
+      t = Date.now();
+      let unlockRefusal = null;
+      try {
+        M.unlock(dir);
+      } catch (e) {
+        unlockRefusal = e;
+      }
+      const unlockMs = Date.now() - t;
+      assert.ok(unlockRefusal, "unlock waits on the guard");
+      assert.match(unlockRefusal.message, new RegExp(`pid ${holder.pid} \\(stopped: .*\`kill -CONT ${holder.pid}\` lets it finish$`));
+      assert.equal(existsSync(join(dir, "STOP")), false, "unlock wrote no STOP");
+      console.log(`# figure recover and unlock behind a stopped start: refused in ${recoverMs} and ${unlockMs} ms, naming it`);
     }
   });
 
@@ -181,6 +193,8 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
         new RegExp(`^run\\.lock is held by pid ${a.pid} \\(stopped: .*\`kill -CONT ${a.pid}\` lets it finish$`),
       );
       assert.equal(existsSync(join(dir, "STOP")), false, "recover wrote no STOP");
+      // A start waits for a release in progress, and names this one: stopped.
+      assert.throws(() => M.writePid(dir, process.pid), { message: new RegExp(`^run\\.lock is held by pid ${a.pid} \\(stopped: `) });
       const st = JSON.parse(cli("status", dir, "--json").stdout);
       assert.equal(st.verdict.state, "stuck");
       assert.equal(st.verdict.next, `\`kill -CONT ${a.pid}\` lets it finish`);
@@ -196,4 +210,25 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
       assert.equal(M.recover(dir), "cleared");
     },
   );
+
+  test("a start waits for a release in progress, then claims", isAddon ? {} : { skip: "the reference's claim does not wait" }, async () => {
+    const dir = journal();
+    const lock = join(dir, "run.lock");
+    mkdirSync(lock, { mode: 0o700 });
+    // A release half done: run.lock without its record, marked (a shared
+    // flock) by a live process, which removes it 800 ms later.
+    const r = spawn("flock", ["-s", lock, "sh", "-c", `echo held; sleep 0.8; rmdir '${lock}'`], {
+      stdio: ["ignore", "pipe", "inherit"],
+      detached: true,
+    });
+    children.push(r);
+    await new Promise((resolve) => r.stdout.once("data", resolve));
+    const t = Date.now();
+    M.writePid(dir, process.pid);
+    const waited = Date.now() - t;
+    assert.equal(M.readPid(dir).pid, process.pid);
+    M.clearPid(dir, process.pid);
+    assert.ok(waited >= 300, `the claim waited ${waited} ms`);
+    console.log(`# figure a start behind a release in progress: waited ${waited} ms, then stood`);
+  });
 });
