@@ -43,7 +43,13 @@ const commands = (text) => text.replace(/`([^`]+)`/g, (_, c) => (colour ? bold(c
  */
 // (Each class is spelt as what is printable, so that no pattern holds a
 // control character.)
-const escaped = (text) => String(text).replace(/[^\x20-\x7e\u00a0-\uffff]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`);
+// Besides controls, the format characters that reorder or hide text on a
+// terminal (bidi overrides and isolates, zero widths, line separators).
+const escaped = (text) =>
+  String(text).replace(
+    /[^\x20-\x7e\u00a0-\uffff]|[\u00ad\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]/g,
+    (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, "0")}`,
+  );
 
 /** Every string in `value` (an answer to show) escaped as `escaped` does. */
 function escapedAll(value) {
@@ -56,7 +62,10 @@ function escapedAll(value) {
 // What the command prints as text keeps its own newlines and tabs and the
 // colour it paints (SGR sequences alone); any other control character is
 // escaped, whatever put it there.
-const UNSAFE = new RegExp(`${String.fromCharCode(27)}\\[[0-9;]*m|[^\\n\\t\\x20-\\x7e\\u00a0-\\uffff]`, "g");
+const UNSAFE = new RegExp(
+  `${String.fromCharCode(27)}\\[[0-9;]*m|[^\\n\\t\\x20-\\x7e\\u00a0-\\uffff]|[\\u00ad\\u061c\\u200b-\\u200f\\u2028-\\u202e\\u2060-\\u2069\\ufeff]`,
+  "g",
+);
 const printable = (text) => String(text).replace(UNSAFE, (c) => (c.length > 1 && colour ? c : escaped(c)));
 
 /** `1 line`, `2 lines`. */

@@ -120,6 +120,12 @@ fn judge(dir: &str) -> (StopLock, Option<std::os::fd::OwnedFd>) {
     Err(Errno::ENOTDIR | Errno::ELOOP) => return (StopLock::Left, None),
     Err(_) => return (StopLock::Unproven, None),
   };
+  // An update takes the mark only where its user may read the journal
+  // directory (a mode of 0300 lets it make .stop.lock all the same): one
+  // whose maker could not, is not proved by the mark's absence.
+  if !maker_could_mark(dir, &held) {
+    return (StopLock::Unproven, None);
+  }
   match crate::ground::mark::marked(dir) {
     None => return (StopLock::Unproven, None),
     Some(true) => return (StopLock::Held, None),
@@ -131,6 +137,26 @@ fn judge(dir: &str) -> (StopLock, Option<std::os::fd::OwnedFd>) {
     Ok(_) => (StopLock::Absent, None),
     Err(_) => (StopLock::Unproven, None),
   }
+}
+
+/// Whether the user who made `.stop.lock` (its owner) may open the
+/// journal directory for reading, as the STOP mark needs (by its mode
+/// bits; root may).
+fn maker_could_mark(dir: &str, held: &std::os::fd::OwnedFd) -> bool {
+  let (Ok(lock), Ok(journal)) = (nix::sys::stat::fstat(held), nix::sys::stat::stat(under(dir, &["."]).as_str())) else {
+    return false;
+  };
+  let mode = journal.st_mode;
+  if lock.st_uid == 0 {
+    return true;
+  }
+  if lock.st_uid == journal.st_uid {
+    return mode & 0o400 != 0;
+  }
+  if lock.st_gid == journal.st_gid {
+    return mode & 0o040 != 0;
+  }
+  mode & 0o004 != 0
 }
 
 /// Removes `.stop.lock` where it is proved left over (`left`); what it
@@ -432,6 +458,26 @@ mod tests {
     let bare = TempDir::new();
     std::fs::create_dir(under(bare.path(), &[".stop.lock"])).expect("left");
     if nix::unistd::geteuid().is_root() {
+      // Root reads any directory: a .stop.lock made by a user who could
+      // not (the directory at 0300) is not proved left by the mark's
+      // absence.
+      let lock = under(bare.path(), &[".stop.lock"]);
+      nix::unistd::chown(
+        lock.as_str(),
+        Some(nix::unistd::Uid::from_raw(65534)),
+        Some(nix::unistd::Gid::from_raw(65534)),
+      )
+      .expect("chown");
+      std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o300)).expect("chmod");
+      assert_eq!(left(bare.path()), StopLock::Unproven);
+      std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("chmod");
+      assert_eq!(
+        left(bare.path()),
+        StopLock::Unproven,
+        "another user's, and the directory closed to others"
+      );
+      std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o705)).expect("chmod");
+      assert_eq!(left(bare.path()), StopLock::Left);
       return;
     }
     std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o300)).expect("chmod");

@@ -92,22 +92,28 @@ impl Holder {
   }
 }
 
-/// Reads a process's state and command line.
+/// Reads a process's state and command line. The state is its threads':
+/// stopped only where every one is (`/proc/PID/stat` shows the first
+/// thread alone, and a tracer may stop one thread for a moment while
+/// another, a Worker, holds the lock).
 pub fn process(pid: u32) -> Holder {
-  let run = match std::fs::read(format!("/proc/{pid}/stat")) {
-    // The command name in field 2 is in parentheses and may hold any byte:
-    // the state follows the last ')'.
-    Ok(stat) => match stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2)) {
-      Some(b'R' | b'S' | b'D' | b'I' | b'W') => Run::Running,
-      Some(b'T') => Run::Stopped,
-      Some(b't') => Run::Traced,
-      Some(b'Z' | b'X' | b'x') => Run::Zombie,
-      _ => Run::Unknown,
-    },
-    Err(_) => Run::Unknown,
-  };
-  // A task frozen by the cgroup freezer shows S (v2) or D (v1): its cgroup
-  // says it is frozen.
+  let mut run = None;
+  if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
+    for task in tasks.flatten() {
+      let one = state(&task.path().join("stat"));
+      run = Some(match (run, one) {
+        (None, one) => one,
+        (Some(Run::Traced), Run::Stopped) | (Some(Run::Stopped), Run::Traced) => Run::Traced,
+        (Some(all), one) if all == one => all,
+        (Some(Run::Zombie), _) | (_, Run::Zombie) => Run::Running,
+        (Some(_), Run::Unknown) | (Some(Run::Unknown), _) => Run::Unknown,
+        _ => Run::Running,
+      });
+    }
+  }
+  let run = run.unwrap_or_else(|| state(std::path::Path::new(&format!("/proc/{pid}/stat"))));
+  // A task frozen by the cgroup freezer shows S (v2): its cgroup says it
+  // is frozen.
   let run = if run == Run::Running && frozen(pid) { Run::Stopped } else { run };
   let command = std::fs::read(format!("/proc/{pid}/cmdline"))
     .map(|raw| {
@@ -119,14 +125,39 @@ pub fn process(pid: u32) -> Holder {
   Holder { pid, run, command }
 }
 
-/// Whether the process's cgroup (v2) is frozen.
+/// One task's state, from field 3 of its `stat`.
+fn state(path: &std::path::Path) -> Run {
+  match std::fs::read(path) {
+    // The command name in field 2 is in parentheses and may hold any byte:
+    // the state follows the last ')'.
+    Ok(stat) => match stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2)) {
+      Some(b'R' | b'S' | b'D' | b'I' | b'W') => Run::Running,
+      Some(b'T') => Run::Stopped,
+      Some(b't') => Run::Traced,
+      Some(b'Z' | b'X' | b'x') => Run::Zombie,
+      _ => Run::Unknown,
+    },
+    Err(_) => Run::Unknown,
+  }
+}
+
+/// Whether the process's cgroup (v2) is frozen. Its path is as this
+/// process's cgroup namespace shows it, read under this process's
+/// `/sys/fs/cgroup`; a path through `..` (a cgroup outside this namespace)
+/// is not followed. A v1 freezer is not seen: the wait then runs its whole
+/// patience, and names the process as running.
 fn frozen(pid: u32) -> bool {
-  let Ok(text) = std::fs::read_to_string(format!("/proc/{pid}/cgroup")) else {
+  let v2 = |p: &str| {
+    std::fs::read_to_string(p)
+      .ok()
+      .and_then(|text| text.lines().find_map(|l| l.strip_prefix("0::").map(str::to_string)))
+  };
+  let (Some(path), Some(_)) = (v2(&format!("/proc/{pid}/cgroup")), v2("/proc/self/cgroup")) else {
     return false;
   };
-  let Some(path) = text.lines().find_map(|l| l.strip_prefix("0::")) else {
+  if !path.starts_with('/') || path.split('/').any(|part| part == "..") {
     return false;
-  };
+  }
   std::fs::read_to_string(format!("/sys/fs/cgroup{path}/cgroup.events")).is_ok_and(|events| events.lines().any(|l| l == "frozen 1"))
 }
 

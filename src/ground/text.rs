@@ -76,7 +76,11 @@ pub fn printable(text: &str, max: usize) -> String {
       out.push('…');
       break;
     }
-    if c.is_control() {
+    // Controls, and the format characters that reorder or hide text on a
+    // terminal (bidi overrides and isolates, zero widths, separators).
+    if c.is_control()
+      || matches!(c, '\u{00ad}' | '\u{061c}' | '\u{200b}'..='\u{200f}' | '\u{2028}'..='\u{202e}' | '\u{2060}'..='\u{2069}' | '\u{feff}')
+    {
       out.push_str(&c.escape_unicode().to_string());
     } else {
       out.push(c);
@@ -93,6 +97,7 @@ mod tests {
   fn printable_escapes_controls_and_cuts() {
     assert_eq!(printable("node\x1b[2Jx", 100), "node\\u{1b}[2Jx");
     assert_eq!(printable("abcdef", 3), "abc…");
+    assert_eq!(printable("a\u{202e}b", 9), "a\\u{202e}b");
   }
 
   #[test]

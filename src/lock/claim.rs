@@ -168,28 +168,28 @@ enum Releasing {
 /// it to go.
 fn releasing(dir: &str, since: Instant) -> Releasing {
   let path = lock_path(dir);
-  let Some(stamp) = Stamp::at(&path) else { return Releasing::Gone };
-  if !stamp.dir || crate::ground::files::exists(&super::owner::owner_path(dir)) {
-    return Releasing::No;
-  }
-  let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
-  match super::held::vacant(&path, stamp, left) {
-    Ok(_) => {
-      if Stamp::at(&path).is_none() {
-        Releasing::Gone
-      } else {
-        Releasing::No
-      }
+  loop {
+    let Some(stamp) = Stamp::at(&path) else { return Releasing::Gone };
+    // A record (published meanwhile, or there all along) is judged as the
+    // reference judges it.
+    if !stamp.dir || crate::ground::files::exists(&super::owner::owner_path(dir)) {
+      return Releasing::No;
     }
-    Err(who) => {
-      if Stamp::at(&path).is_none() {
-        Releasing::Gone
-      } else {
-        Releasing::Stuck(who)
-      }
+    let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
+    // A slice at a time, so that a record published meanwhile is seen.
+    match super::held::vacant(&path, stamp, left.min(SLICE)) {
+      Ok(_) if Stamp::at(&path).is_none() => return Releasing::Gone,
+      Ok(_) => return Releasing::No,
+      Err(_) if Stamp::at(&path).is_none() => return Releasing::Gone,
+      Err(who) if who.stalled() || left <= SLICE => return Releasing::Stuck(who),
+      Err(_) => {}
     }
   }
 }
+
+/// How long a claim waits on a marked lock before it looks for its record
+/// again.
+const SLICE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// The refusal of a claim, recover or unlock that met a lock a live process
 /// holds without a record: a start or a release in progress, or stopped.

@@ -132,10 +132,21 @@ pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
   }
   guarded(dir, || {
     let (rec, judged) = judge(dir);
-    if rec.is_some_and(|rec| rec.names(pid)) {
-      remove::remove(dir, &judged, None, 0).map_err(|e| lock_refusal(dir, &e))?;
+    if !rec.is_some_and(|rec| rec.names(pid)) {
+      return Ok(());
     }
-    Ok(())
+    // A lock another live process holds marked is its own, whatever pid
+    // its record names (two containers' connectors are each pid 1 in
+    // their own namespace): left, as recover and unlock leave it.
+    let vacant = match judged.lock {
+      Some(lock) if lock.dir => match held::vacant(&lock_path(dir), lock, std::time::Duration::ZERO) {
+        Ok(vacant) => vacant,
+        Err(_) => return Ok(()),
+      },
+      _ => None,
+    };
+    let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
+    remove::remove(dir, &judged, fd, 0).map_err(|e| lock_refusal(dir, &e))
   })
 }
 

@@ -286,8 +286,13 @@ fn mark(held: nix::fcntl::Flock<File>) -> Option<nix::fcntl::Flock<File>> {
   held.relock(FlockArg::LockSharedNonblock).ok().map(|()| held)
 }
 
-/// Releases what `hold` took.
-pub fn release(dir: &str, held: &Held) -> Result<()> {
+/// Releases what `hold` took: its mark handed to the holders' list, so
+/// that the release is a holder's own, which no stopped process can hold
+/// up (#44).
+pub fn release(dir: &str, held: Held) -> Result<()> {
+  if let Some(marked) = held._only {
+    lock::keep_mark(marked);
+  }
   lock::clear_pid(dir, Some(held.pid))
 }
 
@@ -468,8 +473,8 @@ mod tests {
       hold(d.path(), "2021-01-01T00:00:00.000Z"),
       Err(JournalError::Discord { exit_code: 3, ref message }) if message.starts_with("another repair is running")
     ));
-    release(d.path(), &first).expect("released");
+    release(d.path(), first).expect("released");
     let again = hold(d.path(), "2021-01-01T00:00:00.000Z").expect("after the first");
-    release(d.path(), &again).expect("released");
+    release(d.path(), again).expect("released");
   }
 }

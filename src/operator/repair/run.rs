@@ -77,13 +77,14 @@ pub fn run<E: From<JournalError>>(dir: &str, apply: bool, now: impl FnOnce() -> 
     super::apply::apply_into(&j, &plan, &stamp, &mut pause::at, &mut mended)?;
     Ok::<_, JournalError>((cleaned, plan, Some(std::mem::take(&mut mended))))
   })();
-  let released = release(dir, &held);
+  let took_over = held.took_over.clone();
+  let released = release(dir, held);
   // A failure says what was changed before it (#34): the files mended,
   // a dead owner's lock cleared to hold the binding, a .stop.lock removed.
-  let (cleaned, plan, done) = outcome.map_err(|e| noted(stopped(e, &mended, held.took_over.as_deref())))?;
+  let (cleaned, plan, done) = outcome.map_err(|e| noted(stopped(e, &mended, took_over.as_deref())))?;
   released?;
   Ok(Outcome {
-    took_over: held.took_over.clone(),
+    took_over,
     cleaned,
     plan,
     done,
