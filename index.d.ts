@@ -106,6 +106,21 @@ export type Answer<T> = { value: T } | { refused: string };
 export type Damage = "cut" | "zeros" | "torn" | "invalid";
 
 /** What `discord-journal status --json` prints (docs/command.md: "status --json"). */
+/** A process another operation would wait for, from /proc (#44). */
+export interface Holder {
+  /** Its pid here; 0 where it cannot be seen from here. */
+  pid: number;
+  state: "running" | "stopped" | "traced" | "zombie" | "unknown";
+  /** Its command line, arguments joined by spaces, control and format characters escaped. */
+  command: string;
+  /** Stopped or traced: it does not finish on its own. */
+  stalled: boolean;
+  /** "pid N (state: command)". */
+  is: string;
+  /** The command that frees it (`kill -CONT N`), or what to wait for. */
+  fix: string;
+}
+
 export interface Status {
   verdict: {
     /** null: it could not be told. */
@@ -175,7 +190,11 @@ export interface Status {
     seesEveryProcess: boolean;
     /** The live owner is a repair (`discord-journal repair`), which holds the binding until it is done. */
     repair: boolean;
+    /** The live process holding run.lock marked (a flock), as the kernel shows it; null where none does. */
+    holder: Holder | null;
   };
+  /** The process holding the journal's lock guard (a start, release, unlock, recover or repair inside it), as the kernel shows it; null where none does. */
+  guard: Holder | null;
   /** The journal's own entries as the directory lists them; `links`: a file's names where it has more than one. */
   entries: Record<string, { kind: string; mode: string; uid: number; size: number; mtime: string; to?: string; links?: number }>;
   /** The quarantine files repairs left (<file>.aside-<UTC time>), kept for a person. */
