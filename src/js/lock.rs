@@ -280,7 +280,10 @@ fn claim<'e>(js: Js<'e>, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) -> JsResult<
   let d = Dir::from(js, dir)?;
   let pid_number = number_arg(js, pid)?;
   let mut thrown = None;
-  let claimed = lock::claim(d.fs(), pid_number, &mut JsSeams::new(js, identity, None), || {
+  // The record's text where it is known without V8 (owner_text_fast): it
+  // can then be written before the mkdir (lock::claim).
+  let early = owner_text_fast(js, pid, start, boot, &now)?;
+  let claimed = lock::claim(d.fs(), pid_number, &mut JsSeams::new(js, identity, None), early, || {
     keep(&mut thrown, owner_text(js, pid, start, boot, &now))
   });
   after(thrown, claimed)

@@ -25,13 +25,25 @@ use crate::ground::holder::Holder;
 /// publishes the record `owner_text()` makes (failing with the `code` of
 /// what it threw), then applies the STOP gate. `pid` is the claimant's pid
 /// when it is a number (what `clearPid` compares with `===`).
+///
+/// `early` is the record's text where it is known before the mkdir without
+/// running any JavaScript (the default clock, a number pid: nothing the
+/// reference does between its mkdir and its write can be seen to move).
+/// Then the record is written and synced before the guard and the mkdir,
+/// in an unnamed file of the journal directory (O_TMPFILE), and linked into
+/// the directory the claim made at once: `run.lock` holds no record only
+/// for the few calls between its mkdir and that link, not for an fsync
+/// (#44: a `journal.mjs` recover clears a lock without a record, and met an
+/// addon's claim there three times as often as its own).
 pub fn claim<S: Seams>(
   dir: &str,
   pid: Option<f64>,
   seams: &mut S,
+  early: Option<String>,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
-  let marked = guarded(dir, || claim_gated(dir, pid, seams, owner_text, true))?;
+  let mut written = early.and_then(|text| prewrite(dir, &text).map(|file| (file, text)));
+  let marked = guarded(dir, || claim_gated(dir, pid, seams, owner_text, true, written.take()))?;
   // The mark stays while the claim stands: its release finds it (held.rs).
   if let Some(marked) = marked {
     super::held::keep(marked);
@@ -50,7 +62,7 @@ pub fn hold<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<Option<Flock<File>>, S::Error> {
-  guarded(dir, || claim_gated(dir, Some(pid), seams, owner_text, false))
+  guarded(dir, || claim_gated(dir, Some(pid), seams, owner_text, false, None))
 }
 
 fn claim_gated<S: Seams>(
@@ -59,6 +71,7 @@ fn claim_gated<S: Seams>(
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
   gate: bool,
+  written: Option<(File, String)>,
 ) -> Result<Option<Flock<File>>, S::Error> {
   let lock = lock_path(dir);
   let waited = Instant::now();
@@ -83,7 +96,10 @@ fn claim_gated<S: Seams>(
   // remove its lock). Into a removed directory, the publish fails instead.
   let mine = open_dir(&lock, Link::NoFollow);
   let label = format!("run.lock/owner.json in {}", journal_label(dir));
-  let text = owner_text().map_err(|code| code.refusal(&label, "write"))?;
+  let (written, text) = match written {
+    Some((file, text)) => (Some(file), text),
+    None => (None, owner_text().map_err(|code| code.refusal(&label, "write"))?),
+  };
   let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
     Some(stamp) => Ok((held, stamp)),
     None => Err(std::io::Error::from(nix::errno::Errno::EBADF)),
@@ -109,7 +125,11 @@ fn claim_gated<S: Seams>(
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
-  let record = match publish(dir, &mut made, &text) {
+  let published = match written {
+    Some(file) => link_written(dir, &made, file),
+    None => publish(dir, &mut made, &text),
+  };
+  let record = match published {
     Ok(record) => record,
     Err(Unpublished::Lost) => return Err(lost_claim().into()),
     Err(Unpublished::Fault(e, linked)) => {
@@ -326,6 +346,64 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
   Ok(record)
 }
 
+/// The record written and synced in an unnamed file of the journal
+/// directory, ready to be linked (`link_written`); `None` where that cannot
+/// be had (no O_TMPFILE here, one descriptor free, a full disk): the claim
+/// then writes it as `publish` does, after its mkdir, where a fault is
+/// reported as the reference reports it.
+fn prewrite(dir: &str, text: &str) -> Option<File> {
+  #[cfg(target_os = "linux")]
+  {
+    use nix::fcntl::{open, OFlag};
+    use nix::sys::stat::Mode;
+    let fd = open(
+      under(dir, &["."]).as_str(),
+      OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC,
+      Mode::from_bits_truncate(0o600),
+    )
+    .ok()?;
+    let file = File::from(fd);
+    // The claim still needs descriptors for its directory and the journal's.
+    nix::unistd::dup(&file).ok()?;
+    write_record(file.try_clone().ok()?, text).ok()?;
+    Some(file)
+  }
+  #[cfg(not(target_os = "linux"))]
+  {
+    let _ = (dir, text);
+    None
+  }
+}
+
+/// Links a record `prewrite` made into the directory this claim made, as
+/// `owner.json` (fails if a record is there: another claim shares it).
+fn link_written(dir: &str, made: &Made, file: File) -> Result<Stamp, Unpublished> {
+  use nix::errno::Errno;
+  let fault = |e: std::io::Error| Unpublished::Fault(e, None);
+  let Some(held) = &made.held else {
+    return Err(fault(Errno::EBADF.into()));
+  };
+  let record = Stamp::of_fd(&file).ok_or_else(|| fault(Errno::EBADF.into()))?;
+  use std::os::fd::AsRawFd;
+  let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+  match nix::unistd::linkat(
+    nix::fcntl::AT_FDCWD,
+    proc_path.as_str(),
+    held,
+    "owner.json",
+    nix::fcntl::AtFlags::AT_SYMLINK_FOLLOW,
+  ) {
+    Ok(()) => {}
+    Err(Errno::EEXIST) => return Err(Unpublished::Lost),
+    Err(e) => return Err(fault(e.into())),
+  }
+  crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  if crate::ground::durable::on() {
+    crate::ground::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  }
+  Ok(record)
+}
+
 /// Writes the record and fsyncs it before it is linked, so after a power
 /// loss owner.json is whole or absent, never empty or torn (beyond the
 /// reference, changing no result). Returns the file; it is closed here.
@@ -380,7 +458,7 @@ mod tests {
     for (other, name) in [("half a record", "owner.json.tmp"), ("{\"pid\":2}", "owner.json")] {
       let d = TempDir::new();
       let lock = lock_path(d.path());
-      let err = claim(d.path(), Some(ME), &mut fixed("5"), || {
+      let err = claim(d.path(), Some(ME), &mut fixed("5"), None, || {
         std::fs::write(under(&lock, &[name]), other).map_err(|_| ThrownCode(None))?;
         Ok(record(ME, "5"))
       })
@@ -394,6 +472,32 @@ mod tests {
       left.sort();
       assert_eq!(left, [name], "only the other claim's file");
     }
+  }
+
+  /// A record known before the mkdir is written and synced first, in an
+  /// unnamed file, then linked into the directory the claim made.
+  #[test]
+  fn a_record_written_before_the_mkdir_is_linked_whole() {
+    let d = TempDir::new();
+    let text = record(ME, "5");
+    claim(d.path(), Some(ME), &mut fixed("5"), Some(text.clone()), || {
+      panic!("the text was known")
+    })
+    .expect("claim");
+    assert_eq!(std::fs::read_to_string(owner_path(d.path())).expect("record"), text.clone() + "\n");
+    let left: Vec<_> = std::fs::read_dir(lock_path(d.path()))
+      .expect("lock")
+      .map(|e| e.expect("entry").file_name())
+      .collect();
+    assert_eq!(left, ["owner.json"]);
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(owner_path(d.path())).expect("meta").permissions());
+    assert_eq!(mode & 0o077, 0, "0600 under the umask");
+    // Refused (the binding held): nothing is left of the record written.
+    let err = claim(d.path(), Some(ME), &mut fixed("5"), Some(text), || panic!("not asked")).expect_err("held");
+    assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
+    clear_pid(d.path(), Some(ME)).expect("release");
+    let entries: Vec<_> = std::fs::read_dir(d.path()).expect("dir").collect();
+    assert!(entries.is_empty(), "no file of the claim's stays");
   }
 
   #[test]

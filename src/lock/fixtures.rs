@@ -43,5 +43,5 @@ pub fn record(pid: f64, start: &str) -> String {
 
 /// A claim by pid 1 with start "5".
 pub fn claim_as_me(dir: &str, seams: &mut Fixed) -> Result<()> {
-  claim(dir, Some(ME), seams, || Ok(record(ME, "5")))
+  claim(dir, Some(ME), seams, None, || Ok(record(ME, "5")))
 }
