@@ -8,13 +8,15 @@
 
 /// Gives the heap's free pages back where a cold read churned it.
 pub fn settle() {
-  if !crate::read::room::take_churned() {
-    return;
-  }
+  let churned = crate::read::room::take_churned();
   #[cfg(all(target_os = "linux", target_env = "gnu"))]
-  // SAFETY: malloc_trim takes no pointer; glibc locks each arena while it
-  // walks it, as any allocation does.
-  unsafe {
-    nix::libc::malloc_trim(0);
+  if churned {
+    // SAFETY: malloc_trim takes no pointer; glibc locks each arena while it
+    // walks it, as any allocation does.
+    unsafe {
+      nix::libc::malloc_trim(0);
+    }
   }
+  #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+  let _ = churned;
 }
