@@ -108,6 +108,7 @@ const pause = new Int32Array(new SharedArrayBuffer(4));
  */
 function retried(t, f) {
   const until = Date.now() + 2000;
+  let askedHolder = false;
   for (;;) {
     try {
       return f();
@@ -120,7 +121,11 @@ function retried(t, f) {
       const { state } = stopLockState(t.at);
       if (state === "left") throw stopLocked(t, e);
       // A stopped update will not finish on its own: named at once (#44).
-      if (state === "held" && holders(t.at).stopLock?.stalled) throw stopLocked(t, e);
+      // Asked once: the answer looks through every process's descriptors.
+      if (state === "held" && !askedHolder) {
+        askedHolder = true;
+        if (holders(t.at).stopLock?.stalled) throw stopLocked(t, e);
+      }
       if (state !== "absent") Atomics.wait(pause, 0, 0, 20);
     }
   }

@@ -315,6 +315,16 @@ pub enum Unflocked {
 /// yields, then sleeps from 50 µs, doubling to 20 ms. A file system with no
 /// flock (ENOLCK, EOPNOTSUPP: some NFS mounts) gives the file back unlocked.
 pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Result<Flocked, Unflocked> {
+  flock_until(file, deadline, |_| false)
+}
+
+/// `flock_within`, asking `give_up` (with the time now) between tries: the
+/// wait ends early, as timed out, once it says so.
+pub fn flock_until(
+  file: File,
+  deadline: std::time::Instant,
+  mut give_up: impl FnMut(std::time::Instant) -> bool,
+) -> std::result::Result<Flocked, Unflocked> {
   use nix::errno::Errno;
   use nix::fcntl::{Flock, FlockArg};
   use std::time::{Duration, Instant};
@@ -325,7 +335,8 @@ pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Re
     match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
       Ok(held) => return Ok(Flocked::Held(held)),
       Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
-        if Instant::now() >= deadline {
+        let now = Instant::now();
+        if now >= deadline || give_up(now) {
           return Err(Unflocked::TimedOut);
         }
         tries += 1;

@@ -162,43 +162,19 @@ fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
 pub const FIRST_LOOK: Duration = Duration::from_secs(2);
 pub const LOOK_EVERY: Duration = Duration::from_millis(500);
 
-/// Waits for the guard: holders keep it for a few system calls, so a
-/// waiter first yields, then sleeps from 50 µs, doubling to 20 ms; from
-/// `FIRST_LOOK` on it asks the kernel who holds it every `LOOK_EVERY`, and
-/// a holder seen stopped ends the wait.
+/// Waits for the guard (`flock_until`); from `FIRST_LOOK` on it asks the
+/// kernel who holds it every `LOOK_EVERY`, and a holder seen stopped ends
+/// the wait.
 fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result::Result<Flocked, Unflocked> {
-  use nix::errno::Errno;
-  use nix::fcntl::{Flock, FlockArg};
   let start = Instant::now();
   let mut look = start + FIRST_LOOK;
-  let mut tries = 0u32;
-  let mut pause = Duration::from_micros(50);
-  let mut file = file;
-  loop {
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-      Ok(held) => return Ok(Flocked::Held(held)),
-      Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => file = back,
-      Err((back, Errno::ENOLCK | Errno::EOPNOTSUPP)) => return Ok(Flocked::Unsupported(back)),
-      Err((_, e)) => return Err(Unflocked::Failed(e.into())),
+  crate::ground::files::flock_until(file, start + patience, |now| {
+    if now < look {
+      return false;
     }
-    let now = Instant::now();
-    if now >= start + patience {
-      return Err(Unflocked::TimedOut);
-    }
-    if now >= look {
-      look = now + LOOK_EVERY;
-      if flock_holders(meta).iter().any(Holder::stalled) {
-        return Err(Unflocked::TimedOut);
-      }
-    }
-    tries += 1;
-    if tries <= 50 {
-      std::thread::yield_now();
-    } else {
-      std::thread::sleep(pause);
-      pause = (pause * 2).min(Duration::from_millis(20));
-    }
-  }
+    look = now + LOOK_EVERY;
+    flock_holders(meta).iter().any(Holder::stalled)
+  })
 }
 
 /// The refusal of an operation that could not have the guard: who holds it
@@ -211,13 +187,8 @@ fn busy(meta: &std::fs::Metadata) -> JournalError {
   };
   JournalError::failed(format!(
     "run.lock or STOP is being changed by another process, {who}, which holds the journal's lock guard and has not finished (a start, a release, unlock, recover or a repair); refusing. {}",
-    capitalized(&remedy)
+    crate::ground::text::capitalized(&remedy)
   ))
-}
-
-fn capitalized(text: &str) -> String {
-  let mut chars = text.chars();
-  chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// Who holds the guard of `dir` now, as the kernel shows it (for the

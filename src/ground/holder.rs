@@ -200,12 +200,6 @@ pub fn flock_holders(meta: &std::fs::Metadata) -> Vec<Holder> {
   found
 }
 
-/// The first holder of a flock on the file at `path`, if any is visible.
-pub fn flock_holder_at(path: &str) -> Option<Holder> {
-  let meta = std::fs::metadata(path).ok()?;
-  flock_holders(&meta).into_iter().next()
-}
-
 /// `/proc/locks`'s name of an inode: major and minor in hex, the inode in
 /// decimal.
 pub(crate) fn inode_key(dev: u64, ino: u64) -> String {

@@ -66,6 +66,12 @@ pub fn decode_utf8(bytes: Vec<u8>) -> String {
   }
 }
 
+/// `text` with its first letter upper case (a clause made a sentence).
+pub fn capitalized(text: &str) -> String {
+  let mut chars = text.chars();
+  chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
+}
+
 /// Text from elsewhere (a process's command line) made safe to show on a
 /// terminal: control characters as `\u{..}`, at most `max` characters, an
 /// ellipsis where cut.

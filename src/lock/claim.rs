@@ -214,12 +214,10 @@ const SLICE: std::time::Duration = std::time::Duration::from_millis(500);
 /// The refusal of a claim, recover or unlock that met a lock a live process
 /// holds without a record: a start or a release in progress, or stopped.
 pub(super) fn held_refusal(who: &Holder) -> JournalError {
-  let remedy = who.remedy();
   JournalError::brake(format!(
-    "run.lock is held by {}, which is starting or releasing this binding and has no owner record in it yet or any more; refusing. {}{}",
+    "run.lock is held by {}, which is starting or releasing this binding and has no owner record in it yet or any more; refusing. {}",
     who.describe(),
-    remedy[..1].to_uppercase(),
-    &remedy[1..]
+    crate::ground::text::capitalized(&who.remedy())
   ))
 }
 

@@ -80,7 +80,7 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
           JournalError::failed(format!(
             "refusing to unlock: run.lock is held by {}, which is starting or releasing this binding; nothing removed. {}",
             who.describe(),
-            capitalized(&who.remedy())
+            crate::ground::text::capitalized(&who.remedy())
           ))
           .into(),
         )
@@ -93,11 +93,6 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
   remove::remove(dir, &judged, fd, 10).map_err(|e| lock_refusal(dir, &e))?;
   drop(vacant);
   Ok(Unlocked::Cleared(rec))
-}
-
-fn capitalized(text: &str) -> String {
-  let mut chars = text.chars();
-  chars.next().map_or_else(String::new, |c| c.to_uppercase().chain(chars).collect())
 }
 
 /// How long a holder's release waits for the guard before it goes on
