@@ -10,7 +10,7 @@ use crate::stop;
 
 use super::owner::{lock_path, read_owner};
 use super::remove;
-use super::state::{refusal, state_of, OwnerState, Seams};
+use super::state::{identified, refusal, state_of, Identity, OwnerState, Seams};
 use super::unlock::unlock_after_stop;
 
 /// What `recover` found.
@@ -28,7 +28,64 @@ pub fn recover<S: Seams>(
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  guarded(dir, || recover_guarded(dir, seams, stop_line))
+  let mut seams = Prescanned::before_guard(dir, seams);
+  guarded(dir, || recover_guarded(dir, &mut seams, stop_line))
+}
+
+/// The seams, with the namespace scan for the owner record made before the
+/// guard was taken (#44: a scan of 2,000 processes takes tens of ms, which
+/// every claim of the binding would otherwise wait behind, twice). Inside
+/// the guard, the same record's "alive elsewhere?" is answered from it: a
+/// process that was nowhere does not come back with the record's start
+/// time (its pid and start are a past process's, which no new process
+/// shares), and one that was found is asked again, alone, and scanned for
+/// afresh where it has gone. Any other record is scanned for as before.
+struct Prescanned<'a, S> {
+  seams: &'a mut S,
+  /// The record scanned for (pid, start, boot), and the process found.
+  scanned: Option<((u64, String, String), Option<u32>)>,
+}
+
+impl<'a, S: Seams> Prescanned<'a, S> {
+  fn before_guard(dir: &str, seams: &'a mut S) -> Self {
+    let (rec, _) = read_owner(dir);
+    let scanned = identified(rec.as_ref()).and_then(|(pid, start, boot)| {
+      // An owner alive here by its identity needs no scan.
+      let here = Identity::of(pid);
+      if crate::identity::pid_alive(pid) && here.start.is(start) && here.boot.is(boot) {
+        return None;
+      }
+      let found = crate::identity::owner_elsewhere(pid, start, boot);
+      Some(((pid.to_bits(), start.to_owned(), boot.to_owned()), found))
+    });
+    Prescanned { seams, scanned }
+  }
+}
+
+impl<S: Seams> Seams for Prescanned<'_, S> {
+  type Error = S::Error;
+  fn identity(&mut self, pid: f64) -> Result<Identity, S::Error> {
+    self.seams.identity(pid)
+  }
+  fn before_remove(&mut self) -> Result<(), S::Error> {
+    self.seams.before_remove()
+  }
+  fn alive(&mut self, pid: f64) -> Result<bool, S::Error> {
+    self.seams.alive(pid)
+  }
+  fn identity_matches(&mut self, pid: f64, start: &str, boot: &str) -> Result<Option<bool>, S::Error> {
+    self.seams.identity_matches(pid, start, boot)
+  }
+  fn elsewhere(&mut self, pid: f64, start: &str, boot: &str) -> Result<bool, S::Error> {
+    match &self.scanned {
+      Some(((p, s, b), found)) if *p == pid.to_bits() && s == start && b == boot => match found {
+        None => Ok(false),
+        Some(here) if crate::identity::elsewhere([*here], start, boot).is_some() => Ok(true),
+        Some(_) => self.seams.elsewhere(pid, start, boot),
+      },
+      _ => self.seams.elsewhere(pid, start, boot),
+    }
+  }
 }
 
 fn recover_guarded<S: Seams>(
@@ -89,6 +146,43 @@ mod tests {
   use super::*;
   use crate::lock::fixtures::*;
   use crate::testutil::TempDir;
+
+  /// Seams that count the namespace scans asked of them.
+  struct Scans(Fixed, usize);
+
+  impl Seams for Scans {
+    type Error = JournalError;
+    fn identity(&mut self, pid: f64) -> Result<crate::lock::state::Identity> {
+      self.0.identity(pid)
+    }
+    fn before_remove(&mut self) -> Result<()> {
+      self.0.before_remove()
+    }
+    fn elsewhere(&mut self, _pid: f64, _start: &str, _boot: &str) -> Result<bool> {
+      self.1 += 1;
+      Ok(false)
+    }
+  }
+
+  /// The scan made before the guard answers for the same record inside
+  /// it; another record, or an owner found before and gone since, is
+  /// scanned for again.
+  #[test]
+  fn the_namespace_scan_is_made_before_the_guard() {
+    let d = TempDir::new();
+    std::fs::create_dir(lock_path(d.path())).expect("lock");
+    let gone = 0x3fff_fff0 as f64; // past pid_max: no process here
+    let rec = record(gone, "5");
+    std::fs::write(format!("{}/owner.json", lock_path(d.path())), rec).expect("record");
+    let mut seams = Scans(fixed("5"), 0);
+    let mut pre = Prescanned::before_guard(d.path(), &mut seams);
+    assert!(matches!(pre.scanned, Some((_, None))));
+    assert_eq!(pre.elsewhere(gone, "5", BOOT), Ok(false));
+    assert_eq!(pre.elsewhere(gone, "6", BOOT), Ok(false));
+    pre.scanned = Some(((gone.to_bits(), "5".into(), BOOT.into()), Some(0x3fff_fff1)));
+    assert_eq!(pre.elsewhere(gone, "5", BOOT), Ok(false));
+    assert_eq!(seams.1, 2);
+  }
 
   #[test]
   fn recover_clears_a_stale_lock_and_its_own_stop() {

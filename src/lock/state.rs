@@ -142,6 +142,11 @@ pub trait Seams {
     }
     Ok(Some(now.start.is(start) && now.boot.is(boot)))
   }
+  /// Whether a record's owner is alive in a PID namespace below this one
+  /// (`identity::owner_elsewhere`): a scan of /proc.
+  fn elsewhere(&mut self, pid: f64, start: &str, boot: &str) -> Result<bool, Self::Error> {
+    Ok(crate::identity::owner_elsewhere(pid, start, boot).is_some())
+  }
 }
 
 /// A parsed record with the seams, as an OwnerView.
@@ -177,12 +182,12 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
     let Some((pid, start, boot)) = identified(self.rec) else {
       return Ok(false);
     };
-    Ok(crate::identity::owner_elsewhere(pid, start, boot).is_some())
+    self.seams.elsewhere(pid, start, boot)
   }
 }
 
 /// A record's pid, start and boot, where it has all three.
-fn identified(rec: Option<&Owner>) -> Option<(f64, &str, &str)> {
+pub(super) fn identified(rec: Option<&Owner>) -> Option<(f64, &str, &str)> {
   match rec {
     Some(Owner::Valid {
       pid,

@@ -26,12 +26,13 @@ pub enum Unlocked {
 /// that was judged (whatever the path names by then is not removed: #10).
 pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked, S::Error> {
   let path = lock_path(dir);
+  let settled = settle(&path);
   // The judgement's lstat also answers the reference's `existsSync(lock)`
   // where it can: no name is no lock, and a name that is not a link exists
   // (the readers take a successful open as existsSync's yes alike, see
   // files::missing). Only a link (existsSync follows it: a dangling one is
   // no lock) or a failure other than ENOENT asks access(2) as well.
-  let at = std::fs::symlink_metadata(&path);
+  let at = settled;
   let present = match &at {
     Ok(meta) => !meta.file_type().is_symlink() || exists(&path),
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -93,6 +94,48 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
   remove::remove(dir, &judged, fd, 10).map_err(|e| lock_refusal(dir, &e))?;
   drop(vacant);
   Ok(Unlocked::Cleared(rec))
+}
+
+/// The longest a judgement waits on a lock without a record.
+const CLAIMANT_GRACE: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// `run.lock` as the judgement sees it, after a moment's wait where it is a
+/// directory without a record that changed less than `CLAIMANT_GRACE` ago:
+/// most likely a claim being made by a process that takes no guard
+/// (`journal.mjs`'s `writePid`, between its `mkdir` and its rename; a claim
+/// of this package holds its mark and is refused by `vacant`). STOP is
+/// written by now, so given that moment the claimant publishes, meets STOP
+/// at its gate and releases, or publishes a record that the judgement then
+/// reads. Removed at once, it writes on by path into whatever `run.lock` is
+/// next, another claim's: two records in one lock, and a lock no process
+/// holds (docs/lock.md, "A journal.mjs process"). The age decides only
+/// whether to wait, never what is judged; a lock older than the grace (a
+/// crashed claim's, as a supervisor's `recover` meets it) is judged at once.
+fn settle(path: &str) -> std::io::Result<std::fs::Metadata> {
+  let begun = std::time::Instant::now();
+  loop {
+    let at = std::fs::symlink_metadata(path);
+    let Ok(meta) = &at else { return at };
+    if !meta.is_dir() || begun.elapsed() >= CLAIMANT_GRACE || !young(meta) {
+      return at;
+    }
+    if std::fs::symlink_metadata(format!("{path}/owner.json")).is_ok() {
+      return at;
+    }
+    std::thread::sleep(std::time::Duration::from_millis(2));
+  }
+}
+
+/// Whether the directory changed (made, or an entry added or removed) less
+/// than `CLAIMANT_GRACE` ago by the system clock; a change dated in the
+/// future counts as young, and the wait stays bounded by its own clock.
+fn young(meta: &std::fs::Metadata) -> bool {
+  use std::os::unix::fs::MetadataExt;
+  let changed = std::time::Duration::new(meta.ctime().max(0) as u64, meta.ctime_nsec().clamp(0, 999_999_999) as u32);
+  let now = std::time::SystemTime::now()
+    .duration_since(std::time::UNIX_EPOCH)
+    .unwrap_or_default();
+  now.checked_sub(changed).is_none_or(|age| age < CLAIMANT_GRACE)
 }
 
 /// How long a holder's release waits for the guard before it goes on
@@ -191,6 +234,31 @@ mod tests {
     );
     assert_eq!(other.removes, 1);
     assert!(!exists(&lock_path(d.path())));
+  }
+
+  /// A lock without a record, made a moment ago, is a claim being made by
+  /// a process that takes no guard: its record, published within the
+  /// grace, is judged (here: live, refused), never removed unseen; an old
+  /// one is judged at once.
+  #[test]
+  fn a_young_lock_without_a_record_is_given_its_claimants_moment() {
+    let d = TempDir::new();
+    let lock = lock_path(d.path());
+    std::fs::create_dir(&lock).expect("mkdir");
+    let publish = {
+      let lock = lock.clone();
+      std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(30));
+        std::fs::write(format!("{lock}/owner.json"), record(ME, "5") + "\n").expect("publish");
+      })
+    };
+    assert!(unlock_after_stop(d.path(), &mut fixed("5")).is_err());
+    publish.join().expect("publisher");
+    assert!(exists(&format!("{lock}/owner.json")));
+    std::fs::remove_file(format!("{lock}/owner.json")).expect("unpublish");
+    std::thread::sleep(CLAIMANT_GRACE);
+    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
+    assert!(!exists(&lock));
   }
 
   /// existsSync follows a link: a dangling run.lock is no lock and stays; a
