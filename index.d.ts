@@ -190,6 +190,8 @@ export interface Status {
     seesEveryProcess: boolean;
     /** The live owner is a repair (`discord-journal repair`), which holds the binding until it is done. */
     repair: boolean;
+    /** The live owner is a zombie: dead, not reaped by its parent (which the kernel still counts as alive). */
+    zombie: null | { pid: number; parent: null | { pid: number; command: string } };
     /** The live process holding run.lock marked (a flock), as the kernel shows it; null where none does. */
     holder: Holder | null;
   };

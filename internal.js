@@ -56,6 +56,11 @@ module.exports = {
   stopLockCause: () => native.stopLockCause(),
   /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix }` or null. */
   holders: (dir) => JSON.parse(native.holders(dir)),
+  /** The process `pid` as the kernel shows it (#45): `{ pid, state, command, stalled, is, fix, parent }`, `parent` `{ pid, command }` or null; null where none is visible. */
+  processOf: (pid) => {
+    const text = native.processOf(pid);
+    return text === null ? null : JSON.parse(text);
+  },
   /** Why the journal's lock guard cannot be had here (a file system without flock, turns/ unreadable), or null. */
   unguarded: (dir) => native.unguarded(dir),
   /** An owner record's process alive in a PID namespace below this one: its pid here, or null. */

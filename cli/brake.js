@@ -6,7 +6,7 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { J, stopLockState, stopLockCause, repairRunning, holders, unguarded } = require("./journal.js");
+const { J, stopLockState, stopLockCause, repairRunning, holders, unguarded, processOf } = require("./journal.js");
 const { who } = require("./target.js");
 const { sh, age } = require("./output.js");
 
@@ -26,12 +26,17 @@ function stopLocked({ dir, at }, e, told = undefined) {
       e,
       `that process is a repair (discord-journal repair), which holds the binding until it is done: run the command again once it is`,
     );
+  if (e instanceof J.DiscordError && e.message.startsWith("another connector is running")) {
+    const z = zombieOf(J.readPid(at));
+    if (z) return refusal(e, zombieProblem(dir, z).what + `. ${capitalized(zombieProblem(dir, z).fix)}`);
+  }
   if (!(e instanceof J.DiscordError) || e.message !== LOCKED) return e;
   // The library words every failed mkdir of .stop.lock as a lock, as
   // journal.mjs does; the addon keeps the real cause, named here (#34).
   // Taken once per refusal: `told` where the caller took it already.
   const cause = told === undefined ? stopLockCause() : told;
-  if (cause !== null && cause !== "EEXIST") return refusal(e, diskCause(dir, at, cause));
+  // The real cause leads (#45): the library's "locked" follows it.
+  if (cause !== null && cause !== "EEXIST") return new J.DiscordError(`${diskCause(dir, at, cause)}\n(${e.message})`, e.exitCode);
   const lock = path.join(dir, ".stop.lock");
   let st;
   try {
@@ -71,9 +76,9 @@ function diskCause(dir, at, code) {
   const again = "then run the command again";
   switch (code) {
     case "EROFS":
-      return `.stop.lock could not be made: the journal's file system is mounted read-only (EROFS); remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), ${again}`;
+      return `the journal's file system is mounted read-only (EROFS), so .stop.lock, which every STOP update makes first, could not be made; remount it read-write (\`findmnt -T ${sh(dir)}\` shows the mount), ${again}`;
     case "EDQUOT":
-      return `.stop.lock could not be made: the disk quota of ${who(process.geteuid())} on the journal's file system is used up (EDQUOT); free space or inodes of that user there, or raise its quota (\`quota -s\` as that user shows it), ${again}`;
+      return `the disk quota of ${who(process.geteuid())} on the journal's file system is used up (EDQUOT), so .stop.lock, which every STOP update makes first, could not be made; free space or inodes of that user there, or raise its quota (\`quota -s\` as that user shows it), ${again}`;
     case "ENOSPC": {
       // Which of the two it ran out of, as the file system says now.
       let free = null;
@@ -83,16 +88,36 @@ function diskCause(dir, at, code) {
         // Not told: the errno alone.
       }
       if (free !== null && free.files > 0 && free.ffree === 0)
-        return `.stop.lock could not be made: the journal's file system has no free inodes (ENOSPC); remove files on it (\`df -i ${sh(dir)}\` shows it), ${again}`;
-      return `.stop.lock could not be made: the journal's file system is full (ENOSPC); free space on it (\`df -h ${sh(dir)}\` shows it), ${again}`;
+        return `the journal's file system has no free inodes (ENOSPC), so .stop.lock, which every STOP update makes first, could not be made; remove files on it (\`df -i ${sh(dir)}\` shows it), ${again}`;
+      return `the journal's file system is full (ENOSPC), so .stop.lock, which every STOP update makes first, could not be made; free space on it (\`df -h ${sh(dir)}\` shows it), ${again}`;
     }
     case "EACCES":
     case "EPERM":
-      return `.stop.lock could not be made: ${who(process.geteuid())} may not write in the journal directory (${code}); \`ls -ld ${sh(dir)}\` shows its owner and mode, \`lsattr -d ${sh(dir)}\` an immutable flag; ${again}`;
+      return `${who(process.geteuid())} may not write in the journal directory (${code}), so .stop.lock, which every STOP update makes first, could not be made; \`ls -ld ${sh(dir)}\` shows its owner and mode, \`lsattr -d ${sh(dir)}\` an immutable flag; ${again}`;
     default:
-      return `.stop.lock could not be made (${code}); ${again} once that is fixed`;
+      return `.stop.lock, which every STOP update makes first, could not be made (${code}); ${again} once that is fixed`;
   }
 }
+
+/** The owner record's process where it is a zombie: `{ pid, parent: { pid, command } | null }`, else null. */
+function zombieOf(owner) {
+  if (!Number.isInteger(owner?.pid) || owner.pid <= 0 || owner.pid > 0xffffffff) return null;
+  const p = processOf(owner.pid);
+  return p?.state === "zombie" ? { pid: p.pid, parent: p.parent } : null;
+}
+
+/** What a zombie owner is, and what reaps it: `{ what, fix }`. */
+function zombieProblem(dir, z) {
+  const parent = z.parent ? `its parent, pid ${z.parent.pid}${z.parent.command ? ` (${z.parent.command})` : ""},` : "its parent";
+  return {
+    what: `the connector that holds run.lock (pid ${z.pid}) is dead, but ${parent} has not reaped it, so it still counts as running: recover, unlock and every start refuse its lock until it is reaped`,
+    fix: z.parent
+      ? `\`kill -s CHLD ${z.parent.pid}\` asks its parent to reap it; where pid ${z.pid} stays, that parent reaps no children (a container's PID 1 without an init: run it with one, \`docker run --init\`), and stopping pid ${z.parent.pid} leaves it to init. Once it is gone, \`discord-journal recover ${sh(dir)}\``
+      : `once pid ${z.pid} is reaped, \`discord-journal recover ${sh(dir)}\``,
+  };
+}
+
+const capitalized = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
 const LOCKED = "STOP update is locked; refusing";
 const pause = new Int32Array(new SharedArrayBuffer(4));
@@ -143,4 +168,4 @@ function unguardedNote({ at }) {
     : `note: this journal's lock guard cannot be had: ${why}. A start, recover, unlock or repair running at the same moment is not kept apart from this one (docs/lock.md)`;
 }
 
-module.exports = { refusal, stopLocked, retried, unguardedNote };
+module.exports = { refusal, stopLocked, retried, unguardedNote, zombieOf, zombieProblem };

@@ -63,6 +63,7 @@ module.exports = {
   seesEveryProcess: internal.seesEveryProcess,
   repairRunning: internal.repairRunning,
   holders: internal.holders,
+  processOf: internal.processOf,
   unguarded: internal.unguarded,
   stopLockCause: internal.stopLockCause,
 };

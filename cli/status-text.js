@@ -65,6 +65,8 @@ function render(status) {
       who = `pid ${owner.pid ?? "(not shown)"} of another PID namespace, alive (pid ${s.lock.elsewhere} here)`;
     else if ((state === "dead" || state === "mismatch") && !s.lock.seesEveryProcess)
       who = `pid ${owner.pid ?? "(not shown)"}, not running in this PID namespace (this command cannot see the others)`;
+    else if (state === "live" && s.lock.zombie)
+      who = `pid ${owner.pid ?? "(not shown)"}, dead but not reaped by its parent${s.lock.zombie.parent ? ` (pid ${s.lock.zombie.parent.pid})` : ""}`;
     else if (state === "live" && s.lock.repair) who = `pid ${owner.pid ?? "(not shown)"}, a repair holds the binding until it is done`;
     else if (owner) who = `pid ${owner.pid ?? "(not shown)"}, ${whose[state]}`;
     head.push(["run.lock", mark(level, state), who]);

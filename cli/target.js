@@ -256,13 +256,17 @@ function reach(dir, { command, write = false, argv }) {
   const link = lst.isSymbolicLink() ? { to: fs.readlinkSync(abs), uid: lst.uid } : null;
   let at = dir;
   let acting = null;
+  let actingWhy = null;
   if (process.geteuid() === 0) {
     const user = actor(abs, st);
     if (user !== null) {
+      actingWhy = user.why;
       ({ at, acting } = becomeActor(dir, abs, user, argv));
       try {
         st = fs.statSync(at);
       } catch (e) {
+        const closed = closedOnPath(abs, user.uid, user.why);
+        if (closed) throw new Refusal(`${closed.what}; nothing was read or changed. ${capital(closed.fix)}, then run the command again`);
         throw new Refusal(
           `the journal at ${dir} is out of reach of ${who(user.uid)}, ${user.why} (${e.code}), so its service cannot reach it either; nothing was read or changed. ` +
             `\`namei -l ${sh(dir)}\` shows which directory on the path is closed to it`,
@@ -270,6 +274,10 @@ function reach(dir, { command, write = false, argv }) {
       }
     }
   }
+  // The path from / down as the owner walks it (#45): root reached the
+  // journal from its parent, which the service cannot do.
+  const closed = acting ? closedOnPath(abs, process.geteuid(), actingWhy) : null;
+  if (closed && write) throw new Refusal(`${closed.what}; nothing was written. ${capital(closed.fix)}, then run the command again`);
   const self = process.geteuid();
   const refuse = (what, code) =>
     new Refusal(
@@ -295,7 +303,121 @@ function reach(dir, { command, write = false, argv }) {
         `nothing was read or changed. Give a binding's journal directory, <data root>/discord/<binding> (\`discord-journal ${command} data/discord/NAME\`)`,
     );
   }
-  return { dir, abs, at, st, entries, link, acting };
+  return { dir, abs, at, st, entries, link, acting, closed };
+}
+
+const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
+/**
+ * The directory on the journal's path (`abs`) that the user `uid`, whose
+ * rights this process has now, cannot search, as `{ dir, code, what, fix }`,
+ * or null: walked from / as its service walks it, so that a journal only
+ * root reaches is not called ready (#45). The fix gives that user search
+ * alone, on that directory alone.
+ */
+function closedOnPath(abs, uid, why = "the journal's owner") {
+  let cur = path.parse(abs).root;
+  for (const name of abs.slice(cur.length).split(path.sep).filter(Boolean)) {
+    const next = path.join(cur, name);
+    try {
+      fs.statSync(next);
+    } catch (e) {
+      if (e.code !== "EACCES" && e.code !== "EPERM") return null;
+      // Closed at `cur` itself, or below a link `next` leads through.
+      let linked = false;
+      try {
+        linked = fs.lstatSync(next).isSymbolicLink();
+      } catch {
+        // `cur` cannot be searched: that is the closed one.
+      }
+      const where = linked ? `a directory on the path the symbolic link ${next} leads to` : cur;
+      return {
+        dir: linked ? next : cur,
+        code: e.code,
+        what: `${who(uid)}, ${why}, cannot search ${where} (${e.code}), on the journal's path: its service cannot reach the journal by this path (it would read no record, see no STOP, and its start would refuse)`,
+        fix: linked
+          ? `\`namei -l ${sh(next)}\` shows which directory is closed to it; \`chmod o+x\` on that one lets its service through`
+          : `\`chmod o+x ${sh(cur)}\` lets every user search it (not list it), its service included`,
+      };
+    }
+    cur = next;
+  }
+  return null;
+}
+
+/**
+ * What the journal's file system would refuse a start (#45): a read-only
+ * mount (EROFS), no free blocks or no free inodes (ENOSPC), as the user
+ * whose rights this process has: `{ what, fix, code }`, or null. `at` is the
+ * journal's path as it is reached, `dir` as given.
+ */
+function fileSystemRefusal(at, dir) {
+  const mount = mountOf(at);
+  const mp = mount ? sh(mount.point) : `"$(findmnt -n -o TARGET -T ${sh(dir)})"`;
+  try {
+    fs.accessSync(at, fs.constants.W_OK);
+  } catch (e) {
+    if (e.code === "EROFS") {
+      // A bind mount made read-only is remounted as one; a file system
+      // mounted read-only, as itself.
+      const bind = mount && mount.ro && !mount.superRo ? "remount,bind,rw" : "remount,rw";
+      return {
+        code: "EROFS",
+        what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock, and no record can be appended`,
+        fix: `\`mount -o ${bind} ${mp}\` (as root) makes it writable`,
+      };
+    }
+  }
+  let free = null;
+  try {
+    free = fs.statfsSync?.(at) ?? null;
+  } catch {
+    // Not told: nothing said.
+  }
+  if (free === null) return null;
+  if (free.files > 0 && free.ffree === 0)
+    return {
+      code: "ENOSPC",
+      what: `the journal's file system has no free inodes (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock`,
+      fix: `remove files on it: \`df -i ${sh(dir)}\` shows it`,
+    };
+  if (free.blocks > 0 && free.bavail === 0)
+    return {
+      code: "ENOSPC",
+      what: `the journal's file system is full (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot write its owner record, and no record can be appended`,
+      fix: `free space on it: \`df -h ${sh(dir)}\` shows it`,
+    };
+  return null;
+}
+
+/**
+ * The mount `p` is on, from /proc/self/mountinfo: `{ point, ro, superRo }`
+ * (the mount's own read-only flag, and its file system's), or null.
+ */
+function mountOf(p) {
+  let real;
+  let table;
+  try {
+    real = fs.realpathSync(p);
+    table = fs.readFileSync("/proc/self/mountinfo", "utf8");
+  } catch {
+    return null;
+  }
+  // Octal escapes (\040 for a space) as the kernel writes them.
+  const unescape = (f) => f.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
+  let best = null;
+  for (const line of table.split("\n")) {
+    const f = line.split(" ");
+    if (f.length < 10) continue;
+    const point = unescape(f[4]);
+    const inside = point === "/" || real === point || real.startsWith(point + "/");
+    // The last mount listed at a point is the one on top.
+    if (!inside || (best && point.length < best.point.length)) continue;
+    const dash = f.indexOf("-", 6);
+    const superOpts = dash > 0 ? (f[dash + 3] ?? "") : "";
+    best = { point, ro: f[5].split(",").includes("ro"), superRo: superOpts.split(",").includes("ro") };
+  }
+  return best;
 }
 
 /**
@@ -651,6 +773,8 @@ function nullFound(t, file, place, reader, refused) {
 }
 
 module.exports = {
+  fileSystemRefusal,
+  kind,
   nullFound,
   RECORD_FILES,
   BINDING_NAME,

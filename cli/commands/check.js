@@ -10,6 +10,7 @@
 const { J, scanLines, scanTurns, refusalOf } = require("../journal.js");
 const { RECORD_FILES, survey, target } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
+const { status } = require("./status.js");
 
 // An object is === to no parsed value, so each reader below reads every
 // line of its file and answers nothing that matters: only its refusal does.
@@ -154,7 +155,16 @@ function check(t) {
     if (found.some((p) => p.damage === "invalid"))
       lines.push("fix: move each corrupt line out by hand, keeping its bytes; a repair never changes corruption");
     for (const l of links) lines.push(`fix: ${l.fix}`);
-    lines.push(`\`discord-journal status ${sh(dir)}\` gives the command for each problem`);
+    // The rest of the fixes, as status gives them for the same problems
+    // (#45): a file no read gets through, a turn record that is a FIFO.
+    const told = new Set(lines);
+    for (const p of status(t).verdict.problems) {
+      const line = `fix: ${p.fix}`;
+      if (!told.has(line) && !/^`discord-journal (check|repair) /.test(p.fix) && !p.fix.startsWith("corruption is never changed")) {
+        told.add(line);
+        lines.push(line);
+      }
+    }
   }
   if (t.link) lines.unshift(`the journal's directory, ${dir}, is a symbolic link to ${t.link.to}`);
   const exitCode = found.length ? 1 : 0;

@@ -8,8 +8,10 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
-const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
+const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target, fileSystemRefusal, kind: kindOf } = require("../target.js");
+const fs = require("node:fs");
 const { render } = require("../status-text.js");
+const { zombieOf, zombieProblem } = require("../brake.js");
 const { sh } = require("../output.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
@@ -59,7 +61,7 @@ function readFix(t, name, refusal, entry, owner) {
     return `\`rm ${p}\` removes the link alone (what it points to is not touched); the connector starts the file afresh`;
   if (code === "EFTYPE") {
     const what = entry?.to ? `a symlink to a ${entry.to}` : `a ${entry?.kind ?? "file of another kind"}`;
-    return `\`rm ${p}\` (${what} holds no record; the connector makes the file again)`;
+    return `\`rm ${p}\` (${what} holds no record${name.startsWith("turns") ? "" : "; the connector makes the file again"})`;
   }
   if ((code === "EACCES" || code === "EPERM") && entry?.links > 1)
     return `\`mv ${p} ${p}.aside\` sets this name aside (it has another name, which keeps the file); the connector starts the file afresh`;
@@ -74,6 +76,19 @@ function readFix(t, name, refusal, entry, owner) {
     return `a directory stands where STOP belongs: \`mv ${p} ${p}.aside && discord-journal stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`;
   if (code === "EISDIR") return `a directory stands where the file belongs: look inside it, then \`mv ${p} ${p}.aside\``;
   return `inspect ${p} by hand`;
+}
+
+/** The fix for a directory of the journal its owner cannot list or search. */
+function dirFix(t, name, entry, owner) {
+  const p = path.join(t.dir, name);
+  if (entry !== undefined && entry.uid === owner.uid) return chmodFix(t, "700", p);
+  return `give it back to the journal's owner: ${chownFix(owner.uid, p, true)}, then ${chmodFix(t, "700", p)}`;
+}
+
+/** A turn record's entry as the survey describes entries (`{ kind, uid, links }`), from its lstat; undefined where gone. */
+function turnEntry(t, file) {
+  const st = fs.lstatSync(path.join(t.at, "turns", file), { throwIfNoEntry: false });
+  return st === undefined ? undefined : { kind: kindOf(st), uid: st.uid, links: st.nlink };
 }
 
 /** The owner record's pid as shown: none where the record is a link out of the journal. */
@@ -222,6 +237,9 @@ function status(target, now = Date.now()) {
       seesEveryProcess: seesEveryProcess(),
       // A live owner may be a repair, which holds the binding as a claim does (#34).
       repair: state === "live" && repairRunning(at),
+      // A live owner that is a zombie: dead, its parent not having reaped
+      // it, so kill(pid, 0) still finds it (#45).
+      zombie: state === "live" ? zombieOf(owner) : null,
     };
   }
   // Who holds what an operation would wait for, from the kernel (#44): the
@@ -256,7 +274,16 @@ function status(target, now = Date.now()) {
     setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
     ...(target.acting ? { acting: target.acting } : {}),
   };
-  s.verdict = verdict(target, s, seen.problems, inboxIds);
+  // What lies around the journal and would refuse its service (#45): a
+  // directory on its path closed to its owner, a file system that refuses
+  // writes. Named first: no other fix helps while they stand.
+  const around = [target.closed, fileSystemRefusal(at, dir)].filter(Boolean);
+  s.verdict = verdict(
+    target,
+    s,
+    [...around.map((p) => ({ what: p.what, fix: p.fix, blocks: true, first: true })), ...seen.problems],
+    inboxIds,
+  );
   return s;
 }
 
@@ -306,7 +333,9 @@ function verdict(target, s, found, inboxIds) {
     // The process's own limit is named; anything else about the directory is a person's to look at.
     const fix = /\((EMFILE|ENFILE)\)$/.test(s.turns.refused)
       ? readFix(target, "turns", s.turns.refused, s.entries.turns, s.owner)
-      : `inspect ${sh(path.join(dir, "turns"))} by hand`;
+      : /\((EACCES|EPERM)\)$/.test(s.turns.refused)
+        ? dirFix(target, "turns", s.entries.turns, s.owner)
+        : `inspect ${sh(path.join(dir, "turns"))} by hand`;
     const p = { what: `the turn records cannot be listed: ${s.turns.refused}`, fix };
     problems.push(p);
     kind.set(p, "unreadable");
@@ -318,7 +347,9 @@ function verdict(target, s, found, inboxIds) {
     const more = s.turns.badRecords > 1 ? ` (and ${s.turns.badRecords - 1} more)` : "";
     const p = {
       what: `turns/${b.file} ${b.refusal ? `cannot be read: ${what}` : what}${more}; listTurns and the daily ceiling refuse`,
-      fix: b.refusal ? `inspect ${sh(path.join(dir, "turns", b.file))} by hand` : damageFix(dir, b.damage),
+      fix: b.refusal
+        ? readFix(target, path.join("turns", b.file), b.refusal, turnEntry(target, b.file), s.owner)
+        : damageFix(dir, b.damage),
     };
     problems.push(p);
     kind.set(p, b.refusal ? "unreadable" : b.damage === "invalid" ? "corrupt" : "repair");
@@ -406,6 +437,12 @@ function verdict(target, s, found, inboxIds) {
     state = "running";
     why = `${s.lock.holder.is} holds run.lock: a start or a release in progress, or a connector whose record cannot be checked from here`;
     next = `${s.lock.holder.fix}, then \`discord-journal status ${sh(dir)}\``;
+  } else if (lockState === "live" && s.lock.zombie) {
+    const p = zombieProblem(dir, s.lock.zombie);
+    problems.push(p);
+    kind.set(p, "first");
+    state = "stuck";
+    why = p.what;
   } else if (lockState === "live") {
     state = "running";
     why = s.lock.repair

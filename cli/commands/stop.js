@@ -30,6 +30,16 @@ function stopReason(reason) {
 
 const REASON_MAX = 4096;
 
+/** Whether STOP is the one line a `recover` writes, which recover itself removes. */
+function recoversOnly(at) {
+  try {
+    const lines = J.readStop(at);
+    return lines.length === 1 && lines[0].reason === J.RECOVER_REASON;
+  } catch {
+    return false;
+  }
+}
+
 // The journal as target.reach gives it: `dir` as given, for what is
 // shown, and `at`, the path it works through.
 function stop(t, reason) {
@@ -40,6 +50,12 @@ function stop(t, reason) {
     // A write that failed may still have made STOP (empty, or cut short):
     // that is a brake all the same, and the operator must know it is on (#34).
     if (e instanceof J.DiscordError && J.stopRequested(t.at)) {
+      // recover's own line is no brake: the next recover removes it (#45).
+      if (recoversOnly(t.at))
+        throw refusal(
+          e,
+          `STOP holds only the line \`recover\` writes for itself, which the next \`recover\` removes, so the brake is NOT on: nothing stops the binding from starting until this command succeeds`,
+        );
       const size = fs.statSync(path.join(t.at, "STOP"), { throwIfNoEntry: false })?.size ?? 0;
       throw refusal(
         e,

@@ -6,7 +6,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { J, repairRunning } = require("../journal.js");
 const { target } = require("../target.js");
-const { refusal, stopLocked, retried, unguardedNote } = require("../brake.js");
+const { refusal, stopLocked, retried, unguardedNote, zombieOf, zombieProblem } = require("../brake.js");
 const { sh } = require("../output.js");
 
 function unlock(t) {
@@ -18,9 +18,12 @@ function unlock(t) {
   } catch (e) {
     // unlock writes STOP before it looks at the lock, and leaves it when it refuses.
     if (e instanceof J.DiscordError && e.message.startsWith("refusing to unlock")) {
-      const repair = repairRunning(t.at)
-        ? "\nthat process is a repair (discord-journal repair), which holds the binding until it is done"
-        : "";
+      const zombie = zombieOf(J.readPid(t.at));
+      const repair = zombie
+        ? `\n${zombieProblem(dir, zombie).what}. ${zombieProblem(dir, zombie).fix.replace("discord-journal recover", "discord-journal unlock")}`
+        : repairRunning(t.at)
+          ? "\nthat process is a repair (discord-journal repair), which holds the binding until it is done"
+          : "";
       throw refusal(
         e,
         `unlock wrote STOP before it looked at the lock, and STOP stays: no new turn starts. \`rm ${sh(path.join(dir, "STOP"))}\` lifts it, with any brake that was on before it${repair}`,

@@ -125,6 +125,16 @@ pub fn process(pid: u32) -> Holder {
   Holder { pid, run, command }
 }
 
+/// The pid of a process's parent (`PPid` of `/proc/PID/status`): whose
+/// child a zombie is, and so who must reap it.
+pub fn parent(pid: u32) -> Option<u32> {
+  let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+  status
+    .lines()
+    .find_map(|l| l.strip_prefix("PPid:"))
+    .and_then(|v| v.trim().parse().ok())
+}
+
 /// One task's state, from field 3 of its `stat`.
 fn state(path: &std::path::Path) -> Run {
   match std::fs::read(path) {

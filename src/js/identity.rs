@@ -40,6 +40,27 @@ pub fn owner_elsewhere(env: &Env, pid: f64, start: String, boot: String) -> napi
   export(env, |_| Ok(identity::owner_elsewhere(pid, &start, &boot)))
 }
 
+/// The command's (#45): the process `pid` as the kernel shows it, as JSON
+/// text `{pid, state, command, stalled, is, fix, parent}`, `parent` its
+/// parent's `{pid, command}` (who reaps a zombie) or null; null where no
+/// such process is visible here.
+#[napi(js_name = "processOf")]
+pub fn process_of(env: &Env, pid: u32) -> napi::Result<Option<String>> {
+  use crate::ground::holder;
+  export(env, |_| {
+    if pid == 0 || !std::path::Path::new(&format!("/proc/{pid}")).exists() {
+      return Ok(None);
+    }
+    let mut out = holder::process(pid).to_json();
+    let parent = holder::parent(pid).filter(|p| *p > 0).map(|p| {
+      let h = holder::process(p);
+      serde_json::json!({ "pid": p, "command": h.command })
+    });
+    out["parent"] = parent.unwrap_or(serde_json::Value::Null);
+    Ok(Some(out.to_string()))
+  })
+}
+
 /// The command's: whether this process sees every process of the machine
 /// (an owner it cannot see may be alive where it cannot look).
 #[napi(js_name = "seesEveryProcess")]
