@@ -112,7 +112,7 @@ function zombieProblem(dir, z) {
   return {
     what: `the connector that holds run.lock (pid ${z.pid}) is dead, but ${parent} has not reaped it, so it still counts as running: recover, unlock and every start refuse its lock until it is reaped`,
     fix: z.parent
-      ? `\`kill -s CHLD ${z.parent.pid}\` asks its parent to reap it; where pid ${z.pid} stays, that parent reaps no children (a container's PID 1 without an init: run it with one, \`docker run --init\`), and stopping pid ${z.parent.pid} leaves it to init. Once it is gone, \`discord-journal recover ${sh(dir)}\``
+      ? `\`kill -s CHLD ${z.parent.pid}\` asks its parent to reap it; where pid ${z.pid} stays, that parent reaps no children (a container's PID 1 without an init: run it with one, \`docker run --init\`), and stopping pid ${z.parent.pid} by hand leaves it to init. Once it is gone, \`discord-journal recover ${sh(dir)}\``
       : `once pid ${z.pid} is reaped, \`discord-journal recover ${sh(dir)}\``,
   };
 }

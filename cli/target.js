@@ -379,13 +379,13 @@ function fileSystemRefusal(at, dir) {
     return {
       code: "ENOSPC",
       what: `the journal's file system has no free inodes (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock`,
-      fix: `remove files on it: \`df -i ${sh(dir)}\` shows it`,
+      fix: `remove files on it by hand (\`df -i ${sh(dir)}\` shows it)`,
     };
   if (free.blocks > 0 && free.bavail === 0)
     return {
       code: "ENOSPC",
       what: `the journal's file system is full (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot write its owner record, and no record can be appended`,
-      fix: `free space on it: \`df -h ${sh(dir)}\` shows it`,
+      fix: `free space on it by hand (\`df -h ${sh(dir)}\` shows it)`,
     };
   return null;
 }

@@ -500,6 +500,12 @@ function verdict(target, s, found, inboxIds) {
     state = "stuck";
     why = blocking.what;
   }
+  // A journal its owner cannot reach is nothing its service sees: no brake,
+  // no lock, no record of it counts until the path is open (#45).
+  if (target.closed) {
+    state = "stuck";
+    why = target.closed.what;
+  }
   const canStart = state === "unreadable" ? null : state === "ready" || state === "crashed";
   if (problems.length > 0) next = first(problems, kind, s, dir, braked).fix;
   return { canStart, state, why, next, problems };
