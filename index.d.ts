@@ -103,7 +103,8 @@ export declare function clearPid(dir: string, pid: number): void;
 
 /** A reader's answer in `status --json`, or its refusal. */
 export type Answer<T> = { value: T } | { refused: string };
-export type Damage = "cut" | "zeros" | "torn" | "invalid";
+/** What is wrong with a line or turn record the readers refuse: "blank" is whitespace alone. */
+export type Damage = "cut" | "zeros" | "blank" | "torn" | "invalid";
 
 /** What `discord-journal status --json` prints (docs/command.md: "status --json"). */
 /** A process another operation would wait for, from /proc (#44). */

@@ -441,6 +441,20 @@ function survey(target, now = Date.now()) {
       });
       return;
     }
+    // A record file with another name is one file under both (#45): where
+    // that name is another binding's, each binding reads the other's
+    // records and appends to the file both read. The repair gives this
+    // name a file of its own, every record kept, holding the binding
+    // meanwhile: no append of this binding's can go to the old file (an
+    // append waiting as `cp` and `mv` ran would, and be lost here).
+    if (RECORD_FILES.includes(rel) && lst.isFile() && lst.nlink > 1) {
+      found.push({
+        what: `${rel} has another name (a hard link, ${lst.nlink} names in all): it is one file under both, so whatever holds the other name (another binding's journal, a copy) reads this binding's records and appends its own to them, which this binding then reads`,
+        fix: `\`discord-journal repair ${sh(dir)} --apply\` makes it a file of this journal's own, with every record it holds (the other name keeps the old file); it holds the binding meanwhile, and refuses while a connector runs`,
+        file: rel,
+        shared: true,
+      });
+    }
     if (lst.uid !== owner) {
       found.push({
         what: `${rel} belongs to ${who(lst.uid)}, not to ${who(owner)}, who owns the journal (the user its service runs as), which may then be unable to read or replace it`,
