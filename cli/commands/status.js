@@ -8,7 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
-const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target } = require("../target.js");
+const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target, journalName } = require("../target.js");
 const { render } = require("../status-text.js");
 const { sh } = require("../output.js");
 
@@ -185,7 +185,11 @@ function status(target, now = Date.now()) {
         nonce: e.nonce,
         status: e.status,
         intentAt: e.intentAt ?? null,
-        ageSeconds: typeof e.intentAt === "string" ? Math.round((now - Date.parse(e.intentAt)) / 1000) : null,
+        // Negative for a date ahead of this clock; null where it is no date (NaN, which JSON would print as null).
+        ageSeconds:
+          typeof e.intentAt === "string" && !Number.isNaN(Date.parse(e.intentAt))
+            ? Math.round((now - Date.parse(e.intentAt)) / 1000)
+            : null,
       }))
       .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
   );
@@ -232,7 +236,7 @@ function status(target, now = Date.now()) {
   const s = {
     verdict: null,
     journal: target.abs ?? path.resolve(dir),
-    label: J.journalLabel(at),
+    label: journalName(target),
     ...(target.link ? { journalLink: target.link.to } : {}),
     today,
     owner: seen.owner,
