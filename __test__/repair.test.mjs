@@ -70,6 +70,24 @@ function reads(dir, name) {
   }
 }
 
+/** Runs `repair DIR --apply` paused at `step`, and kills it there with SIGKILL. */
+async function killedAt(dir, step) {
+  const child = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
+    env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: step },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  await new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      err += d;
+      if (err.includes(`repair paused: ${step}`)) resolve();
+    });
+    child.on("exit", () => reject(new Error(`exited before ${step}: ${err}`)));
+  });
+  child.kill("SIGKILL");
+  await new Promise((r) => child.on("close", r));
+}
+
 /** The quarantine files of the journal, and their bytes. */
 const aside = (dir) =>
   readdirSync(dir)
@@ -322,20 +340,7 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
   ]) {
     test(`killed at "${step}", then repaired again: nothing lost, nothing half done`, async () => {
       const dir = crashed();
-      const child = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
-        env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: step },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let err = "";
-      await new Promise((resolve, reject) => {
-        child.stderr.on("data", (d) => {
-          err += d;
-          if (err.includes(`repair paused: ${step}`)) resolve();
-        });
-        child.on("exit", () => reject(new Error(`exited before ${step}: ${err}`)));
-      });
-      child.kill("SIGKILL");
-      await new Promise((r) => child.on("close", r));
+      await killedAt(dir, step);
       // The killed repair's lock is a dead owner's: the next repair clears it to hold the binding, and releases its own.
       const r = cli(["repair", dir, "--apply"]);
       assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -483,24 +488,6 @@ describe(
   "lines of whitespace alone and record files with another name (#45)",
   { skip: isAddon ? false : "the command is this package's own" },
   () => {
-    /** Runs `repair DIR --apply` paused at `step`, and kills it there with SIGKILL. */
-    async function killedAt(dir, step) {
-      const child = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
-        env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: step },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let err = "";
-      await new Promise((resolve, reject) => {
-        child.stderr.on("data", (d) => {
-          err += d;
-          if (err.includes(`repair paused: ${step}`)) resolve();
-        });
-        child.on("exit", () => reject(new Error(`exited before ${step}: ${err}`)));
-      });
-      child.kill("SIGKILL");
-      await new Promise((r) => child.on("close", r));
-    }
-
     const M1 = '{"id":"m1"}\n';
     const M2 = '{"id":"m2"}\n';
     const BLANKS = "   \n\r\n\t \r\n";
