@@ -103,7 +103,8 @@ export declare function clearPid(dir: string, pid: number): void;
 
 /** A reader's answer in `status --json`, or its refusal. */
 export type Answer<T> = { value: T } | { refused: string };
-export type Damage = "cut" | "zeros" | "torn" | "invalid";
+/** What is wrong with a line or turn record the readers refuse: "blank" is whitespace alone. */
+export type Damage = "cut" | "zeros" | "blank" | "torn" | "invalid";
 
 /** What `discord-journal status --json` prints (docs/command.md: "status --json"). */
 /** A process another operation would wait for, from /proc (#44). */
@@ -138,7 +139,7 @@ export interface Status {
   journalLink?: string;
   /** Run as root: the user whose rights it read with. */
   acting?: string;
-  /** journalLabel(dir). */
+  /** journalLabel(dir); for a journal nested in another, where it lies in that one ("the journal beta inside discord/alpha under the data root"). */
   label: string;
   /** The UTC date, YYYY-MM-DD. */
   today: string;
@@ -170,7 +171,7 @@ export interface Status {
         /** The first turn record that is JSON null, by file name (countTurnsOn refuses it). */
         nullRecord?: string;
       };
-  /** Oldest first. `intentAt` is the first line's `at` as read (any JSON value), null where it had none. */
+  /** Oldest first. `intentAt` is the first line's `at` as read (any JSON value), null where it had none; `ageSeconds` is negative for a date ahead of this clock, null where `intentAt` is no date. */
   unresolvedDeliveries:
     | Answer<{ nonce: string; status: "intent" | "unknown"; intentAt: unknown; ageSeconds: number | null }[]>
     | { count: number; notShown: string };

@@ -14,7 +14,6 @@ import {
   chmodSync,
   chownSync,
   existsSync,
-  linkSync,
   mkdirSync,
   readFileSync,
   readdirSync,
@@ -208,18 +207,21 @@ describe("the command agrees with the connector, and its advice keeps the brake 
 
   test("a repair that stops on a later file says which files it mended before", () => {
     const dir = journal();
-    // A line cut short mid-file in each: inbox's is set aside; drops.jsonl
-    // has another name, so its rewrite is refused after inbox is done.
+    // A line cut short mid-file in each record file: both are set aside;
+    // then a cut turn record whose name leaves no room for its quarantine's
+    // (ENAMETOOLONG), so the repair stops after the record files are done.
     const cut = '{"id":"m1"}\n{"id":"m2","at":"20\n{"id":"m3"}\n';
     writeFileSync(join(dir, "inbox.jsonl"), cut, { mode: 0o600 });
     writeFileSync(join(dir, "drops.jsonl"), cut, { mode: 0o600 });
-    linkSync(join(dir, "drops.jsonl"), join(dir, "..", "drops-elsewhere"));
+    const long = `${"t".repeat(240)}.json`;
+    writeFileSync(join(dir, "turns", long), '{"startedAt":"20', { mode: 0o600 });
     const r = cli("repair", dir, "--apply");
     assert.equal(r.status, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /drops\.jsonl has another name \(a hard link\)/);
+    assert.match(r.stderr, /could not set aside turns\/t+\.json \(ENAMETOOLONG\)/);
     assert.match(r.stderr, /\ninbox\.jsonl was repaired before it stopped \(its damaged parts set aside in inbox\.jsonl\.aside-[^)]+\)/);
-    assert.equal(readFileSync(join(dir, "inbox.jsonl"), "utf8"), '{"id":"m1"}\n{"id":"m3"}\n');
-    assert.equal(readFileSync(join(dir, "drops.jsonl"), "utf8"), cut);
+    assert.match(r.stderr, /\ndrops\.jsonl was repaired before it stopped \(its damaged parts set aside in drops\.jsonl\.aside-[^)]+\)/);
+    for (const name of ["inbox.jsonl", "drops.jsonl"]) assert.equal(readFileSync(join(dir, name), "utf8"), '{"id":"m1"}\n{"id":"m3"}\n');
+    assert.equal(readFileSync(join(dir, "turns", long), "utf8"), '{"startedAt":"20');
   });
 
   test("a repair that stops on corruption after clearing a dead owner's lock says it cleared it", () => {

@@ -395,3 +395,63 @@ describe("each state an operator met, held to what the library does (#34)", addo
     }),
   );
 });
+
+describe(
+  "the smaller ones of #45: dates ahead of the clock, a working directory gone, a path with no binding name, a nested journal",
+  addonOnly,
+  () => {
+    test("a delivery dated in the future is said to be, and one whose date is no date says so: never a negative age or NaN", () => {
+      const dir = journal();
+      const ahead = new Date(Date.now() + 3 * 86_400_000).toISOString();
+      M.appendOutbox(dir, { nonce: "n1", status: "intent", at: ahead });
+      M.appendOutbox(dir, { nonce: "n2", status: "intent", at: "not a date" });
+      const s = json("status", dir);
+      const ages = Object.fromEntries(s.out.unresolvedDeliveries.value.map((d) => [d.nonce, d.ageSeconds]));
+      assert.ok(ages.n1 < -259_000, String(ages.n1));
+      assert.equal(ages.n2, null);
+      const text = cli("status", dir).stdout;
+      assert.match(text, /^ {2}n1 {2}intent {2}since \S+ \(dated 3 days in the future\)$/m);
+      assert.match(text, /^ {2}n2 {2}intent {2}since not a date \(not a date\)$/m);
+      assert.doesNotMatch(text, /NaN|-\d+ s ago/);
+    });
+
+    test("a relative path from a working directory that was deleted is a usage mistake (2), saying so", () => {
+      const gone = join(scratch(), "gone");
+      for (const args of [
+        ["status", "data/discord/alpha"],
+        ["check", "--binding", "alpha"],
+        ["stop", "data/discord/alpha", "--init"],
+        ["demo"],
+      ]) {
+        const command = [process.execPath, bin, ...args].map((a) => `'${a}'`).join(" ");
+        const r = spawnSync("sh", ["-c", `mkdir '${gone}' && cd '${gone}' && rmdir '${gone}' && exec ${command}`], { encoding: "utf8" });
+        assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
+        assert.match(
+          r.stderr,
+          /^discord-journal: the working directory is gone \(it was deleted\), so the relative path \S+ leads nowhere; nothing was read or changed\. Give the journal's absolute path instead/,
+        );
+        assert.doesNotMatch(r.stderr, /uv_cwd/);
+      }
+    });
+
+    test("stop --init on a path with no binding name names the path; a nested journal is labelled as nested, the library's label unchanged", () => {
+      const r = cli("stop", "/", "--init");
+      assert.equal(r.status, 2);
+      assert.match(
+        r.stderr,
+        /--init makes a binding's journal, <data root>\/discord\/<binding>, and \/ has no binding name \(a binding name is lowercase/,
+      );
+      assert.doesNotMatch(r.stderr, / {2}is not/);
+      const odd = cli("stop", join(scratch(), "Alpha"), "--init");
+      assert.match(odd.stderr, /\/Alpha ends in Alpha, which is not a binding name/);
+      const outer = journal();
+      const inner = join(outer, "beta");
+      const s = cli("stop", inner, "--init", "x");
+      assert.equal(s.status, 0, s.stderr);
+      assert.equal(s.stdout, "STOP written in the journal beta inside discord/alpha under the data root (reason: x)\n");
+      assert.equal(json("status", inner).out.label, "the journal beta inside discord/alpha under the data root");
+      assert.equal(json("status", outer).out.label, "discord/alpha under the data root");
+      assert.equal(M.journalLabel(inner), "discord/beta under the data root");
+    });
+  },
+);

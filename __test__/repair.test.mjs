@@ -9,7 +9,7 @@
 // reference these tests report a figure where it fails.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { chmodSync, existsSync, linkSync, readFileSync, readdirSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -68,6 +68,24 @@ function reads(dir, name) {
   } catch {
     return false;
   }
+}
+
+/** Runs `repair DIR --apply` paused at `step`, and kills it there with SIGKILL. */
+async function killedAt(dir, step) {
+  const child = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
+    env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: step },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let err = "";
+  await new Promise((resolve, reject) => {
+    child.stderr.on("data", (d) => {
+      err += d;
+      if (err.includes(`repair paused: ${step}`)) resolve();
+    });
+    child.on("exit", () => reject(new Error(`exited before ${step}: ${err}`)));
+  });
+  child.kill("SIGKILL");
+  await new Promise((r) => child.on("close", r));
 }
 
 /** The quarantine files of the journal, and their bytes. */
@@ -322,20 +340,7 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
   ]) {
     test(`killed at "${step}", then repaired again: nothing lost, nothing half done`, async () => {
       const dir = crashed();
-      const child = spawn(process.execPath, [bin, "repair", dir, "--apply"], {
-        env: { ...process.env, DISCORD_JOURNAL_REPAIR_PAUSE: step },
-        stdio: ["ignore", "pipe", "pipe"],
-      });
-      let err = "";
-      await new Promise((resolve, reject) => {
-        child.stderr.on("data", (d) => {
-          err += d;
-          if (err.includes(`repair paused: ${step}`)) resolve();
-        });
-        child.on("exit", () => reject(new Error(`exited before ${step}: ${err}`)));
-      });
-      child.kill("SIGKILL");
-      await new Promise((r) => child.on("close", r));
+      await killedAt(dir, step);
       // The killed repair's lock is a dead owner's: the next repair clears it to hold the binding, and releases its own.
       const r = cli(["repair", dir, "--apply"]);
       assert.equal(r.status, 0, r.stdout + r.stderr);
@@ -478,3 +483,159 @@ describe("discord-journal repair, killed and refused", { skip: isAddon ? false :
     }
   });
 });
+
+describe(
+  "lines of whitespace alone and record files with another name (#45)",
+  { skip: isAddon ? false : "the command is this package's own" },
+  () => {
+    const M1 = '{"id":"m1"}\n';
+    const M2 = '{"id":"m2"}\n';
+    const BLANKS = "   \n\r\n\t \r\n";
+    /** A journal whose inbox holds three lines of whitespace alone between two records, and a turn record of whitespace alone. */
+    function blanks() {
+      const dir = journal();
+      writeFileSync(join(dir, "inbox.jsonl"), `${M1}${BLANKS}${M2}`, { mode: 0o600 });
+      writeFileSync(join(dir, "turns", "t1.json"), " \n", { mode: 0o600 });
+      return dir;
+    }
+
+    test("a line of whitespace alone is named as such, not corruption, and repair --apply sets it aside: the readers answer", () => {
+      const dir = blanks();
+      // The library's refusal is the reference's, unchanged.
+      assert.throws(() => M.readInboxIds(dir), { message: "inbox.jsonl:2: not valid JSON" });
+      const c = cli(["check", dir, "--json"]);
+      assert.equal(c.status, 1);
+      const found = JSON.parse(c.stdout).problems.filter((p) => p.damage !== undefined);
+      assert.deepEqual(
+        found.map((p) => [p.file, p.line, p.damage]),
+        [
+          ["inbox.jsonl", 2, "blank"],
+          ["inbox.jsonl", 3, "blank"],
+          ["inbox.jsonl", 4, "blank"],
+          ["turns/t1.json", undefined, "blank"],
+        ],
+      );
+      const text = cli(["check", dir]).stdout;
+      assert.match(text, /^inbox\.jsonl:3: not valid JSON, whitespace alone \(no record\) \(byte offset 16, 1 byte\): "\\r"$/m);
+      assert.match(text, /^fix: `discord-journal repair \S+ --apply` sets aside .* lines of whitespace alone, keeping their bytes$/m);
+      assert.doesNotMatch(text, /corrupt|by hand/);
+      const s = JSON.parse(cli(["status", dir, "--json"]).stdout);
+      assert.equal(s.verdict.state, "damaged");
+      assert.match(
+        s.verdict.problems[0].what,
+        /^inbox\.jsonl:2 is whitespace alone \(.*\) \(and 2 more bad lines\); every read of inbox\.jsonl refuses/,
+      );
+      assert.match(s.verdict.problems[1].what, /^turns\/t1\.json is whitespace alone/);
+      assert.match(s.verdict.next, /^`discord-journal repair \S+ --apply` sets it aside/);
+      assert.equal(s.files["inbox.jsonl"].corrupt, false);
+      const shown = cli(["repair", dir]);
+      assert.equal(shown.status, 1);
+      assert.match(
+        shown.stdout,
+        /^inbox\.jsonl: 2 records kept; 3 lines \(10 bytes\) set aside: line 2 whitespace alone, line 3 whitespace alone, line 4 whitespace alone\n/,
+      );
+      assert.match(shown.stdout, /^turns\/t1\.json: whitespace alone, set aside whole\n/m);
+      const r = cli(["repair", dir, "--apply"]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.equal(readFileSync(join(dir, "inbox.jsonl"), "utf8"), `${M1}${M2}`);
+      assert.deepEqual([...M.readInboxIds(dir)], ["m1", "m2"]);
+      assert.deepEqual(M.listTurns(dir), []);
+      const kept = Object.fromEntries(aside(dir).map(([n, b]) => [n.split(".aside-")[0], b.toString()]));
+      assert.deepEqual(kept, { "inbox.jsonl": BLANKS, "turns-t1.json": " \n" });
+      assert.equal(JSON.parse(cli(["status", dir, "--json"]).stdout).verdict.state, "ready");
+    });
+
+    for (const step of ["quarantined inbox.jsonl", "written inbox.jsonl", "mended inbox.jsonl", "set aside turns/t1.json"]) {
+      test(`lines of whitespace alone, the repair killed at "${step}": the old file or the new, every byte kept once`, async () => {
+        const dir = blanks();
+        await killedAt(dir, step);
+        const inbox = readFileSync(join(dir, "inbox.jsonl"), "utf8");
+        assert.ok([`${M1}${BLANKS}${M2}`, `${M1}${M2}`].includes(inbox), JSON.stringify(inbox));
+        const r = cli(["repair", dir, "--apply"]);
+        assert.equal(r.status, 0, r.stdout + r.stderr);
+        assert.equal(readFileSync(join(dir, "inbox.jsonl"), "utf8"), `${M1}${M2}`);
+        const kept = aside(dir).map(([n, b]) => [n.split(".aside-")[0], b.toString()]);
+        assert.deepEqual(kept.sort(), [
+          ["inbox.jsonl", BLANKS],
+          ["turns-t1.json", " \n"],
+        ]);
+        assert.deepEqual([...M.readInboxIds(dir)], ["m1", "m2"]);
+      });
+    }
+
+    /** Two bindings' journals whose inbox.jsonl is one file, hard-linked; the other binding's records in it. */
+    function linked() {
+      const a = journal({ name: "a" });
+      const b = join(a, "..", "b");
+      M.ensureJournal(b);
+      M.appendInbox(a, { id: "a1" });
+      linkSync(join(a, "inbox.jsonl"), join(b, "inbox.jsonl"));
+      M.appendInbox(b, { id: "b1" });
+      return { a, b };
+    }
+
+    test("a record file hard-linked to another binding's: named by status and check, and repair --apply gives it a file of its own", () => {
+      const { a, b } = linked();
+      // Each binding reads the other's records: the state to name.
+      assert.deepEqual([...M.readInboxIds(a)], ["a1", "b1"]);
+      const s = JSON.parse(cli(["status", b, "--json"]).stdout);
+      const p = s.verdict.problems.find((x) => x.what.startsWith("inbox.jsonl has another name (a hard link, 2 names in all)"));
+      assert.ok(p, JSON.stringify(s.verdict.problems));
+      assert.match(p.fix, /^`discord-journal repair \S+ --apply` makes it a file of this journal's own/);
+      assert.equal(s.verdict.next, p.fix);
+      assert.equal(cli(["status", b]).status, 1);
+      const c = cli(["check", b]);
+      assert.equal(c.status, 1);
+      assert.match(c.stdout, /^inbox\.jsonl has another name \(a hard link/m);
+      assert.match(c.stdout, /^fix: `discord-journal repair \S+ --apply` makes it a file of this journal's own/m);
+      const shown = cli(["repair", b]);
+      assert.equal(shown.status, 1);
+      assert.match(
+        shown.stdout,
+        /^inbox\.jsonl: 2 records kept; written anew as a file of its own \(it had another name, a hard link, which keeps the old file\)\n/,
+      );
+      assert.equal(statSync(join(b, "inbox.jsonl")).nlink, 2, "nothing changed without --apply");
+      const r = cli(["repair", b, "--apply"]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      // Every record kept under both names, each now a file of its own.
+      for (const d of [a, b]) {
+        assert.equal(statSync(join(d, "inbox.jsonl")).nlink, 1);
+        assert.deepEqual([...M.readInboxIds(d)], ["a1", "b1"]);
+        assert.equal(statSync(join(d, "inbox.jsonl")).mode & 0o777, 0o600);
+      }
+      M.appendInbox(b, { id: "b2" });
+      assert.deepEqual([...M.readInboxIds(a)], ["a1", "b1"], "b's appends are b's alone");
+      assert.equal(cli(["status", a]).status, 0);
+      assert.equal(cli(["status", b]).status, 0);
+      assert.equal(cli(["check", b]).status, 0);
+    });
+
+    test("a record file hard-linked, the repair killed before its rename: still shared, and the next repair splits it", async () => {
+      const { a, b } = linked();
+      await killedAt(b, "written inbox.jsonl");
+      assert.equal(statSync(join(b, "inbox.jsonl")).nlink, 2);
+      const r = cli(["repair", b, "--apply"]);
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.equal(statSync(join(a, "inbox.jsonl")).nlink, 1);
+      for (const d of [a, b]) assert.deepEqual([...M.readInboxIds(d)], ["a1", "b1"]);
+      assert.deepEqual(
+        readdirSync(b).filter((n) => n.startsWith(".repair-") || n.includes(".aside-")),
+        [],
+      );
+    });
+
+    test("a record file hard-linked while a connector runs: next says to stop it first, and the repair refuses (3)", async () => {
+      const { b } = linked();
+      const child = await liveOwner(b);
+      try {
+        const s = JSON.parse(cli(["status", b, "--json"]).stdout);
+        assert.match(s.verdict.next, /^a connector runs \(pid \d+\) and holds the binding, so a repair cannot: stop it by hand/);
+        const r = cli(["repair", b, "--apply"]);
+        assert.equal(r.status, 3, r.stderr);
+        assert.equal(statSync(join(b, "inbox.jsonl")).nlink, 2);
+      } finally {
+        child.kill("SIGKILL");
+      }
+    });
+  },
+);

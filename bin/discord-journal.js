@@ -105,7 +105,12 @@ withDir(command("unlock", "clear a run.lock whose owner is gone (writes STOP fir
 
 withDir(command("recover", "supervised pre-start: clear a crashed run's lock unless an operator braked")).option(...MISSING_OK);
 
-withDir(command("repair", "set aside what a crash left (cut lines, zero runs, empty or cut turn records); shows it, and --apply does it"))
+withDir(
+  command(
+    "repair",
+    "set aside what a crash left (cut lines, zero runs, empty or cut turn records) and lines of whitespace alone, and give a hard-linked record file a file of its own; shows it, and --apply does it",
+  ),
+)
   .option("--apply", "carry the repair out (without it, nothing is changed)")
   .option(...MISSING_OK);
 

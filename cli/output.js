@@ -89,13 +89,20 @@ const sh = (s) => {
   return `'${s.replace(/'/g, "'\\''")}'`;
 };
 
-/** `93 s`, `40 min`, `5 h`, `3 days`: an age an operator reads at a glance. */
+/** `93 s`, `40 min`, `5 h`, `3 days`: an age an operator reads at a glance (never negative: see `ago`). */
 function age(seconds) {
   if (seconds < 120) return plural(seconds, "s", "s");
   if (seconds < 7200) return plural(Math.round(seconds / 60), "min", "min");
   if (seconds < 172_800) return plural(Math.round(seconds / 3600), "h", "h");
   return plural(Math.round(seconds / 86_400), "day");
 }
+
+/**
+ * When a record dated `seconds` ago was, in words: `40 min ago`; a date
+ * ahead of this machine's clock is `dated 3 days in the future` (its clock
+ * or this one is wrong), never a negative age (#45).
+ */
+const ago = (seconds) => (seconds < 0 ? `dated ${age(-seconds)} in the future` : `${age(seconds)} ago`);
 
 /** Rows of cells as text, each column but the last padded to its widest cell. */
 function table(rows) {
@@ -122,6 +129,12 @@ function table(rows) {
  */
 function run(json, body) {
   const fail = (e) => {
+    // A relative path resolved from a working directory that was deleted:
+    // a usage mistake (exit 2), said as one, wherever it was met.
+    if (e?.code === "ENOENT" && e?.syscall === "uv_cwd")
+      e = new UsageError(
+        "the working directory is gone (it was deleted), so no relative path leads anywhere; give absolute paths, or cd to a directory that exists first",
+      );
     const exitCode = typeof e?.exitCode === "number" ? e.exitCode : 1;
     // A journal refusal is the library's own message; anything else is ours.
     const journal = e?.name === "DiscordError";
@@ -147,4 +160,21 @@ function run(json, body) {
   else print(out);
 }
 
-module.exports = { UsageError, Refusal, mark, dim, bold, commands, plural, sh, age, table, run, colour, escaped, escapedAll, printable };
+module.exports = {
+  UsageError,
+  Refusal,
+  mark,
+  dim,
+  bold,
+  commands,
+  plural,
+  sh,
+  age,
+  ago,
+  table,
+  run,
+  colour,
+  escaped,
+  escapedAll,
+  printable,
+};

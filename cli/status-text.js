@@ -3,7 +3,7 @@
 // command for each, then what the journal holds.
 "use strict";
 
-const { mark, dim, bold, commands, plural, age, table, escapedAll } = require("./output.js");
+const { mark, dim, bold, commands, plural, ago, table, escapedAll } = require("./output.js");
 
 const LEVEL = {
   ready: "ok",
@@ -114,7 +114,9 @@ function render(status) {
   else if (u.notShown) out.push(`  ${mark(u.count ? "warn" : "ok", `${u.count}`)} (${u.notShown})`);
   else if (u.value.length === 0) out.push(`  ${mark("ok", "none")}`);
   else {
-    const since = (d) => `since ${d.intentAt ?? "?"}${d.ageSeconds === null ? "" : ` (${age(d.ageSeconds)} ago)`}`;
+    // An intentAt that is no date has no age: said so, never NaN (#45).
+    const when = (d) => (d.ageSeconds !== null ? ` (${ago(d.ageSeconds)})` : typeof d.intentAt === "string" ? " (not a date)" : "");
+    const since = (d) => `since ${d.intentAt ?? "?"}${when(d)}`;
     out.push(...table(u.value.map((d) => [`  ${mark("warn", String(d.nonce))}`, String(d.status), since(d)])));
   }
 

@@ -19,7 +19,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { UsageError, Refusal, sh, age } = require("./output.js");
-const { RECORD_FILES } = require("./journal.js");
+const { J, RECORD_FILES } = require("./journal.js");
 
 /** What only a journal holds: one of these makes a directory a journal. */
 const JOURNAL_ENTRIES = new Set([...RECORD_FILES, "turns", "STOP", "run.lock", ".stop.lock"]);
@@ -29,7 +29,7 @@ const BINDING_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 /** The journal directory a command names: DIR, or ROOT/discord/NAME. */
 function journalDir(dir, opts, command) {
   if (dir !== undefined && opts.binding !== undefined) throw new UsageError("give either DIR or --binding NAME, not both");
-  if (dir !== undefined) return dir;
+  if (dir !== undefined) return hereStill(dir, command);
   if (opts.binding === undefined) {
     throw new UsageError(
       `which journal? give its directory (discord-journal ${command} data/discord/NAME) or --binding NAME (with --data-root ROOT, default ./data)`,
@@ -40,7 +40,26 @@ function journalDir(dir, opts, command) {
       `--binding ${sh(opts.binding)} is not a binding name (lowercase letters, digits, _ and -, starting with a letter or digit, at most 63)`,
     );
   }
-  return path.join(opts.dataRoot, "discord", opts.binding);
+  return hereStill(path.join(opts.dataRoot, "discord", opts.binding), command);
+}
+
+/**
+ * `p`, where it leads somewhere: a relative path from a working directory
+ * that was deleted leads nowhere (Node's `uv_cwd` ENOENT at the first
+ * resolve), which is a usage mistake, said as such.
+ */
+function hereStill(p, command) {
+  if (path.isAbsolute(p)) return p;
+  try {
+    process.cwd();
+  } catch (e) {
+    if (e.code !== "ENOENT") throw e;
+    throw new UsageError(
+      `the working directory is gone (it was deleted), so the relative path ${sh(p)} leads nowhere; nothing was read or changed. ` +
+        `Give the journal's absolute path instead (discord-journal ${command} ${sh(`/path/to/${p.replace(/^(\.\/)+/, "")}`)}), or cd to a directory that exists first`,
+    );
+  }
+  return p;
 }
 
 const names = new Map();
@@ -436,6 +455,32 @@ function target(dir, opts, command, { write = false, acting = null } = {}) {
   return t;
 }
 
+/** Whether the directory `dir` holds what only a journal holds; false where it cannot be listed. */
+function holdsJournal(dir) {
+  try {
+    return fs.readdirSync(dir).some((n) => JOURNAL_ENTRIES.has(n));
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * How the command names the journal `t` (from `reach`): the library's
+ * `journalLabel` (`discord/NAME under the data root`, told by the name
+ * alone), but for a journal nested inside another journal, which is no
+ * data root's discord/NAME: named by where it lies in that one (#45). The
+ * library's label, which its refusals use, stays as it is.
+ */
+function journalName(t) {
+  const abs = t.abs ?? path.resolve(t.dir);
+  let up = abs;
+  while (path.dirname(up) !== up) {
+    up = path.dirname(up);
+    if (holdsJournal(up)) return `the journal ${path.relative(up, abs)} inside ${journalName({ abs: up, at: up })}`;
+  }
+  return J.journalLabel(t.at);
+}
+
 /**
  * With --missing-ok, a journal directory that does not exist yet (a
  * binding that has not run: a service unit's first start) is nothing to do,
@@ -562,6 +607,20 @@ function survey(target, now = Date.now()) {
         blocks: lst.uid !== owner,
       });
       return;
+    }
+    // A record file with another name is one file under both (#45): where
+    // that name is another binding's, each binding reads the other's
+    // records and appends to the file both read. The repair gives this
+    // name a file of its own, every record kept, holding the binding
+    // meanwhile: no append of this binding's can go to the old file (an
+    // append waiting as `cp` and `mv` ran would, and be lost here).
+    if (RECORD_FILES.includes(rel) && lst.isFile() && lst.nlink > 1) {
+      found.push({
+        what: `${rel} has another name (a hard link, ${lst.nlink} names in all): it is one file under both, so whatever holds the other name (another binding's journal, a copy) reads this binding's records and appends its own to them, which this binding then reads`,
+        fix: `\`discord-journal repair ${sh(dir)} --apply\` makes it a file of this journal's own, with every record it holds (the other name keeps the old file); it holds the binding meanwhile, and refuses while a connector runs`,
+        file: rel,
+        shared: true,
+      });
     }
     if (lst.uid !== owner) {
       found.push({
@@ -779,6 +838,8 @@ module.exports = {
   RECORD_FILES,
   BINDING_NAME,
   journalDir,
+  hereStill,
+  journalName,
   reach,
   target,
   notYet,

@@ -32,7 +32,15 @@ const READERS = {
   STOP: [["readStop", (d) => J.readStop(d)]],
 };
 
-const SHORT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated)", invalid: "corrupt" };
+const SHORT = {
+  cut: "cut short",
+  zeros: "zero bytes",
+  blank: "whitespace alone (no record)",
+  torn: "torn (the last line, unterminated)",
+  invalid: "corrupt",
+};
+/** The damage a repair sets aside, keeping its bytes: all but corruption. */
+const REPAIRABLE = new Set(["cut", "zeros", "blank", "torn"]);
 
 /** The refusal `reader` makes of `dir`, or null. */
 function refusal(reader, dir) {
@@ -136,7 +144,9 @@ function check(t) {
   const { dir } = t;
   const seen = survey(t);
   const links = seen.problems.filter((p) => p.link).map((p) => ({ file: "links", message: p.what, fix: p.fix }));
-  const found = [...links, ...problems(t.at, seen.outside)];
+  // A record file with another name reads, but reads whatever else holds that name appends (#45).
+  const shared = seen.problems.filter((p) => p.shared).map((p) => ({ file: p.file, message: p.what, fix: p.fix }));
+  const found = [...links, ...shared, ...problems(t.at, seen.outside)];
   const lines = found.map((p) => p.message);
   if (found.length === 0) lines.push("every record file and turn record reads");
   else {
@@ -147,14 +157,14 @@ function check(t) {
         "problem",
       ),
     );
-    if (found.some((p) => p.damage === "cut" || p.damage === "zeros" || p.damage === "torn")) {
+    if (found.some((p) => REPAIRABLE.has(p.damage))) {
       lines.push(
-        `fix: \`discord-journal repair ${sh(dir)} --apply\` sets aside what a crash left (cut short, zero bytes), keeping its bytes`,
+        `fix: \`discord-journal repair ${sh(dir)} --apply\` sets aside what a crash left (cut short, zero bytes) and lines of whitespace alone, keeping their bytes`,
       );
     }
     if (found.some((p) => p.damage === "invalid"))
       lines.push("fix: move each corrupt line out by hand, keeping its bytes; a repair never changes corruption");
-    for (const l of links) lines.push(`fix: ${l.fix}`);
+    for (const l of [...links, ...shared]) lines.push(`fix: ${l.fix}`);
     // The rest of the fixes, as status gives them for the same problems
     // (#45): a file no read gets through, a turn record that is a FIFO.
     const told = new Set(lines);

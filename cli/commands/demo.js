@@ -8,13 +8,14 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { J } = require("../journal.js");
-const { reach } = require("../target.js");
+const { reach, hereStill } = require("../target.js");
 const { render } = require("../status-text.js");
 const { status } = require("./status.js");
 const { UsageError, Refusal } = require("../output.js");
 
 /** The demo's directory: DIR if given and new, else the first free `data/discord/demo`, `demo-2`, ... */
 function demoDir(dir) {
+  hereStill(dir ?? path.join("data", "discord", "demo"), "demo");
   if (dir !== undefined) {
     let st;
     try {

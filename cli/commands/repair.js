@@ -1,8 +1,10 @@
 // `discord-journal repair`: what a repair would set aside, changing nothing;
-// with --apply, the repair itself (src/operator/repair/): cut lines, zero runs and
-// empty or cut turn records set aside into quarantine files in the journal,
-// every whole record kept byte for byte, while the binding is held so that
-// no connector starts meanwhile. Corruption is named and changes nothing.
+// with --apply, the repair itself (src/operator/repair/): cut lines, zero
+// runs, lines of whitespace alone and empty or cut turn records set aside
+// into quarantine files in the journal, every whole record kept byte for
+// byte, and a record file with another name (a hard link) made a file of
+// its own, while the binding is held so that no connector starts
+// meanwhile. Corruption is named and changes nothing.
 "use strict";
 
 const fs = require("node:fs");
@@ -13,7 +15,12 @@ const { nullFound, target, notYet } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
 const { unguardedNote } = require("../brake.js");
 
-const WHAT = { cut: "cut short", zeros: "zero bytes", torn: "torn (the last line, unterminated and not JSON)" };
+const WHAT = {
+  cut: "cut short",
+  zeros: "zero bytes",
+  blank: "whitespace alone",
+  torn: "torn (the last line, unterminated and not JSON)",
+};
 
 /** `line 3 cut short, line 9 zero bytes`. */
 const lines = (aside) => aside.map((a) => `line ${a.line} ${WHAT[a.damage]}`).join(", ");
@@ -110,6 +117,7 @@ function repair(t, apply) {
       parts.push(`${plural(f.aside.length, "line")} (${plural(f.asideBytes, "byte")}) set aside${q ? ` in ${q}` : ""}: ${lines(f.aside)}`);
     }
     if (f.terminate) parts.push("the last line's missing newline added");
+    if (f.shared) parts.push("written anew as a file of its own (it had another name, a hard link, which keeps the old file)");
     out.push(parts.join("; "));
   }
   for (const t of plan.turns) {

@@ -8,7 +8,18 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
-const { RECORD_FILES, nullFound, survey, keepBrake, chmodFix, chownFix, target, fileSystemRefusal, kind: kindOf } = require("../target.js");
+const {
+  RECORD_FILES,
+  nullFound,
+  survey,
+  keepBrake,
+  chmodFix,
+  chownFix,
+  target,
+  journalName,
+  fileSystemRefusal,
+  kind: kindOf,
+} = require("../target.js");
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
 const { zombieOf, zombieProblem } = require("../brake.js");
@@ -30,14 +41,15 @@ function attempt(f) {
 const DAMAGE = {
   cut: "cut short (an append interrupted by a crash or a kill)",
   zeros: "zero bytes (blocks the file system allocated but never wrote, as a power loss leaves them)",
+  blank: "whitespace alone (spaces, tabs or a stray carriage return, as a hand or an editor leaves them: no record, and not JSON)",
   torn: "the last line, not JSON and without its newline (an append that stopped mid-write)",
   invalid: "not JSON, and no more bytes could make it so (corruption)",
 };
 
 /**
  * The command that deals with damage found by the scan: what a crash left
- * (a cut line, zeros, an empty or cut turn record) is `repair`'s; corruption
- * is a person's.
+ * (a cut line, zeros, an empty or cut turn record) and whitespace alone are
+ * `repair`'s; corruption is a person's.
  */
 const damageFix = (dir, damage) =>
   damage === "invalid"
@@ -199,7 +211,11 @@ function status(target, now = Date.now()) {
         nonce: e.nonce,
         status: e.status,
         intentAt: e.intentAt ?? null,
-        ageSeconds: typeof e.intentAt === "string" ? Math.round((now - Date.parse(e.intentAt)) / 1000) : null,
+        // Negative for a date ahead of this clock; null where it is no date (NaN, which JSON would print as null).
+        ageSeconds:
+          typeof e.intentAt === "string" && !Number.isNaN(Date.parse(e.intentAt))
+            ? Math.round((now - Date.parse(e.intentAt)) / 1000)
+            : null,
       }))
       .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
   );
@@ -249,7 +265,7 @@ function status(target, now = Date.now()) {
   const s = {
     verdict: null,
     journal: target.abs ?? path.resolve(dir),
-    label: J.journalLabel(at),
+    label: journalName(target),
     ...(target.link ? { journalLink: target.link.to } : {}),
     today,
     owner: seen.owner,
@@ -477,7 +493,12 @@ function verdict(target, s, found, inboxIds) {
   const links = found.filter(before).map((p) => ({ what: p.what, fix: p.fix }));
   for (const p of links) kind.set(p, "first");
   problems.unshift(...links);
-  problems.push(...found.filter((p) => !before(p)).map((p) => ({ what: p.what, fix: p.fix })));
+  for (const p of found.filter((p) => !before(p))) {
+    const row = { what: p.what, fix: p.fix };
+    problems.push(row);
+    // A record file with another name is a repair's to split: before it, the lock that would refuse it (`first`).
+    if (p.shared) kind.set(row, "repair");
+  }
   // A process stopped where every start, recover, unlock and repair waits
   // for it (#44): named, with what frees it, before anything else.
   const stalled = [

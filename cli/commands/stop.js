@@ -6,7 +6,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { J } = require("../journal.js");
-const { BINDING_NAME, journalDir, becomeMaker, target } = require("../target.js");
+const { BINDING_NAME, journalDir, becomeMaker, target, journalName } = require("../target.js");
 const { refusal, retried } = require("../brake.js");
 const { UsageError, Refusal, sh } = require("../output.js");
 
@@ -65,7 +65,7 @@ function stop(t, reason) {
     throw e;
   }
   return {
-    text: `STOP written in ${J.journalLabel(t.at)} (reason: ${reason})`,
+    text: `STOP written in ${journalName(t)} (reason: ${reason})`,
     json: { ok: true, exitCode: 0, stop: path.resolve(written), reason },
   };
 }
@@ -79,8 +79,13 @@ function action(dir, reason, opts) {
   if (opts.init) {
     // Only a directory that is not there yet is made, and only under a binding's name.
     const d = journalDir(dir, opts, "stop");
-    if (!BINDING_NAME.test(path.basename(d))) {
-      throw new UsageError(`--init makes a binding's journal, and ${path.basename(d)} is not a binding name`);
+    const name = path.basename(d);
+    if (!BINDING_NAME.test(name)) {
+      // "/" (or "") has no last part to be a name: the path is named instead.
+      const what = name === "" ? `${sh(d)} has no binding name` : `${sh(d)} ends in ${sh(name)}, which is not a binding name`;
+      throw new UsageError(
+        `--init makes a binding's journal, <data root>/discord/<binding>, and ${what} (a binding name is lowercase letters, digits, _ and -, starting with a letter or digit, at most 63); nothing was made or braked`,
+      );
     }
     if (!fs.existsSync(d)) {
       // Made by the user whose path it is, never by root (#33).

@@ -1,7 +1,7 @@
 //! What an append cut short leaves: a line that `JSON.parse` refuses but
 //! that is the beginning of a text it would accept (the input ends inside a
 //! value, with nothing wrong before the end), as against corruption, which
-//! no more bytes could mend. `inspect` tells the two apart with it; the
+//! no more bytes could mend. `judge` tells the two apart with it; the
 //! grammar is `json`'s, `JSON.parse`'s exactly.
 
 /// Whether `src`, which `JSON.parse` refuses, is the beginning of a text it

@@ -16,11 +16,6 @@ use crate::ground::files::{open_dir_at, Link};
 /// How long a repair waits for an append to finish before it refuses.
 const HOLD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// How many names link the open file.
-fn links(f: &File) -> std::io::Result<u64> {
-  crate::ground::files::fstat_links(f).map(|(_, _, links)| links)
-}
-
 /// What a repair did to one file: where its set-aside bytes went.
 #[derive(Debug, PartialEq)]
 pub struct Done {
@@ -73,12 +68,6 @@ pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&s
         f.name
       )));
     }
-    if !f.truncate && links(source).map_err(refuse)? != 1 {
-      return Err(JournalError::failed(format!(
-        "{} has another name (a hard link): a rewrite would leave that name to the old file; nothing of it was changed. Remove the other name, then run the repair again",
-        f.name
-      )));
-    }
     let quarantine = if f.aside.is_empty() {
       None
     } else {
@@ -86,6 +75,11 @@ pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&s
       step(&format!("quarantined {}", f.name));
       Some(q)
     };
+    // A rewrite renamed over a file with another name leaves that name the
+    // old file, whole: what a shared file's split is for. No append of
+    // this binding's waits on the old file meanwhile (the binding is held);
+    // another name's appender of this package appends to the old file,
+    // which stays that name's.
     let mended = if f.truncate {
       open_rw(j, f.name).and_then(|file| {
         file.set_len(f.aside[0].start)?;

@@ -2,12 +2,19 @@
 //! refuse, without a person editing JSONL by hand. The policy of careful
 //! append-only logs:
 //!
-//! - a line cut short (`inspect::Damage::Cut`, wherever it stands: an
+//! - a line cut short (`judge::Damage::Cut`, wherever it stands: an
 //!   append after it writes on a line of its own, see `lines::append`), a
 //!   run of zero bytes, and a last line without its newline that does not
 //!   parse are interrupted appends: each is set aside, its bytes kept;
+//! - a line of whitespace alone (`Blank`) holds no record: it is set aside
+//!   as they are, its bytes kept;
+//! - a record file with another name (a hard link, only a hand makes one)
+//!   is written anew as a file of its own, every line kept, and the other
+//!   name keeps the old file: each binding then reads and appends to its
+//!   own, and no record of either is lost (the binding is held meanwhile,
+//!   so no append of its own can go to the old file);
 //! - an empty or cut turn record is a write that never finished: it is set
-//!   aside whole;
+//!   aside whole, as is one of whitespace alone;
 //! - any other line that does not parse is corruption: nothing is changed,
 //!   and the repair refuses, naming it;
 //! - every whole record stays where it was, byte for byte; a whole last
@@ -29,7 +36,7 @@ use serde_json::{json, Value};
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::files::{open_dir, open_dir_at, Link};
 use crate::lock::{self, OwnerState, System};
-use crate::operator::inspect::Damage;
+use crate::operator::judge::Damage;
 
 mod apply;
 mod pause;
@@ -75,6 +82,9 @@ pub struct FilePlan {
   pub terminate: bool,
   /// The file is a symlink: a repair changes only the journal's own files.
   pub link: bool,
+  /// The file has another name (a hard link): it is written anew, as a
+  /// file of this name's own.
+  pub shared: bool,
   /// Device, inode and size when planned: a file that changed since is
   /// not mended from this plan.
   pub stamp: (u64, u64, u64),
@@ -85,7 +95,7 @@ impl FilePlan {
     self.aside.iter().map(|a| a.end - a.start).sum()
   }
   fn changes(&self) -> bool {
-    !self.aside.is_empty() || self.terminate
+    !self.aside.is_empty() || self.terminate || self.shared
   }
 }
 
@@ -172,6 +182,7 @@ impl Plan {
         "asideBytes": f.aside_bytes(),
         "mend": if !f.changes() { "none" } else if f.truncate { "truncate" } else { "rewrite" },
         "terminate": f.terminate,
+        "shared": f.shared,
       })).collect::<Vec<_>>(),
       "turns": self.turns.iter().map(|t| json!({
         "file": format!("turns/{}", t.file),
@@ -356,6 +367,44 @@ mod tests {
   }
 
   #[test]
+  fn lines_of_whitespace_alone_are_set_aside_and_every_record_kept() {
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}   \n{B}\r\n \t"));
+    let p = planned(&d);
+    let aside: Vec<_> = p.files[0].aside.iter().map(|a| (a.line, a.damage)).collect();
+    assert_eq!(aside, vec![(2, Damage::Blank), (4, Damage::Blank), (5, Damage::Blank)]);
+    assert!(p.corrupt.is_empty() && !p.files[0].truncate);
+    let done = repaired(&d);
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
+    let q = done[0].quarantine.clone().expect("quarantine");
+    assert_eq!(std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"), "   \n\r\n \t");
+    assert!(!planned(&d).changes(), "a second repair finds nothing");
+  }
+
+  #[test]
+  fn a_file_with_another_name_is_written_anew_and_the_other_name_keeps_the_old() {
+    use std::os::unix::fs::MetadataExt;
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{B}"));
+    let other = TempDir::new();
+    let theirs = format!("{}/inbox.jsonl", other.path());
+    std::fs::hard_link(&path, &theirs).expect("link");
+    let p = planned(&d);
+    assert!(p.files[0].shared && p.changes() && !p.files[0].truncate);
+    let done = repaired(&d);
+    assert_eq!(done[0].quarantine, None, "nothing set aside");
+    for name in [&path, &theirs] {
+      assert_eq!(std::fs::read_to_string(name).expect("read"), format!("{A}{B}"));
+      assert_eq!(std::fs::metadata(name).expect("stat").nlink(), 1);
+    }
+    crate::lines::append(d.path(), "inbox.jsonl", "{\"id\":\"c\"}").expect("append");
+    assert_eq!(
+      std::fs::read_to_string(&theirs).expect("read"),
+      format!("{A}{B}"),
+      "their file is their own"
+    );
+    assert!(!planned(&d).changes());
+  }
+
+  #[test]
   fn lines_and_turn_records_of_json_null_are_named_and_left() {
     let d = TempDir::new();
     std::fs::write(format!("{}/inbox.jsonl", d.path()), format!("{A}null\n{B}")).expect("write");
@@ -380,15 +429,16 @@ mod tests {
   }
 
   #[test]
-  fn empty_and_cut_turn_records_are_set_aside_whole() {
+  fn empty_cut_and_blank_turn_records_are_set_aside_whole() {
     let d = TempDir::new();
     std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
     std::fs::write(format!("{}/turns/a.json", d.path()), "").expect("write");
     std::fs::write(format!("{}/turns/b.json", d.path()), "{\n  \"id\": \"b\"\n}\n").expect("write");
     std::fs::write(format!("{}/turns/c.json", d.path()), "{\n  \"id\": ").expect("write");
+    std::fs::write(format!("{}/turns/d.json", d.path()), " \r\n").expect("write");
     let done = repaired(&d);
     let names: Vec<_> = done.iter().map(|d| d.file.as_str()).collect();
-    assert_eq!(names, ["turns/a.json", "turns/c.json"]);
+    assert_eq!(names, ["turns/a.json", "turns/c.json", "turns/d.json"]);
     assert!(std::fs::metadata(format!("{}/turns-c.json.aside-T", d.path())).is_ok());
     assert!(std::fs::metadata(format!("{}/turns/b.json", d.path())).is_ok());
   }

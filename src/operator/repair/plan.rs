@@ -7,7 +7,8 @@ use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, Result};
 use crate::ground::files::{open_dir_at, Link};
 use crate::lines::RECORD_FILES;
-use crate::operator::inspect::{each_line, is_null, judge_file, record_names, Damage};
+use crate::operator::inspect::record_names;
+use crate::operator::judge::{each_line, is_null, judge_file, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
 /// record, changes nothing.
@@ -31,9 +32,12 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls:
     Err(e) => return Err(quiet_io(&e, name, "read")),
   };
   let stamp = stamp_of(&file).map_err(|e| quiet_io(&e, name, "read"))?;
+  let (_, _, links) = crate::ground::files::fstat_links(&file).map_err(|e| quiet_io(&e, name, "read"))?;
   let mut plan = FilePlan {
     name,
     link,
+    // A link's file is not the journal's own: the repair refuses to change it.
+    shared: links > 1 && !link,
     stamp,
     ..FilePlan::default()
   };
@@ -84,7 +88,8 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls:
       damage: if damage == Damage::Invalid { Damage::Torn } else { damage },
     });
   })?;
-  plan.truncate = plan.aside.first().is_some_and(|a| a.start >= kept_end) && !plan.terminate;
+  // A shared file is written anew: a truncation would cut the other name's too.
+  plan.truncate = plan.aside.first().is_some_and(|a| a.start >= kept_end) && !plan.terminate && !plan.shared;
   Ok(Some(plan))
 }
 

@@ -155,7 +155,7 @@ mod tests {
     let text = run(d.path(), false, now).expect("plan").to_json().to_string();
     assert_eq!(
       text,
-      r#"{"applied":false,"cleaned":[],"done":[],"plan":{"corrupt":[],"files":[{"aside":[],"asideBytes":0,"bytes":11,"file":"inbox.jsonl","kept":1,"mend":"none","terminate":false}],"nulls":[],"turns":[]},"stopLock":"absent","tookOver":null}"#
+      r#"{"applied":false,"cleaned":[],"done":[],"plan":{"corrupt":[],"files":[{"aside":[],"asideBytes":0,"bytes":11,"file":"inbox.jsonl","kept":1,"mend":"none","shared":false,"terminate":false}],"nulls":[],"turns":[]},"stopLock":"absent","tookOver":null}"#
     );
   }
 
