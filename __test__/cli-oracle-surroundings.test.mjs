@@ -229,7 +229,7 @@ describe("the command's verdict in the journal's surroundings, held to the libra
         full: /\(ENOSPC/,
         stalled: /holds the journal's lock guard and is stopped/,
         zombie: /is dead, but its parent, pid \d+ \(sleep 600\), has not reaped it/,
-        hardLink: new RegExp(`${made.linked ?? "-"}`),
+        hardLink: new RegExp(`^${made.linked ?? "-"} has another name \\(a hard link`),
       }[around];
       if (!s.verdict.problems.some((p) => named.test(p.what)))
         say(`no problem names the surrounding: ${JSON.stringify(s.verdict.problems.map((p) => p.what))}`);

@@ -454,11 +454,9 @@ function verdict(target, s, found, inboxIds) {
     why = `${s.lock.holder.is} holds run.lock: a start or a release in progress, or a connector whose record cannot be checked from here`;
     next = `${s.lock.holder.fix}, then \`discord-journal status ${sh(dir)}\``;
   } else if (lockState === "live" && s.lock.zombie) {
-    const p = zombieProblem(dir, s.lock.zombie);
-    problems.push(p);
-    kind.set(p, "first");
+    // Named among the problems below, whatever the state.
     state = "stuck";
-    why = p.what;
+    why = zombieProblem(dir, s.lock.zombie).what;
   } else if (lockState === "live") {
     state = "running";
     why = s.lock.repair
@@ -511,6 +509,9 @@ function verdict(target, s, found, inboxIds) {
         what: `${s.lock.holder.is} holds run.lock and is stopped in a start or a release: recover and unlock refuse it, and every start waits for it, then refuses`,
         fix: s.lock.holder.fix,
       },
+    // A dead owner its parent has not reaped holds run.lock as a live one
+    // would, until it is reaped (#45).
+    lockState === "live" && s.lock.zombie && zombieProblem(dir, s.lock.zombie),
   ].filter(Boolean);
   for (const p of stalled) kind.set(p, "first");
   problems.unshift(...stalled);
