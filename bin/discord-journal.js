@@ -26,7 +26,7 @@
 // command, run as root, becomes the journal's user (cli/target.js).
 "use strict";
 
-const { Command } = require("commander");
+const { Command, Option } = require("commander");
 const { version } = require("../package.json");
 const { run } = require("../cli/output.js");
 
@@ -93,7 +93,14 @@ const MISSING_OK = [
   "a journal directory that does not exist yet is a binding that has not run: nothing to do (for a service unit's first start)",
 ];
 
-withDir(command("status", "the verdict (can it start?), the brake and the lock, what needs a hand; files, deliveries, today's counts"));
+withDir(
+  command(
+    "status",
+    "the verdict (can it start?), the brake and the lock, what needs a hand; files, deliveries, today's counts. With neither DIR nor --binding: every binding under the data root, one line each",
+  ),
+)
+  .option("--prometheus <file>", "with every binding: write their metrics to <file> in node_exporter's textfile format (replaced whole)")
+  .addOption(new Option("--fleet-only <names>").hideHelp());
 
 withDir(command("check", "list every line and turn record the readers would refuse, and why; exit 1 if any"));
 

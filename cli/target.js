@@ -295,7 +295,10 @@ function reach(dir, { command, write = false, argv }) {
   }
   // The path from / down as the owner walks it (#45): root reached the
   // journal from its parent, which the service cannot do.
-  const closed = acting ? closedOnPath(abs, process.geteuid(), actingWhy) : null;
+  // Also where this process became the owner before (the fleet's child,
+  // one owner's bindings): no other user runs here with closed parents
+  // it could not have passed.
+  const closed = acting || process.geteuid() !== 0 ? closedOnPath(abs, process.geteuid(), actingWhy ?? "the journal's owner") : null;
   if (closed && write) throw new Refusal(`${closed.what}; nothing was written. ${capital(closed.fix)}, then run the command again`);
   const self = process.geteuid();
   const refuse = (what, code) =>
@@ -832,6 +835,7 @@ function nullFound(t, file, place, reader, refused) {
 }
 
 module.exports = {
+  actor,
   fileSystemRefusal,
   kind,
   nullFound,

@@ -23,7 +23,9 @@ const {
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
 const { zombieOf, zombieProblem } = require("../brake.js");
-const { sh } = require("../output.js");
+const { sh, UsageError } = require("../output.js");
+const { fleet } = require("../fleet.js");
+const { metrics, writeAtomically } = require("../prometheus.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
 const NOTICE_KINDS = ["ceiling"];
@@ -565,8 +567,19 @@ function exitOf(s) {
   return s.verdict.problems.length > 0 || needsHand ? 1 : 0;
 }
 
-/** The command: `status [dir]` with its options. */
+/**
+ * The command: `status [dir]` with its options; with neither DIR nor
+ * --binding, every binding under the data root (cli/fleet.js), and with
+ * --prometheus FILE their metrics written to FILE (cli/prometheus.js).
+ */
 function action(dir, opts) {
+  if (dir === undefined && opts.binding === undefined) {
+    const view = fleet(opts, { status, exitOf });
+    if (opts.prometheus !== undefined) writeAtomically(opts.prometheus, metrics(view));
+    return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
+  }
+  if (opts.prometheus !== undefined)
+    throw new UsageError("--prometheus writes every binding's metrics: give --data-root ROOT alone, without DIR or --binding");
   const s = status(target(dir, opts, "status"));
   return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
 }

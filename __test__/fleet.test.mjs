@@ -1,0 +1,237 @@
+// Every binding at a glance (#46): `status --data-root ROOT` with no binding
+// named judges each binding under ROOT/discord with the single binding's
+// code, so each line must be the verdict `status DIR` gives; the exit code
+// is the most urgent (1 over 3 over 0); anything that is not a binding is
+// listed, never judged; run as root each binding is judged as its owner; a
+// process stopped inside one binding's guard holds up none. `--prometheus
+// FILE` writes node_exporter's textfile format, replaced whole: held to
+// `promtool check metrics`, served by the real node_exporter, and the
+// example alerting rules to `promtool check rules`. The command is this
+// package's own, so these tests skip against another implementation.
+import assert from "node:assert/strict";
+import { spawn, spawnSync } from "node:child_process";
+import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import { M, addonOnly, deadPid, liveOwner, scratch } from "./helpers.mjs";
+
+const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
+const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 120_000 });
+const json = (...args) => {
+  const r = cli(...args, "--json");
+  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
+};
+const has = (tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
+const withPromtool = has("promtool") ? {} : { skip: "needs promtool (Debian's prometheus package; .ci/run installs it)" };
+const withExporter = has("prometheus-node-exporter")
+  ? {}
+  : { skip: "needs node_exporter (Debian's prometheus-node-exporter package; .ci/run installs it)" };
+const NOBODY = 65534;
+const asRoot =
+  process.getuid?.() !== 0
+    ? { skip: "needs root: the command acts as each journal's owner only when run as root" }
+    : spawnSync("getent", ["passwd", String(NOBODY)]).status !== 0
+      ? { skip: "needs the user nobody (uid 65534) in the user database" }
+      : process.versions.deno
+        ? { skip: "Deno cannot set a process's groups: the command refuses to act as the owner" }
+        : {};
+
+/** A data root with bindings ready, braked, crashed, damaged and live, and two entries that are not bindings. */
+async function fleetRoot() {
+  const root = scratch();
+  const b = (name) => {
+    const d = join(root, "discord", name);
+    M.ensureJournal(d);
+    M.appendInbox(d, { id: `${name}-1`, at: "2026-12-01T00:00:00.000Z" });
+    return d;
+  };
+  b("ready");
+  M.requestStop(b("braked"), "maintenance");
+  const crashed = b("crashed");
+  mkdirSync(join(crashed, "run.lock"), { mode: 0o700 });
+  writeFileSync(
+    join(crashed, "run.lock", "owner.json"),
+    JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId(), at: "2026-12-01T00:00:00.000Z" }) + "\n",
+    { mode: 0o600 },
+  );
+  writeFileSync(join(b("damaged"), "inbox.jsonl"), '{"id":"cut', { flag: "a" });
+  const live = await liveOwner(b("live"));
+  writeFileSync(join(root, "discord", "notes.txt"), "not a binding\n");
+  mkdirSync(join(root, "discord", "Not_A_Name"));
+  return { root, live };
+}
+
+/** A free TCP port on 127.0.0.1. */
+const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+describe("every binding at a glance (#46)", addonOnly, () => {
+  test("each line is the binding's own status; the most urgent exit; --json lists them all; what is not a binding is listed, not judged", async () => {
+    const { root, live } = await fleetRoot();
+    try {
+      const f = json("status", "--data-root", root);
+      assert.equal(f.status, 1, "a damaged binding: 1");
+      assert.deepEqual(f.out.bindings.map((b) => b.binding).sort(), ["braked", "crashed", "damaged", "live", "ready"]);
+      assert.deepEqual(f.out.notBindings, [
+        { name: "Not_A_Name", why: "not a binding name" },
+        { name: "notes.txt", why: "not a binding name" },
+      ]);
+      assert.deepEqual(f.out.counts, { unreadable: 0, damaged: 1, stuck: 0, braked: 1, crashed: 1, running: 1, ready: 1 });
+      assert.equal(f.out.bindings[0].binding, "damaged", "what needs a hand first");
+      for (const b of f.out.bindings) {
+        const one = json("status", join(root, "discord", b.binding));
+        assert.equal(b.exitCode, one.status, b.binding);
+        assert.deepEqual(b.verdict, one.out.verdict, b.binding);
+        assert.deepEqual(b.files, one.out.files, b.binding);
+      }
+      const text = cli("status", "--data-root", root).stdout;
+      for (const [name, state] of [
+        ["damaged", "damaged"],
+        ["braked", "braked"],
+        ["crashed", "crashed"],
+        ["live", "running"],
+        ["ready", "ready"],
+      ])
+        assert.match(text, new RegExp(`^${name} +${state} `, "m"));
+      assert.match(text, /^0 unreadable, 1 damaged, 0 stuck, 1 braked, 1 crashed, 1 running, 1 ready$/m);
+      // Without the damage, a brake is the most urgent: 3; without it, 0.
+      writeFileSync(join(root, "discord", "damaged", "inbox.jsonl"), '{"id":"x"}\n');
+      assert.equal(cli("status", "--data-root", root).status, 3);
+      spawnSync("rm", [join(root, "discord", "braked", "STOP")]);
+      assert.equal(cli("status", "--data-root", root).status, 0);
+    } finally {
+      live.kill();
+    }
+  });
+
+  test("run as root, each binding is judged as its own owner, as its own status judges it", asRoot, () => {
+    const root = scratch();
+    chmodSync(root, 0o755);
+    const mine = join(root, "discord", "roots");
+    M.ensureJournal(mine);
+    const theirs = join(root, "discord", "nobodys");
+    M.ensureJournal(theirs);
+    M.appendInbox(theirs, { id: "m1" });
+    chmodSync(join(root, "discord"), 0o755);
+    spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, theirs]);
+    // A file only root may read, in nobody's journal: unreadable to its service.
+    writeFileSync(join(theirs, "drops.jsonl"), '{"id":"d"}\n', { mode: 0o600 });
+    const f = json("status", "--data-root", root);
+    const one = json("status", theirs);
+    const b = f.out.bindings.find((x) => x.binding === "nobodys");
+    assert.equal(b.verdict.state, one.out.verdict.state);
+    assert.deepEqual(b.verdict, one.out.verdict);
+    assert.ok(b.verdict.problems.some((p) => /drops\.jsonl/.test(p.what)));
+    assert.equal(f.out.bindings.find((x) => x.binding === "roots").verdict.state, "ready");
+  });
+
+  test("a process stopped inside one binding's lock guard is named on its line and holds up no other", async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const base = Date.now();
+    cli("status", "--data-root", root);
+    const alone = Date.now() - base;
+    const holder = spawn("flock", ["-x", join(root, "discord", "ready", "turns"), "sleep", "30"], { stdio: "ignore" });
+    try {
+      for (let i = 0; i < 200 && !readFileSync("/proc/locks", "utf8").includes(` ${holder.pid} `); i++)
+        await new Promise((r) => setTimeout(r, 10));
+      process.kill(holder.pid, "SIGSTOP");
+      const began = Date.now();
+      const f = json("status", "--data-root", root);
+      const took = Date.now() - began;
+      const b = f.out.bindings.find((x) => x.binding === "ready");
+      assert.equal(b.verdict.state, "stuck");
+      assert.match(b.verdict.why, new RegExp(`pid ${holder.pid} \\(stopped`));
+      // The promise is a bound, not a speed: at most 3 s more than the view without it.
+      assert.ok(took < alone + 3000, `${took} ms with a stopped holder, ${alone} ms without`);
+    } finally {
+      holder.kill("SIGKILL");
+    }
+  });
+
+  test("--prometheus writes a file promtool accepts, replaced whole: nothing beside it, no link followed", withPromtool, async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const out = scratch();
+    const file = join(out, "discord-journal.prom");
+    // What a killed run left (its pid gone), and a link at the file's name.
+    const outside = join(scratch(), "outside");
+    writeFileSync(outside, "kept\n");
+    symlinkSync(outside, join(out, `.discord-journal.prom.${deadPid()}.tmp`));
+    symlinkSync(outside, file);
+    const r = cli("status", "--data-root", root, "--prometheus", file);
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(readFileSync(outside, "utf8"), "kept\n", "no link followed");
+    assert.ok(lstatSync(file).isFile());
+    assert.deepEqual(readdirSync(out), ["discord-journal.prom"], "nothing left beside it");
+    const text = readFileSync(file, "utf8");
+    for (const b of ["braked", "crashed", "damaged", "live", "ready"])
+      assert.match(text, new RegExp(`discord_journal_binding_state\\{binding="${b}",state=`));
+    assert.match(text, /^discord_journal_binding_state\{binding="damaged",state="damaged"\} 1$/m);
+    assert.match(text, /^discord_journal_file_unreadable_lines\{binding="damaged",file="inbox.jsonl"\} 1$/m);
+    const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
+    assert.equal((check.stdout + check.stderr).trim(), "", "no lint finding");
+    assert.equal(cli("status", readyOf(root), "--prometheus", file).status, 2, "a single binding has no metrics file");
+  });
+
+  test("node_exporter's textfile collector serves every binding, with no scrape error", withExporter, async (t) => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const dir = scratch();
+    chmodSync(dir, 0o755);
+    assert.equal(cli("status", "--data-root", root, "--prometheus", join(dir, "discord-journal.prom")).status, 1);
+    const port = await freePort();
+    const exporter = spawn(
+      "prometheus-node-exporter",
+      [
+        `--web.listen-address=127.0.0.1:${port}`,
+        "--collector.disable-defaults",
+        "--collector.textfile",
+        `--collector.textfile.directory=${dir}`,
+      ],
+      { stdio: "ignore" },
+    );
+    try {
+      let body = null;
+      for (let i = 0; i < 100 && body === null; i++) {
+        try {
+          const res = await fetch(`http://127.0.0.1:${port}/metrics`);
+          body = await res.text();
+        } catch {
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+      if (body === null) {
+        t.skip("node_exporter did not answer on 127.0.0.1");
+        return;
+      }
+      assert.match(body, /^node_textfile_scrape_error 0$/m);
+      for (const b of ["braked", "crashed", "damaged", "live", "ready"])
+        assert.match(body, new RegExp(`^discord_journal_binding_can_start\\{binding="${b}"\\} `, "m"), b);
+      assert.match(body, /^discord_journal_collection_duration_seconds /m);
+    } finally {
+      exporter.kill();
+    }
+  });
+
+  test("the example alerting rules pass promtool check rules", withPromtool, () => {
+    const r = spawnSync("promtool", ["check", "rules", rules], { encoding: "utf8" });
+    assert.equal(r.status, 0, r.stdout + r.stderr);
+    assert.match(r.stdout, /SUCCESS: \d+ rules found/);
+    assert.ok(existsSync(rules));
+  });
+});
+
+/** One binding's journal under `root`, for a usage mistake with --prometheus. */
+function readyOf(root) {
+  return join(root, "discord", "ready");
+}

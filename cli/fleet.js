@@ -1,0 +1,187 @@
+// `discord-journal status --data-root ROOT` with no binding named (#46):
+// every binding under ROOT/discord judged by the single binding's `status`
+// (the same code, so each line is the verdict `status DIR` gives), in one
+// process, the bindings that need a hand first, then the counts. Run as
+// root, each binding is judged as its own owner, as `status DIR` judges it:
+// a process may become another user only once, so the bindings of each
+// owner are judged in one child process of theirs. `status` never waits
+// (a process stopped inside a binding's guard is named, not waited for),
+// so no binding holds up the rest. The single binding's `status` and
+// `exitOf` are given by the command (cli/commands/status.js), which imports
+// this file: imports run one way.
+"use strict";
+
+const fs = require("node:fs");
+const path = require("node:path");
+const { spawnSync } = require("node:child_process");
+const { BINDING_NAME, reach, actor, kind } = require("./target.js");
+const { UsageError, Refusal, sh, escaped, table } = require("./output.js");
+
+const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
+
+/** The verdict states, most urgent first, as the counts list them. */
+const STATES = ["unreadable", "damaged", "stuck", "braked", "crashed", "running", "ready"];
+
+/**
+ * The entries of `top` (ROOT/discord): `{ bindings, notBindings }`, each
+ * directory carrying a binding name a binding; anything else listed with
+ * what it is, never judged.
+ */
+function entries(top) {
+  let list;
+  try {
+    list = fs.readdirSync(top, { withFileTypes: true });
+  } catch (e) {
+    if (e.code === "ENOENT" || e.code === "ENOTDIR")
+      throw new UsageError(
+        `no bindings at ${top} (${e.code}): give the data root that holds discord/<binding>/ (--data-root ROOT), or one journal (DIR)`,
+      );
+    throw new Refusal(`cannot list the bindings in ${top} (${e.code}); \`ls -ld ${sh(top)}\` shows its owner and mode`);
+  }
+  const bindings = [];
+  const notBindings = [];
+  for (const e of list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
+    const p = path.join(top, e.name);
+    if (!BINDING_NAME.test(e.name)) {
+      notBindings.push({ name: e.name, why: "not a binding name" });
+      continue;
+    }
+    const st = fs.statSync(p, { throwIfNoEntry: false });
+    if (st?.isDirectory()) bindings.push(e.name);
+    else notBindings.push({ name: e.name, why: st ? `a ${kind(st)}, not a directory` : `a ${kind(fs.lstatSync(p))} that leads nowhere` });
+  }
+  return { bindings, notBindings };
+}
+
+/** One binding's status, judged here: `{ binding, exitCode, status }`, or `{ binding, exitCode, refused }`. */
+function judge(top, name, { status, exitOf }) {
+  const dir = path.join(top, name);
+  try {
+    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }));
+    return { binding: name, exitCode: exitOf(s), status: s };
+  } catch (e) {
+    if (typeof e?.exitCode !== "number") throw e;
+    return { binding: name, exitCode: e.exitCode === 2 ? 1 : e.exitCode, refused: String(e.message) };
+  }
+}
+
+/**
+ * Every binding judged, by whom `status DIR` would judge it as: here, or
+ * (run as root, for a journal another user owns) in one child process per
+ * such user, which becomes that user at its first binding.
+ */
+function judgeAll(top, names, verdict, split) {
+  const here = [];
+  const groups = new Map();
+  for (const name of names) {
+    const abs = path.join(top, name);
+    const st = split && process.geteuid?.() === 0 ? fs.statSync(abs, { throwIfNoEntry: false }) : undefined;
+    const user = st ? actor(abs, st) : null;
+    if (user === null) here.push(name);
+    else {
+      const key = `${user.uid}:${user.gid}:${user.group ? 1 : 0}`;
+      groups.set(key, [...(groups.get(key) ?? []), name]);
+    }
+  }
+  const judged = new Map(here.map((name) => [name, judge(top, name, verdict)]));
+  for (const group of groups.values()) {
+    const r = spawnSync(process.execPath, [BIN, "status", "--data-root", path.dirname(top), "--fleet-only", group.join(","), "--json"], {
+      encoding: "utf8",
+      maxBuffer: 1 << 30,
+    });
+    let out = null;
+    try {
+      out = JSON.parse(r.stdout);
+    } catch {
+      // Said per binding below.
+    }
+    for (const name of group) {
+      const one = out?.bindings?.find((b) => b.binding === name);
+      judged.set(
+        name,
+        one === undefined
+          ? {
+              binding: name,
+              exitCode: 1,
+              refused: `could not be judged as its owner: ${(out?.error ?? r.stderr ?? "").trim() || `exit ${r.status}`}`,
+            }
+          : one.refused !== undefined
+            ? one
+            : { binding: name, exitCode: one.exitCode, status: withoutName(one) },
+      );
+    }
+  }
+  return names.map((name) => judged.get(name));
+}
+
+/** A binding's status as the JSON lists it, its name and exit code taken off. */
+function withoutName(one) {
+  const s = { ...one };
+  delete s.binding;
+  delete s.exitCode;
+  return s;
+}
+
+/** The state a line shows: the verdict's, or "unreadable" where the binding could not be judged. */
+const stateOf = (b) => (b.refused !== undefined ? "unreadable" : b.status.verdict.state);
+/** Its one-line reason. */
+const reasonOf = (b) => {
+  if (b.refused !== undefined) return b.refused.split("\n")[0];
+  const v = b.status.verdict;
+  // Damage and what cannot be read: the first thing found, which says where.
+  if ((v.state === "damaged" || v.state === "unreadable") && v.problems.length > 0) return v.problems[0].what;
+  if (v.why) return v.why;
+  return v.canStart ? "can start" : (v.problems[0]?.what ?? "");
+};
+
+/** Most urgent first: what needs a hand (exit 1), then the braked (3), then the rest; by state, then name. */
+function urgency(b) {
+  const rank = b.exitCode === 1 ? 0 : stateOf(b) === "braked" ? 1 : 2;
+  return [rank, STATES.indexOf(stateOf(b))];
+}
+
+/**
+ * The fleet's view: `{ exitCode, json, text, judged, seconds }`. `verdict`:
+ * the single binding's `{ status, exitOf }`. With `opts.fleetOnly` (the
+ * child of one owner's bindings), only those, all judged here.
+ */
+function fleet(opts, verdict) {
+  const began = process.hrtime.bigint();
+  const top = path.resolve(opts.dataRoot, "discord");
+  const { bindings, notBindings } = entries(top);
+  const only = opts.fleetOnly === undefined ? null : new Set(opts.fleetOnly.split(","));
+  const judged = judgeAll(
+    top,
+    bindings.filter((n) => only === null || only.has(n)),
+    verdict,
+    only === null,
+  );
+  const order = [...judged].sort((a, b) => {
+    const [x, y] = [urgency(a), urgency(b)];
+    return x[0] - y[0] || x[1] - y[1] || (a.binding < b.binding ? -1 : 1);
+  });
+  const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
+  for (const b of judged) counts[stateOf(b)]++;
+  // 1 over 3 over 0: damage or a hand needed anywhere, else a brake anywhere.
+  const exitCode = judged.some((b) => b.exitCode === 1) ? 1 : judged.some((b) => stateOf(b) === "braked") ? 3 : 0;
+  const seconds = Number(process.hrtime.bigint() - began) / 1e9;
+  const json = {
+    ok: exitCode === 0,
+    exitCode,
+    dataRoot: path.dirname(top),
+    bindings: order.map((b) => (b.refused !== undefined ? b : { binding: b.binding, exitCode: b.exitCode, ...b.status })),
+    notBindings,
+    counts,
+    seconds,
+  };
+  const rows = order.map((b) => [b.binding, stateOf(b), escaped(reasonOf(b))]);
+  const needs = order.filter((b) => b.exitCode === 1).length;
+  const lines = [`${judged.length} bindings under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}`, ""];
+  if (rows.length > 0) lines.push(...table(rows));
+  lines.push("", STATES.map((s) => `${counts[s]} ${s}`).join(", "));
+  if (notBindings.length > 0) lines.push(`not bindings: ${notBindings.map((n) => `${escaped(n.name)} (${n.why})`).join(", ")}`);
+  if (needs > 0) lines.push(`\`discord-journal status ${sh(path.join(top, "NAME"))}\` gives a binding's problems and the command for each`);
+  return { exitCode, json, text: lines.join("\n"), judged: order, seconds };
+}
+
+module.exports = { fleet, STATES, stateOf };

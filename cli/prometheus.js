@@ -1,0 +1,163 @@
+// The fleet's verdicts as node_exporter's textfile format (#46), so that a
+// monitor can page on them: each family with HELP and TYPE, names under
+// `discord_journal_` in base units (bytes, seconds), one series per binding
+// (and per file, per state). The file is replaced whole, never written in
+// place: a temporary file made exclusively in the same directory (O_EXCL:
+// never through a link someone put at its name), then renamed over the
+// target, so the collector reads the old file or the new one. A temporary
+// file a killed run left (its pid gone) is removed by the next run; the
+// collector reads only `*.prom`, so it never reads one meanwhile.
+"use strict";
+
+const fs = require("node:fs");
+const path = require("node:path");
+const { STATES, stateOf } = require("./fleet.js");
+const { Refusal } = require("./output.js");
+
+/** A label value as the text format writes it: backslash, quote and newline escaped. */
+const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+/** A sample's value: a number, NaN where it could not be read. */
+const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : "NaN");
+
+/** The text of the metrics for the fleet view `view` (cli/fleet.js). */
+function metrics(view) {
+  const families = [];
+  const family = (name, help, samples) => families.push({ name: `discord_journal_${name}`, help, samples });
+  const each = (f) => view.judged.flatMap((b) => f(b, b.status) || []);
+  const named = (b, more = {}) => ({ binding: b.binding, ...more });
+  family(
+    "binding_state",
+    "The binding's verdict, as `discord-journal status` gives it: 1 for its state, 0 for the others.",
+    each((b) => STATES.map((s) => [named(b, { state: s }), stateOf(b) === s ? 1 : 0])),
+  );
+  family(
+    "binding_can_start",
+    "Whether the binding's connector can start (1) or not (0); NaN where it cannot be told.",
+    each((b, s) => [[named(b), s?.verdict.canStart === true ? 1 : s?.verdict.canStart === false ? 0 : NaN]]),
+  );
+  family(
+    "binding_needs_hand",
+    "Whether the binding needs a hand (status exits 1).",
+    each((b) => [[named(b), b.exitCode === 1 ? 1 : 0]]),
+  );
+  family(
+    "binding_braked",
+    "Whether STOP is present (the brake is on), as stopRequested answers.",
+    each((b, s) => [[named(b), s ? (s.stop.present ? 1 : 0) : NaN]]),
+  );
+  family(
+    "unresolved_deliveries",
+    "Outbox deliveries with an intent and no outcome (unresolvedOutbox); NaN where the outbox cannot be read.",
+    each((b, s) => {
+      const u = s?.unresolvedDeliveries;
+      return [[named(b), Array.isArray(u?.value) ? u.value.length : typeof u?.count === "number" ? u.count : NaN]];
+    }),
+  );
+  family(
+    "oldest_unresolved_delivery_age_seconds",
+    "Seconds since the intent of the oldest unresolved delivery; 0 where there is none.",
+    each((b, s) => {
+      const u = s?.unresolvedDeliveries?.value;
+      if (!Array.isArray(u)) return null;
+      const ages = u.map((d) => d.ageSeconds).filter((a) => typeof a === "number");
+      return [[named(b), ages.length > 0 ? Math.max(...ages) : 0]];
+    }),
+  );
+  const files = (f) =>
+    each((b, s) => (s ? Object.entries(s.files).map(([file, v]) => f(b, file, v, s.entries[file])) : []).filter(Boolean));
+  family(
+    "file_bytes",
+    "The size of each record file, in bytes.",
+    files((b, file, f) => f.bytes !== undefined && [named(b, { file }), f.bytes]),
+  );
+  family(
+    "file_unreadable_lines",
+    "Lines of each record file that every reader refuses (cut, zero bytes, torn, corrupt, whitespace alone).",
+    files((b, file, f) => f.badLines !== undefined && [named(b, { file }), f.badLines]),
+  );
+  family(
+    "file_last_append_timestamp_seconds",
+    "When each record file was last changed (its mtime), in seconds since the epoch.",
+    files((b, file, f, e) => e?.mtime && [named(b, { file }), Date.parse(e.mtime) / 1000]),
+  );
+  family(
+    "turn_records",
+    "Turn records in turns/.",
+    each((b, s) => typeof s?.turns?.records === "number" && [[named(b), s.turns.records]]),
+  );
+  family(
+    "bindings",
+    "Bindings under the data root, by verdict state.",
+    STATES.map((s) => [{ state: s }, view.json.counts[s]]),
+  );
+  family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
+  family("collection_timestamp_seconds", "When the collection ended, in seconds since the epoch.", [[{}, Date.now() / 1000]]);
+  const out = [];
+  for (const f of families) {
+    out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
+    for (const [labels, v] of f.samples) {
+      const ls = Object.entries(labels).map(([k, x]) => `${k}="${label(x)}"`);
+      out.push(`${f.name}${ls.length > 0 ? `{${ls.join(",")}}` : ""} ${value(v)}`);
+    }
+  }
+  return out.join("\n") + "\n";
+}
+
+/** Whether process `pid` is alive. */
+function alive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return e.code === "EPERM";
+  }
+}
+
+/**
+ * Writes `text` to `file`, replacing it whole (see the file's head).
+ * Refuses, naming the cause, where it cannot.
+ */
+function writeAtomically(file, text) {
+  const dir = path.dirname(path.resolve(file));
+  const base = path.basename(file);
+  const prefix = `.${base}.`;
+  // What a killed run left: removed once its writer is gone.
+  try {
+    for (const n of fs.readdirSync(dir)) {
+      const m = n.startsWith(prefix) && /^(\d+)\.tmp$/.exec(n.slice(prefix.length));
+      if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) fs.rmSync(path.join(dir, n), { force: true });
+    }
+  } catch {
+    // Listed again below, where the write names the cause.
+  }
+  const tmp = path.join(dir, `${prefix}${process.pid}.tmp`);
+  const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
+  const cleanup = () => fs.rmSync(tmp, { force: true });
+  let fd;
+  try {
+    fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+  } catch (e) {
+    throw new Refusal(`cannot write the metrics file in ${dir} (${e.code}): nothing was changed`);
+  }
+  // A signal that ends the run removes the temporary file first.
+  const onSignal = (sig) => {
+    cleanup();
+    process.kill(process.pid, sig);
+  };
+  for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.once(sig, onSignal);
+  try {
+    fs.writeSync(fd, text);
+    fs.fsyncSync(fd);
+    fs.closeSync(fd);
+    fd = undefined;
+    fs.renameSync(tmp, path.resolve(file));
+  } catch (e) {
+    if (fd !== undefined) fs.closeSync(fd);
+    cleanup();
+    throw new Refusal(`cannot write the metrics file ${file} (${e.code}): it was left as it was`);
+  } finally {
+    for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.removeListener(sig, onSignal);
+  }
+}
+
+module.exports = { metrics, writeAtomically };
