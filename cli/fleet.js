@@ -34,7 +34,7 @@ function entries(top) {
   } catch (e) {
     if (e.code === "ENOENT" || e.code === "ENOTDIR")
       throw new UsageError(
-        `no bindings at ${top} (${e.code}): give the data root that holds discord/<binding>/ (--data-root ROOT), or one journal (DIR)`,
+        `which journal? no bindings at ${top} (${e.code}) to list: give its directory (discord-journal status data/discord/NAME) or --binding NAME, or the data root that holds discord/<binding>/ (--data-root ROOT) for every binding`,
       );
     throw new Refusal(`cannot list the bindings in ${top} (${e.code}); \`ls -ld ${sh(top)}\` shows its owner and mode`);
   }
