@@ -124,12 +124,25 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, theirs]);
     // A file only root may read, in nobody's journal: unreadable to its service.
     writeFileSync(join(theirs, "drops.jsonl"), '{"id":"d"}\n', { mode: 0o600 });
+    // A second journal of nobody's, judged after the first by the same
+    // child: its fixes are given as nobody's too (sudo -u nobody chmod).
+    const second = join(root, "discord", "nobodys2");
+    M.ensureJournal(second);
+    chmodSync(join(second, "turns"), 0o755);
+    spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, second]);
     const f = json("status", "--data-root", root);
-    const one = json("status", theirs);
+    for (const [name, dir] of [
+      ["nobodys", theirs],
+      ["nobodys2", second],
+    ]) {
+      const one = json("status", dir);
+      const b = f.out.bindings.find((x) => x.binding === name);
+      assert.deepEqual(b.verdict, one.out.verdict, name);
+      assert.equal(b.acting, one.out.acting, name);
+    }
     const b = f.out.bindings.find((x) => x.binding === "nobodys");
-    assert.equal(b.verdict.state, one.out.verdict.state);
-    assert.deepEqual(b.verdict, one.out.verdict);
     assert.ok(b.verdict.problems.some((p) => /drops\.jsonl/.test(p.what)));
+    assert.match(f.out.bindings.find((x) => x.binding === "nobodys2").verdict.next, /^`sudo -u nobody chmod 700 /);
     assert.equal(f.out.bindings.find((x) => x.binding === "roots").verdict.state, "ready");
   });
 

@@ -253,6 +253,9 @@ function becomeMaker(dir, argv) {
   return user === null ? null : becomeActor(dir, null, user, argv).acting;
 }
 
+/** What `becomeActor` became in this process, for the journals after the first (`{ acting, why }`), or null. */
+let became = null;
+
 /**
  * The journal `command` works on, checked (see the file's head): `{ dir,
  * at, st, entries, link, acting }`: `dir` as given (for what is shown),
@@ -281,6 +284,7 @@ function reach(dir, { command, write = false, argv }) {
     if (user !== null) {
       actingWhy = user.why;
       ({ at, acting } = becomeActor(dir, abs, user, argv));
+      became = { acting, why: user.why };
       try {
         st = fs.statSync(at);
       } catch (e) {
@@ -292,6 +296,10 @@ function reach(dir, { command, write = false, argv }) {
         );
       }
     }
+  } else if (became !== null) {
+    // Root became the owner for an earlier journal (the fleet's child, one
+    // owner's journals): this one is read with the same rights, and said so.
+    ({ acting, why: actingWhy } = became);
   }
   // The path from / down as the owner walks it (#45): root reached the
   // journal from its parent, which the service cannot do.
