@@ -146,6 +146,42 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.equal(f.out.bindings.find((x) => x.binding === "roots").verdict.state, "ready");
   });
 
+  test(
+    "what cannot be judged stays on its own line: a link round in a loop, a closed parent above one owner's bindings, recover's own STOP no brake",
+    asRoot,
+    () => {
+      const top = scratch();
+      chmodSync(top, 0o755);
+      const srv = join(top, "srv");
+      const root = join(srv, "data");
+      for (const name of ["x", "y"]) {
+        M.ensureJournal(join(root, "discord", name));
+        spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, join(root, "discord", name)]);
+      }
+      chmodSync(root, 0o755);
+      chmodSync(join(root, "discord"), 0o755);
+      chmodSync(srv, 0o700);
+      symlinkSync("loopy", join(root, "discord", "loopy"));
+      const rc = join(root, "discord", "rc");
+      M.ensureJournal(rc);
+      writeFileSync(join(rc, "STOP"), JSON.stringify({ at: "2026-12-01T00:00:00.000Z", reason: M.RECOVER_REASON }) + "\n", { mode: 0o600 });
+      const f = json("status", "--data-root", root);
+      assert.deepEqual(
+        f.out.notBindings.map((n) => n.name),
+        ["loopy"],
+      );
+      for (const name of ["x", "y"]) {
+        const one = json("status", join(root, "discord", name));
+        const b = f.out.bindings.find((x) => x.binding === name);
+        assert.equal(b.verdict.state, "stuck", name);
+        assert.deepEqual(b.verdict, one.out.verdict, name);
+      }
+      const file = join(scratch(), "m.prom");
+      cli("status", "--data-root", root, "--prometheus", file);
+      assert.match(readFileSync(file, "utf8"), /^discord_journal_binding_braked\{binding="rc"\} 0$/m, "recover's own line is no brake");
+    },
+  );
+
   test("a process stopped inside one binding's lock guard is named on its line and holds up no other", async () => {
     const { root, live } = await fleetRoot();
     live.kill();
@@ -178,7 +214,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     // What a killed run left (its pid gone), and a link at the file's name.
     const outside = join(scratch(), "outside");
     writeFileSync(outside, "kept\n");
-    symlinkSync(outside, join(out, `.discord-journal.prom.${deadPid()}.tmp`));
+    symlinkSync(outside, join(out, `.discord-journal.prom.${deadPid()}.0badcafe.tmp`));
     symlinkSync(outside, file);
     const r = cli("status", "--data-root", root, "--prometheus", file);
     assert.equal(r.status, 1, r.stderr);

@@ -46,9 +46,23 @@ function entries(top) {
       notBindings.push({ name: e.name, why: "not a binding name" });
       continue;
     }
-    const st = fs.statSync(p, { throwIfNoEntry: false });
-    if (st?.isDirectory()) bindings.push(e.name);
-    else notBindings.push({ name: e.name, why: st ? `a ${kind(st)}, not a directory` : `a ${kind(fs.lstatSync(p))} that leads nowhere` });
+    let st;
+    try {
+      st = fs.statSync(p);
+    } catch (err) {
+      // A link that leads nowhere, round in a loop, or through a directory
+      // this user cannot search: listed as what it is, never judged.
+      let what = "an entry";
+      try {
+        what = `a ${kind(fs.lstatSync(p))}`;
+      } catch {
+        // Not told.
+      }
+      notBindings.push({ name: e.name, why: `${what} that cannot be followed (${err.code ?? err.message})` });
+      continue;
+    }
+    if (st.isDirectory()) bindings.push(e.name);
+    else notBindings.push({ name: e.name, why: `a ${kind(st)}, not a directory` });
   }
   return { bindings, notBindings };
 }
@@ -60,8 +74,10 @@ function judge(top, name, { status, exitOf }) {
     const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }));
     return { binding: name, exitCode: exitOf(s), status: s };
   } catch (e) {
-    if (typeof e?.exitCode !== "number") throw e;
-    return { binding: name, exitCode: e.exitCode === 2 ? 1 : e.exitCode, refused: String(e.message) };
+    // A directory with a binding's name that is no journal: not a binding.
+    if (e instanceof UsageError) return { binding: name, notBinding: "a directory that holds no journal" };
+    // Any other failure is this binding's line, never the whole view's.
+    return { binding: name, exitCode: typeof e?.exitCode === "number" ? e.exitCode : 1, refused: String(e?.message ?? e) };
   }
 }
 
@@ -97,6 +113,11 @@ function judgeAll(top, names, verdict, split) {
     }
     for (const name of group) {
       const one = out?.bindings?.find((b) => b.binding === name);
+      const not = out?.notBindings?.find((b) => b.name === name);
+      if (not !== undefined) {
+        judged.set(name, { binding: name, notBinding: not.why });
+        continue;
+      }
       judged.set(
         name,
         one === undefined
@@ -130,6 +151,8 @@ const reasonOf = (b) => {
   const v = b.status.verdict;
   // Damage and what cannot be read: the first thing found, which says where.
   if ((v.state === "damaged" || v.state === "unreadable") && v.problems.length > 0) return v.problems[0].what;
+  // Needing a hand without a reason of the state's own (a mode, an owner): its first problem.
+  if (b.exitCode === 1 && v.problems.length > 0 && (v.state === "ready" || v.state === "crashed")) return v.problems[0].what;
   if (v.why) return v.why;
   return v.canStart ? "can start" : (v.problems[0]?.what ?? "");
 };
@@ -148,14 +171,17 @@ function urgency(b) {
 function fleet(opts, verdict) {
   const began = process.hrtime.bigint();
   const top = path.resolve(opts.dataRoot, "discord");
-  const { bindings, notBindings } = entries(top);
+  const { bindings, notBindings: listed } = entries(top);
+  const notBindings = [...listed];
   const only = opts.fleetOnly === undefined ? null : new Set(opts.fleetOnly.split(","));
-  const judged = judgeAll(
+  const all = judgeAll(
     top,
     bindings.filter((n) => only === null || only.has(n)),
     verdict,
     only === null,
   );
+  for (const b of all.filter((x) => x.notBinding !== undefined)) notBindings.push({ name: b.binding, why: b.notBinding });
+  const judged = all.filter((x) => x.notBinding === undefined);
   const order = [...judged].sort((a, b) => {
     const [x, y] = [urgency(a), urgency(b)];
     return x[0] - y[0] || x[1] - y[1] || (a.binding < b.binding ? -1 : 1);
@@ -176,7 +202,10 @@ function fleet(opts, verdict) {
   };
   const rows = order.map((b) => [b.binding, stateOf(b), escaped(reasonOf(b))]);
   const needs = order.filter((b) => b.exitCode === 1).length;
-  const lines = [`${judged.length} bindings under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}`, ""];
+  const lines = [
+    `${judged.length} ${judged.length === 1 ? "binding" : "bindings"} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}`,
+    "",
+  ];
   if (rows.length > 0) lines.push(...table(rows));
   lines.push("", STATES.map((s) => `${counts[s]} ${s}`).join(", "));
   if (notBindings.length > 0) lines.push(`not bindings: ${notBindings.map((n) => `${escaped(n.name)} (${n.why})`).join(", ")}`);

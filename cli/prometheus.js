@@ -9,6 +9,7 @@
 // collector reads only `*.prom`, so it never reads one meanwhile.
 "use strict";
 
+const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 const { STATES, stateOf } = require("./fleet.js");
@@ -42,12 +43,12 @@ function metrics(view) {
   );
   family(
     "binding_braked",
-    "Whether STOP is present (the brake is on), as stopRequested answers.",
-    each((b, s) => [[named(b), s ? (s.stop.present ? 1 : 0) : NaN]]),
+    "Whether an operator's brake is on (the verdict braked); a STOP of recover's own line alone, which the next recover removes, is none.",
+    each((b, s) => [[named(b), s ? (s.verdict.state === "braked" ? 1 : 0) : NaN]]),
   );
   family(
     "unresolved_deliveries",
-    "Outbox deliveries with an intent and no outcome (unresolvedOutbox); NaN where the outbox cannot be read.",
+    "Outbox deliveries whose merged status is intent or unknown (unresolvedOutbox); NaN where the outbox cannot be read.",
     each((b, s) => {
       const u = s?.unresolvedDeliveries;
       return [[named(b), Array.isArray(u?.value) ? u.value.length : typeof u?.count === "number" ? u.count : NaN]];
@@ -55,12 +56,12 @@ function metrics(view) {
   );
   family(
     "oldest_unresolved_delivery_age_seconds",
-    "Seconds since the intent of the oldest unresolved delivery; 0 where there is none.",
+    "Seconds since the intent of the oldest unresolved delivery (0 for one dated ahead of the clock); absent where there is none.",
     each((b, s) => {
       const u = s?.unresolvedDeliveries?.value;
       if (!Array.isArray(u)) return null;
       const ages = u.map((d) => d.ageSeconds).filter((a) => typeof a === "number");
-      return [[named(b), ages.length > 0 ? Math.max(...ages) : 0]];
+      return ages.length > 0 ? [[named(b), Math.max(0, ...ages)]] : null;
     }),
   );
   const files = (f) =>
@@ -121,23 +122,28 @@ function writeAtomically(file, text) {
   const dir = path.dirname(path.resolve(file));
   const base = path.basename(file);
   const prefix = `.${base}.`;
-  // What a killed run left: removed once its writer is gone.
+  // What a killed run left: removed once its writer is gone, or an hour
+  // old (a pid is reused: a container's entrypoint is always pid 1).
   try {
     for (const n of fs.readdirSync(dir)) {
-      const m = n.startsWith(prefix) && /^(\d+)\.tmp$/.exec(n.slice(prefix.length));
-      if (m && Number(m[1]) !== process.pid && !alive(Number(m[1]))) fs.rmSync(path.join(dir, n), { force: true });
+      const m = n.startsWith(prefix) && /^(\d+)\.[0-9a-f]+\.tmp$/.exec(n.slice(prefix.length));
+      if (!m) continue;
+      const old = Date.now() - (fs.lstatSync(path.join(dir, n), { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 3_600_000;
+      if (old || !alive(Number(m[1]))) fs.rmSync(path.join(dir, n), { force: true });
     }
   } catch {
     // Listed again below, where the write names the cause.
   }
-  const tmp = path.join(dir, `${prefix}${process.pid}.tmp`);
+  const tmp = path.join(dir, `${prefix}${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`);
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
   const cleanup = () => fs.rmSync(tmp, { force: true });
   let fd;
   try {
     fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
   } catch (e) {
-    throw new Refusal(`cannot write the metrics file in ${dir} (${e.code}): nothing was changed`);
+    throw new Refusal(
+      `cannot write the metrics file in ${dir} (${e.code}): nothing was changed; \`ls -ld ${dir}\` shows its owner and mode (the command writes a temporary file beside FILE, then renames it)`,
+    );
   }
   // A signal that ends the run removes the temporary file first.
   const onSignal = (sig) => {
@@ -154,7 +160,9 @@ function writeAtomically(file, text) {
   } catch (e) {
     if (fd !== undefined) fs.closeSync(fd);
     cleanup();
-    throw new Refusal(`cannot write the metrics file ${file} (${e.code}): it was left as it was`);
+    throw new Refusal(
+      `cannot write the metrics file ${file} (${e.code}): it was left as it was${e.code === "EISDIR" ? "; a directory stands at its name: give another FILE, or move the directory away" : ""}`,
+    );
   } finally {
     for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.removeListener(sig, onSignal);
   }

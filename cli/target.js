@@ -266,16 +266,21 @@ let became = null;
  */
 function reach(dir, { command, write = false, argv }) {
   const abs = path.resolve(dir);
+  // Where root became the owner for a journal of the same parent (the
+  // fleet's child), this one is reached as that one was: by its name from
+  // the parent, the working directory since, which a closed directory
+  // above no longer stops.
+  const near = became !== null && path.dirname(abs) === became.cwd ? path.basename(abs) : abs;
   let lst;
   let st;
   try {
-    lst = fs.lstatSync(abs);
-    st = lst.isSymbolicLink() ? fs.statSync(abs) : lst;
+    lst = fs.lstatSync(near);
+    st = lst.isSymbolicLink() ? fs.statSync(near) : lst;
   } catch (e) {
     throw unreachable(dir, e, argv);
   }
   if (!st.isDirectory()) throw new UsageError(`no journal at ${dir} (not a directory); check the path (or --data-root and --binding)`);
-  const link = lst.isSymbolicLink() ? { to: fs.readlinkSync(abs), uid: lst.uid } : null;
+  const link = lst.isSymbolicLink() ? { to: fs.readlinkSync(near), uid: lst.uid } : null;
   let at = dir;
   let acting = null;
   let actingWhy = null;
@@ -284,7 +289,7 @@ function reach(dir, { command, write = false, argv }) {
     if (user !== null) {
       actingWhy = user.why;
       ({ at, acting } = becomeActor(dir, abs, user, argv));
-      became = { acting, why: user.why };
+      became = { acting, why: user.why, cwd: path.dirname(abs) };
       try {
         st = fs.statSync(at);
       } catch (e) {
@@ -300,6 +305,7 @@ function reach(dir, { command, write = false, argv }) {
     // Root became the owner for an earlier journal (the fleet's child, one
     // owner's journals): this one is read with the same rights, and said so.
     ({ acting, why: actingWhy } = became);
+    at = near;
   }
   // The path from / down as the owner walks it (#45): root reached the
   // journal from its parent, which the service cannot do.
@@ -361,13 +367,26 @@ function closedOnPath(abs, uid, why = "the journal's owner") {
         // `cur` cannot be searched: that is the closed one.
       }
       const where = linked ? `a directory on the path the symbolic link ${next} leads to` : cur;
+      // The class of the closed directory's mode this user falls in: its
+      // search bit there is the one to give (o+x alone would not help the
+      // owner of the directory or a member of its group).
+      let bit = "o+x";
+      try {
+        const d = fs.statSync(cur);
+        if (d.uid === uid) bit = "u+x";
+        else if (d.gid === process.getegid() || process.getgroups().includes(d.gid)) bit = "g+x";
+      } catch {
+        // Not told: others' bit.
+      }
       return {
         dir: linked ? next : cur,
         code: e.code,
         what: `${who(uid)}, ${why}, cannot search ${where} (${e.code}), on the journal's path: its service cannot reach the journal by this path (it would read no record, see no STOP, and its start would refuse)`,
         fix: linked
-          ? `\`namei -l ${sh(next)}\` shows which directory is closed to it; \`chmod o+x\` on that one lets its service through`
-          : `\`chmod o+x ${sh(cur)}\` lets every user search it (not list it), its service included`,
+          ? `\`namei -l ${sh(next)}\` shows which directory is closed to it; search on that one lets its service through`
+          : bit === "o+x"
+            ? `\`chmod o+x ${sh(cur)}\` lets every user search it (not list it), its service included (\`setfacl -m ${sh(`u:${userName(uid) ?? uid}:x`)} ${sh(cur)}\` lets that user alone, where ACLs are to hand); where its service reaches the journal by another path (a container's mount), run discord-journal there instead`
+            : `\`chmod ${bit} ${sh(cur)}\` lets ${bit === "u+x" ? "its owner" : "its group"}, the journal's owner among them, search it`,
       };
     }
     cur = next;
@@ -397,6 +416,13 @@ function fileSystemRefusal(at, dir) {
         fix: `\`mount -o ${bind} ${mp}\` (as root) makes it writable`,
       };
     }
+    // The directory's immutable (or append-only) flag: root's chattr alone lifts it.
+    if (e.code === "EPERM")
+      return {
+        code: "EPERM",
+        what: `the journal directory may not be written in by anyone (EPERM: an immutable or append-only flag, \`lsattr -d ${sh(dir)}\` shows it): a start cannot make run.lock`,
+        fix: `\`chattr -i -a ${sh(dir)}\` (as root) lifts the flags`,
+      };
   }
   let free = null;
   try {
@@ -405,13 +431,15 @@ function fileSystemRefusal(at, dir) {
     // Not told: nothing said.
   }
   if (free === null) return null;
-  if (free.files > 0 && free.ffree === 0)
+  // A start makes run.lock, its owner record and a turn record: three inodes.
+  if (free.files > 0 && free.ffree < 3)
     return {
       code: "ENOSPC",
-      what: `the journal's file system has no free inodes (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock`,
+      what: `the journal's file system has ${free.ffree === 0 ? "no free inodes" : `${free.ffree} free ${free.ffree === 1 ? "inode" : "inodes"}, fewer than a start makes (run.lock, its owner record, a turn record)`} (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock and its records`,
       fix: `remove files on it by hand (\`df -i ${sh(dir)}\` shows it)`,
     };
-  if (free.blocks > 0 && free.bavail === 0)
+  // Root's service may also use the blocks reserved for root.
+  if (free.blocks > 0 && (process.geteuid() === 0 ? free.bfree : free.bavail) === 0)
     return {
       code: "ENOSPC",
       what: `the journal's file system is full (ENOSPC${mount ? `, at ${mount.point}` : ""}): a start cannot write its owner record, and no record can be appended`,
@@ -427,12 +455,17 @@ function fileSystemRefusal(at, dir) {
 function mountOf(p) {
   let real;
   let table;
+  let dev;
   try {
     real = fs.realpathSync(p);
     table = fs.readFileSync("/proc/self/mountinfo", "utf8");
+    dev = fs.statSync(p, { bigint: true }).dev;
   } catch {
     return null;
   }
+  // Linux's dev_t as mountinfo writes it (major:minor): a mount hidden
+  // under another at a longer path is not the one `p` is on.
+  const majmin = `${Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn))}:${Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn))}`;
   // Octal escapes (\040 for a space) as the kernel writes them.
   const unescape = (f) => f.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
   let best = null;
@@ -440,7 +473,7 @@ function mountOf(p) {
     const f = line.split(" ");
     if (f.length < 10) continue;
     const point = unescape(f[4]);
-    const inside = point === "/" || real === point || real.startsWith(point + "/");
+    const inside = (point === "/" || real === point || real.startsWith(point + "/")) && f[2] === majmin;
     // The last mount listed at a point is the one on top.
     if (!inside || (best && point.length < best.point.length)) continue;
     const dash = f.indexOf("-", 6);
@@ -703,7 +736,12 @@ function survey(target, now = Date.now()) {
     }
     for (const n of names.filter((n) => n.startsWith(".repair-") && n.endsWith(".tmp"))) {
       const rel = sub === "." ? n : path.join(sub, n);
-      const size = fs.lstatSync(path.join(at, rel), { throwIfNoEntry: false })?.size;
+      let size;
+      try {
+        size = fs.lstatSync(path.join(at, rel)).size;
+      } catch {
+        // Gone, or in a directory that cannot be searched: the readers say so.
+      }
       if (size !== undefined) temps.push(`${rel} (${size} bytes)`);
     }
   }
@@ -807,8 +845,15 @@ function survey(target, now = Date.now()) {
         // The readers say why they cannot list it.
       }
       for (const r of records) {
-        if (r.isSymbolicLink() && r.name.endsWith(".json"))
-          linkOut(path.join("turns", r.name), fs.lstatSync(path.join(at, "turns", r.name)));
+        if (!r.isSymbolicLink() || !r.name.endsWith(".json")) continue;
+        let l;
+        try {
+          l = fs.lstatSync(path.join(at, "turns", r.name));
+        } catch {
+          // turns/ listed but not searchable: the readers say why.
+          continue;
+        }
+        linkOut(path.join("turns", r.name), l);
       }
     }
   }
