@@ -28,7 +28,14 @@ const glob = (pattern) => new RegExp(`^${pattern.split("*").map(literal).join("[
 /** What git ignores: `/name` at the top only, other patterns at any depth. */
 const IGNORED = (() => {
   const gitignore = join(root, ".gitignore");
-  if (!existsSync(gitignore)) return [/^node_modules$/, /^target$/].map((re) => ({ re, top: true }));
+  // A copy of the package (a tarball unpacked) has no .gitignore: what it
+  // carries beyond the repository is its dependencies and built binaries.
+  if (!existsSync(gitignore))
+    return [
+      { re: /^node_modules$/, top: true },
+      { re: /^target$/, top: true },
+      { re: /\.node$/, top: true },
+    ];
   return readFileSync(gitignore, "utf8")
     .split("\n")
     .map((l) => l.trim())
