@@ -121,15 +121,16 @@ describe("the command never gives a false all-clear", addonOnly, () => {
 });
 
 describe("status and check read through the addon: files that are not files, and one past V8's string limit", addonOnly, () => {
-  test("a FIFO as drops.jsonl and a link to /dev/zero as inbox.jsonl: answered at once, each named", () => {
+  test("a FIFO as drops.jsonl and a link to /dev/zero as inbox.jsonl: answered, never hanging, each named", () => {
     const dir = journal();
     spawnSync("mkfifo", ["-m", "600", join(dir, "drops.jsonl")]);
     assert.ok(statSync(join(dir, "drops.jsonl")).isFIFO());
     symlinkSync("/dev/zero", join(dir, "inbox.jsonl"));
-    const started = Date.now();
+    // A command that hung on the FIFO or read /dev/zero without end would
+    // be killed by cli()'s timeout (a bound of the promise that it ends),
+    // and fail below.
     const s = json("status", dir);
     const c = cli("check", dir);
-    assert.ok(Date.now() - started < 20_000, "answered within seconds");
     assert.equal(s.status, 1);
     assert.equal(s.out.verdict.state, "unreadable");
     assert.equal(s.out.verdict.canStart, null);

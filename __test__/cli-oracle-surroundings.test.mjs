@@ -28,7 +28,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, forOthers, modulePath, scratch } from "./helpers.mjs";
+import { M, addonOnly, forOthers, modulePath, scratch, shellFile } from "./helpers.mjs";
 import { RECORD_FILES, contents, firstCommand, generate, operatorBrake, personsDecision, random, wholeRecords } from "./oracle.mjs";
 
 const require = createRequire(import.meta.url);
@@ -143,7 +143,7 @@ describe("the command's verdict in the journal's surroundings, held to the libra
   chmodSync(top, 0o755);
   const shim = join(top, "bin");
   mkdirSync(shim);
-  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} "$@"\n`, {
+  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(bin)} "$@"\n`, {
     mode: 0o755,
   });
   const env = { ...process.env, PATH: `${shim}:${process.env.PATH}` };

@@ -33,7 +33,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, scratch } from "./helpers.mjs";
+import { M, addonOnly, scratch, shellFile } from "./helpers.mjs";
 import {
   AT,
   BRAKES,
@@ -69,7 +69,7 @@ describe("the command's verdict and advice, held to the library over generated j
   const top = scratch("discord-journal-oracle-");
   const shim = join(top, "bin");
   mkdirSync(shim);
-  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} "$@"\n`, {
+  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(bin)} "$@"\n`, {
     mode: 0o755,
   });
   const env = { ...process.env, PATH: `${shim}:${process.env.PATH}` };

@@ -11,7 +11,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, mountsTmpfs, scratch, withTmpfs } from "./helpers.mjs";
+import { M, addonOnly, journal, mountsTmpfs, scratch, withTmpfs, shellFile } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -24,7 +24,7 @@ const json = (...args) => {
 // -u USER` where the machine has no sudo (setpriv, as that user).
 const shim = join(scratch("discord-journal-shim-"), "bin");
 mkdirSync(shim);
-writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${JSON.stringify(process.execPath)} ${JSON.stringify(bin)} "$@"\n`, {
+writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(bin)} "$@"\n`, {
   mode: 0o755,
 });
 if (spawnSync("sh", ["-c", "command -v sudo"]).status !== 0)

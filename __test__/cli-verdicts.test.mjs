@@ -13,7 +13,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, r
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs } from "./helpers.mjs";
+import { M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs, runFile } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -415,7 +415,10 @@ describe(
       assert.doesNotMatch(text, /NaN|-\d+ s ago/);
     });
 
-    test("a relative path from a working directory that was deleted is a usage mistake (2), saying so", () => {
+    // Deno itself refuses to start there ("could not read current working
+    // directory"), before any script runs: no command of its can answer.
+    const startsInDeletedCwd = process.versions.deno ? { skip: "Deno does not start in a deleted working directory" } : {};
+    test("a relative path from a working directory that was deleted is a usage mistake (2), saying so", startsInDeletedCwd, () => {
       const gone = join(scratch(), "gone");
       for (const args of [
         ["status", "data/discord/alpha"],
@@ -423,7 +426,9 @@ describe(
         ["stop", "data/discord/alpha", "--init"],
         ["demo"],
       ]) {
-        const command = [process.execPath, bin, ...args].map((a) => `'${a}'`).join(" ");
+        const command = runFile(bin, ...args)
+          .map((a) => `'${a}'`)
+          .join(" ");
         const r = spawnSync("sh", ["-c", `mkdir '${gone}' && cd '${gone}' && rmdir '${gone}' && exec ${command}`], { encoding: "utf8" });
         assert.equal(r.status, 2, `${args.join(" ")}: ${r.stderr}`);
         assert.match(

@@ -28,7 +28,14 @@ const glob = (pattern) => new RegExp(`^${pattern.split("*").map(literal).join("[
 /** What git ignores: `/name` at the top only, other patterns at any depth. */
 const IGNORED = (() => {
   const gitignore = join(root, ".gitignore");
-  if (!existsSync(gitignore)) return [/^node_modules$/, /^target$/].map((re) => ({ re, top: true }));
+  // A copy of the package (a tarball unpacked) has no .gitignore: what it
+  // carries beyond the repository is its dependencies and built binaries.
+  if (!existsSync(gitignore))
+    return [
+      { re: /^node_modules$/, top: true },
+      { re: /^target$/, top: true },
+      { re: /\.node$/, top: true },
+    ];
   return readFileSync(gitignore, "utf8")
     .split("\n")
     .map((l) => l.trim())
@@ -255,5 +262,53 @@ describe("every file pointer in the docs leads somewhere", { skip }, () => {
     assert.equal(slug("`.stop.lock` left over (#34)"), "stoplock-left-over-34");
     assert.equal(slug("The command reads as the journal's owner (#33)"), "the-command-reads-as-the-journals-owner-33");
     assert.equal(slug("The other `--json` shapes"), "the-other---json-shapes");
+  });
+});
+
+// The house rules that a reader meets first (#48): the crate's files stay
+// short enough to read, and every issue number the code or the docs cite
+// can be followed in docs/decisions.md.
+const LIMIT = 450;
+
+/** The lines of a Rust file before its test module (`#[cfg(test)]` then `mod`), or all of them. */
+function beforeTests(text) {
+  const lines = text.split("\n");
+  const at = lines.findIndex((l, i) => /^#\[cfg\(test\)\]\s*$/.test(l) && /^(pub )?mod \w+/.test(lines[i + 1] ?? ""));
+  return at === -1 ? lines.length - (lines.at(-1) === "" ? 1 : 0) : at;
+}
+
+/** The issue numbers a text cites: `#NN`, not a colour, an anchor or a uid (`'#65534'`). */
+const cited = (text) => new Set([...text.matchAll(/(?<![\w&'"/#.-])#(\d{2,5})\b/g)].map((m) => Number(m[1])));
+
+/** The numbers docs/decisions.md indexes: each row's first cell. */
+const indexed = (text) => new Set([...text.matchAll(/^\| (?:PR )?#(\d+) \|/gm)].map((m) => Number(m[1])));
+
+const TEXT = /\.(rs|js|mjs|cjs|ts|md|sh|toml|yml|json)$|^\.ci\/run$/;
+
+describe("the house rules", { skip }, () => {
+  test(`no Rust file holds more than ${LIMIT} lines before its tests`, () => {
+    const long = repositoryFiles()
+      .filter((f) => f.endsWith(".rs"))
+      .map((f) => [f, beforeTests(readFileSync(join(root, f), "utf8"))])
+      .filter(([, n]) => n > LIMIT)
+      .map(([f, n]) => `${f}: ${n} lines before its tests`);
+    assert.deepEqual(long, []);
+  });
+
+  test("every issue number the code and the docs cite is indexed in docs/decisions.md", () => {
+    const index = indexed(readFileSync(join(docs, "decisions.md"), "utf8"));
+    const missing = [];
+    for (const f of repositoryFiles().filter((f) => TEXT.test(f) && !/(^|\/)(package-lock\.json|Cargo\.lock)$/.test(f)))
+      for (const n of cited(readFileSync(join(root, f), "utf8"))) if (!index.has(n)) missing.push(`${f}: #${n}`);
+    assert.deepEqual(missing, []);
+  });
+
+  test("a file long before its tests, and a number cited but not indexed, are found", () => {
+    const rust = (n, tests) => `${"fn f() {}\n".repeat(n)}${tests ? "#[cfg(test)]\nmod tests {\n  fn t() {}\n}\n" : ""}`;
+    assert.equal(beforeTests(rust(451, true)), 451);
+    assert.equal(beforeTests(rust(12, false)), 12);
+    assert.equal(beforeTests("#[cfg(test)]\nfn helper() {}\n".repeat(3) + rust(2, true)), 8);
+    assert.deepEqual([...cited("// (#10, #25) and #1873; not '#65534', &#39; or docs/x.md#34 or #1")], [10, 25, 1873]);
+    assert.deepEqual([...indexed("| number | what |\n| --- | --- |\n| #10 | a |\n| PR #1916 | b |\n")], [10, 1916]);
   });
 });

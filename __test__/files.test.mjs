@@ -13,7 +13,7 @@ import { GEN, M, isAddon, journal, modulePath, refuses, underUmask, mode, runMod
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 
 // A hang is judged by a generous limit, never by speed.
-const ADDON_LIMIT = 20_000;
+const ADDON_LIMIT = 60_000;
 // The reference is known to hang here: it gets a short limit, for a figure.
 const REFERENCE_LIMIT = 1_500;
 

@@ -5,7 +5,7 @@
 // call; on the reference the counts are reported.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, realpathSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -15,20 +15,27 @@ const strace = spawnSync("strace", ["-V"]).status === 0;
 const logs = mkdtempSync(join(tmpdir(), "discord-journal-strace-"));
 after(() => rmSync(logs, { recursive: true, force: true }));
 
-/** The sync calls (fsync, fdatasync) a process making `call` makes, with `env`. */
-function syncs(call, env) {
+/**
+ * The sync calls (fsync, fdatasync) of files and directories under `dir`
+ * that a process making `call` makes, with `env`. strace -y names each
+ * descriptor's path: the runtime's own syncs (Deno syncs its caches) are
+ * not the journal's.
+ */
+function syncs(dir, call, env) {
   const log = join(logs, `${Math.random()}`);
   const code = `const p = ${JSON.stringify(modulePath)};
     const M = p.endsWith(".mjs") ? await import((await import("node:url")).pathToFileURL(p).href) : (await import("node:module")).createRequire(import.meta.url)(p);
     ${call}`;
-  const r = spawnSync("strace", ["-f", "-qq", "-e", "trace=fsync,fdatasync", "-o", log, ...runModule(code)], {
+  const r = spawnSync("strace", ["-f", "-qq", "-y", "-e", "trace=fsync,fdatasync", "-o", log, ...runModule(code)], {
     encoding: "utf8",
     env: { ...process.env, DISCORD_JOURNAL_FSYNC: undefined, ...env },
   });
   assert.equal(r.status, 0, r.stderr);
+  // strace names a descriptor by its real path.
+  const real = realpathSync(dir);
   return readFileSync(log, "utf8")
     .split("\n")
-    .filter((l) => /\b(fsync|fdatasync)\(/.test(l)).length;
+    .filter((l) => /\b(fsync|fdatasync)\(\d+</.test(l) && (l.includes(`<${real}>`) || l.includes(`<${real}/`))).length;
 }
 
 describe("DISCORD_JOURNAL_FSYNC=1", { skip: strace ? false : "strace(1) is not installed" }, () => {
@@ -48,9 +55,9 @@ describe("DISCORD_JOURNAL_FSYNC=1", { skip: strace ? false : "strace(1) is not i
       // The call that makes outbox.jsonl makes it anew each time.
       const fresh = () => rmSync(join(dir, "outbox.jsonl"), { force: true });
       fresh();
-      const off = syncs(call, {});
+      const off = syncs(dir, call, {});
       fresh();
-      const on = syncs(call, { DISCORD_JOURNAL_FSYNC: "1" });
+      const on = syncs(dir, call, { DISCORD_JOURNAL_FSYNC: "1" });
       seen[what] = `${off} unset, ${on} with it`;
       if (isAddon) {
         // Unset: only the syncs journal.mjs makes too (STOP's line, and the owner record's beyond it).

@@ -40,6 +40,11 @@ export const runFile = (file, ...args) =>
   process.versions.deno ? [process.execPath, "run", "-A", file, ...args] : [process.execPath, file, ...args];
 export const runModule = (code) =>
   process.versions.deno ? [process.execPath, "eval", code] : [process.execPath, "--input-type=module", "-e", code];
+/** `runFile(file)` as a shell's words, for a script that execs it (a shim on PATH for pasted advice). */
+export const shellFile = (file) =>
+  runFile(file)
+    .map((a) => JSON.stringify(a))
+    .join(" ");
 
 /** Node itself, not Bun or Deno, for an assertion of Node's own behaviour. */
 export const onNode = !process.versions.bun && !process.versions.deno;

@@ -3,7 +3,7 @@
 // runs in a child process, on a copy of the package's JavaScript.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { copyFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -159,7 +159,7 @@ describe("npm pack", addonOnly, () => {
     const dir = bare();
     const scripts = join(dir, "scripts");
     spawnSync("mkdir", [scripts]);
-    for (const f of ["prepack.js", "shipped.js", "check-binary.sh", "check-macho.mjs"])
+    for (const f of ["prepack.js", "pack-manifest.js", "shipped.js", "check-binary.sh", "check-macho.mjs"])
       copyFileSync(join(root, "scripts", f), join(scripts, f));
     for (const [name, from] of binaries) copyFileSync(from, join(dir, name));
     return dir;
@@ -184,6 +184,30 @@ describe("npm pack", addonOnly, () => {
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /refusing to pack: a binary fails its check/);
     assert.match(r.stderr, /npm run pack:release/);
+  });
+
+  // #48: npm 11 listed a tarball's `prepare` on every install of it, under
+  // a README that says the package runs no install script.
+  test("the manifest packed has no prepare; postpack puts package.json back byte for byte, also after a pack that did not finish", () => {
+    const dir = checkout();
+    const manifest = join(dir, "package.json");
+    const before = readFileSync(manifest, "utf8");
+    const step = (name) => node([join(dir, "scripts", "pack-manifest.js"), name]);
+    for (let pack = 0; pack < 2; pack++) {
+      // The second strip follows one whose postpack never ran.
+      assert.equal(step("strip").status, 0);
+      const packed = JSON.parse(readFileSync(manifest, "utf8"));
+      assert.equal(packed.scripts.prepare, undefined);
+      const { prepare, ...others } = JSON.parse(before).scripts;
+      assert.ok(prepare);
+      assert.deepEqual(packed.scripts, others, "every other script kept");
+      assert.equal(readFileSync(join(dir, ".package.json.unpacked"), "utf8"), before);
+    }
+    assert.equal(step("restore").status, 0);
+    assert.equal(readFileSync(manifest, "utf8"), before);
+    assert.equal(existsSync(join(dir, ".package.json.unpacked")), false);
+    assert.equal(step("restore").status, 0, "restore without a pack does nothing");
+    assert.equal(readFileSync(manifest, "utf8"), before);
   });
 
   test("stands aside where npm installs a git dependency (npm_command=install), which packs this machine's binary alone", () => {

@@ -87,8 +87,10 @@ describe("ensureJournal", () => {
   // #35: where Node's recursive mkdirSync retries a mkdir that keeps failing
   // ENOENT under a parent that exists, it never returns, in journal.mjs as
   // in the runtime; the addon answers with that mkdir's error. Each case in a
-  // child process, bounded by a timeout (journal.mjs's figure is the hang).
-  const ensureIn = (code, cwd) => {
+  // child process, bounded by a timeout: for the addon a promise (it must
+  // answer; 60 s is for a loaded machine, and the time it took is a
+  // figure), for journal.mjs a figure of its hang, so 3 s tell it (#48).
+  const ensureIn = (code, cwd, limit = 60_000) => {
     const child = `
       import { createRequire } from "node:module";
       import { pathToFileURL } from "node:url";
@@ -100,7 +102,7 @@ describe("ensureJournal", () => {
       let r;
       try { r = { returned: M.ensureJournal(target) }; } catch (e) { r = { code: e.code, syscall: e.syscall, path: e.path, message: e.message }; }
       console.log(JSON.stringify({ ...r, ms: performance.now() - t }));`;
-    const out = spawnSync(runModule(child)[0], runModule(child).slice(1), { cwd, encoding: "utf8", timeout: 3000 });
+    const out = spawnSync(runModule(child)[0], runModule(child).slice(1), { cwd, encoding: "utf8", timeout: limit });
     return out.error?.code === "ETIMEDOUT" || out.signal ? null : JSON.parse(out.stdout);
   };
   const spins = {
@@ -111,19 +113,18 @@ describe("ensureJournal", () => {
     "a path under /proc": [`const target = "/proc/x/discord/b1";`, "/proc/x/discord/b1/turns"],
   };
   for (const [what, [code, path]] of Object.entries(spins))
-    test(`${what}: refused within a second with the failing mkdir's error`, () => {
+    test(`${what}: refused, never spinning, with the failing mkdir's error`, () => {
       const cwd = scratch();
-      const r = ensureIn(code, cwd);
+      const r = ensureIn(code, cwd, isAddon ? 60_000 : 3000);
       console.log(
         `# figure ensureJournal, ${what}: ${r === null ? "no answer in 3 s (spins)" : `${r.code ?? "returned"} in ${r.ms.toFixed(1)} ms`}`,
       );
       if (!isAddon) return;
-      assert.ok(r !== null, "no answer in 3 s");
-      assert.ok(r.ms < 1000, `${r.ms} ms`);
+      assert.ok(r !== null, "no answer in 60 s");
       assert.deepEqual([r.code, r.syscall, r.path], ["ENOENT", "mkdir", path]);
       assert.equal(r.message, `ENOENT: no such file or directory, mkdir '${path}'`);
     });
-  test("a path whose parent is a file: the runtime's own error, at once", () => {
+  test("a path whose parent is a file: the runtime's own error", () => {
     const cwd = scratch();
     writeFileSync(join(cwd, "file"), "x");
     const r = ensureIn(`const target = ${JSON.stringify(join(cwd, "file", "discord", "b1"))};`, cwd);
@@ -133,7 +134,7 @@ describe("ensureJournal", () => {
     } catch (e) {
       want = [e.code, e.syscall, e.path];
     }
-    assert.ok(r !== null && r.ms < 1000, JSON.stringify(r));
+    assert.ok(r !== null, "no answer");
     assert.deepEqual([r.code, r.syscall, r.path], want);
   });
 

@@ -5,9 +5,14 @@
 // The stopped process is made real: util-linux's `flock` holding the
 // journal's lock guard (the exclusive flock on turns/ every start,
 // release, unlock, recover and repair of this package takes), then
-// SIGSTOP; or a connector stopped with its release half done. The bounds
-// below are promises (a wait that must end), generous for a loaded machine:
-// without them the brake and the release waited 10 s and failed.
+// SIGSTOP; or a connector stopped with its release half done. What did not
+// wait is told by what it did, not by a clock: a wait for a stopped holder
+// ends in a refusal that names it (after 2 s, FIRST_LOOK), so a brake or
+// a release that succeeds did not wait (before #44 the brake and the
+// release waited 10 s and failed). The bounds left are promises (a
+// wait that must end early): status names a stopped holder, and recover
+// gives up on one, well before the guard's patience (10 s) would end the
+// wait; 9 s leave a loaded machine 7 s. The times are figures (#48).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
@@ -106,21 +111,20 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
     const braked = cli("stop", dir, "investigating");
     const brakeMs = Date.now() - t;
     assert.equal(braked.status, 0, braked.stderr + braked.stdout);
-    assert.ok(brakeMs < 2000, `the operator's stop took ${brakeMs} ms`);
     assert.equal(M.readStop(dir).at(-1).reason, "investigating");
 
     a.stdin.write("release\n");
     const took = JSON.parse(await next());
     for (const [what, r] of Object.entries(took)) {
       assert.equal(r.error, null, `${what}: ${r.error}`);
-      assert.ok(r.ms < 1000, `${what} took ${r.ms} ms`);
     }
     assert.equal(existsSync(join(dir, "run.lock")), false, "the connector's lock is released");
 
     t = Date.now();
     const st = cli("status", dir, "--json");
     const statusMs = Date.now() - t;
-    assert.ok(statusMs < 3000, `status took ${statusMs} ms`);
+    // It names the holder before the guard's patience (10 s) would run out.
+    assert.ok(statusMs < 9000, `status took ${statusMs} ms`);
     const v = JSON.parse(st.stdout).verdict;
     const holder = JSON.parse(st.stdout).guard;
     assert.equal(st.status, 1, "a stopped process needs a hand");
@@ -150,7 +154,8 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
           `pid ${holder.pid} \\(stopped: .*\\), which holds the journal's lock guard .*\`kill -CONT ${holder.pid}\` lets it finish$`,
         ),
       );
-      assert.ok(recoverMs < 6000, `recover took ${recoverMs} ms`);
+      // Before the guard's patience (10 s) ran out: it saw the holder stopped.
+      assert.ok(recoverMs < 9000, `recover took ${recoverMs} ms`);
       // unlock too: it takes the guard before its STOP, so it writes none.
       t = Date.now();
       let unlockRefusal = null;

@@ -1,8 +1,12 @@
 // A terminated Worker stops (#10): a Worker whose top level loops over the
-// exports is terminated mid-loop; terminate() must return promptly, and
-// nothing in the journal may be created or changed once it has returned.
-// Figures (the time terminate() took, the files after it) are printed for
-// both implementations.
+// exports is terminated mid-loop; it stops at once (at most the iteration
+// under way ends), and nothing in the journal may be created or changed
+// once terminate() has returned. Figures (the time terminate() took, the
+// files after it) are printed for both implementations: the time is a
+// figure, not a test, since a loaded machine stretches it (#48). A Worker
+// that did not stop would keep terminate() from ever settling: each
+// Worker test's own timeout, generous for a loaded machine, is that
+// promise's bound (a script vm's timeout did not stop would not return).
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,7 +18,7 @@ const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 // Deno's terminate() settles before the thread stops: journal.mjs there
 // goes on writing for a thousand iterations after it, and so would anything.
-const stopsAtOnce = process.versions.deno ? { skip: "Deno's Worker.terminate() returns before the thread stops" } : {};
+const stopsAtOnce = process.versions.deno ? { skip: "Deno's Worker.terminate() returns before the thread stops" } : { timeout: 120_000 };
 
 /** Every entry below `dir`: name, size and mtime. */
 function snapshot(dir) {
@@ -99,7 +103,6 @@ for (const [kind, what] of [
       `terminate mid-${kind}`,
       `${ms.toFixed(1)} ms, ${after} iterations after terminate(), ${atReturn.length} entries, ${later.length - atReturn.length} created after`,
     );
-    if (isAddon) assert.ok(ms < 2000, `terminate() took ${ms.toFixed(0)} ms`);
     // The iteration under way may end (its last call returns into the
     // loop's own code), no other.
     if (isAddon) assert.ok(after <= 1, `${after} iterations after terminate()`);
@@ -121,7 +124,6 @@ for (const [kind, what] of [
       `terminate mid-${kind}`,
       `${ms.toFixed(1)} ms, ${after} iterations after terminate(), ${turns} turn records, ${empty.length} empty, ${listed}`,
     );
-    if (isAddon) assert.ok(ms < 2000, `terminate() took ${ms.toFixed(0)} ms`);
     if (isAddon) assert.ok(after <= 1, `${after} iterations after terminate()`);
     assert.deepEqual(later, atReturn, "nothing is created or changed after terminate() returned");
     // Beyond the reference, whose `finally` never runs in a terminated
@@ -153,7 +155,6 @@ test("a script stopped by vm's timeout stops at once, also inside a read", async
     assert.throws(() => runInNewContext(code, { M, dir, process }, { timeout: 100 }), { code: "ERR_SCRIPT_EXECUTION_TIMEOUT" });
     const ms = performance.now() - t;
     figure(`vm timeout of 100 ms, ${what}`, `${ms.toFixed(0)} ms`);
-    if (isAddon) assert.ok(ms < 2000, `${what}: ${ms.toFixed(0)} ms`);
   }
   assert.equal(M.readTurn(dir, "t0").text.length, 1 << 20);
 });

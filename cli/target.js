@@ -403,19 +403,14 @@ function closedOnPath(abs, uid, why = "the journal's owner") {
 function fileSystemRefusal(at, dir) {
   const mount = mountOf(at);
   const mp = mount ? sh(mount.point) : `"$(findmnt -n -o TARGET -T ${sh(dir)})"`;
+  // access(2) says EROFS; where the runtime's accessSync judges by the
+  // mode bits alone (Deno's), the mount's read-only flags say it (#48).
+  let readOnly = false;
   try {
     fs.accessSync(at, fs.constants.W_OK);
+    readOnly = mount !== null && (mount.ro || mount.superRo);
   } catch (e) {
-    if (e.code === "EROFS") {
-      // A bind mount made read-only is remounted as one; a file system
-      // mounted read-only, as itself.
-      const bind = mount && mount.ro && !mount.superRo ? "remount,bind,rw" : "remount,rw";
-      return {
-        code: "EROFS",
-        what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock, and no record can be appended`,
-        fix: `\`mount -o ${bind} ${mp}\` (as root) makes it writable`,
-      };
-    }
+    readOnly = e.code === "EROFS";
     // The directory's immutable (or append-only) flag: root's chattr alone lifts it.
     if (e.code === "EPERM")
       return {
@@ -423,6 +418,16 @@ function fileSystemRefusal(at, dir) {
         what: `the journal directory may not be written in by anyone (EPERM: an immutable or append-only flag, \`lsattr -d ${sh(dir)}\` shows it): a start cannot make run.lock`,
         fix: `\`chattr -i -a ${sh(dir)}\` (as root) lifts the flags`,
       };
+  }
+  if (readOnly) {
+    // A bind mount made read-only is remounted as one; a file system
+    // mounted read-only, as itself.
+    const bind = mount && mount.ro && !mount.superRo ? "remount,bind,rw" : "remount,rw";
+    return {
+      code: "EROFS",
+      what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock, and no record can be appended`,
+      fix: `\`mount -o ${bind} ${mp}\` (as root) makes it writable`,
+    };
   }
   let free = null;
   try {

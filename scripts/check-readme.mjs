@@ -7,17 +7,18 @@
 // node:test tests). In packages/discord: the tarball install, `git mv` to
 // journal.orig.mjs, the import swapped, errors.mjs as printed, the host's
 // tests (before and after), `npx discord-journal verify --reference …`
-// (0 differences), `npx discord-journal demo`; then, as the host's CI,
+// (0 differences) from the host's root and again from packages/discord
+// (where npx runs in a workspace, #48), `npx discord-journal demo`; then,
+// as the host's CI,
 // `npm ci` and the tests in a clone of the host as committed. Commands and
 // files come from the README's text, found by content (the demo's
 // transcript and what npm's warnings mean may be on the docs/ it links), so
 // a step the README changes is the step run, and one it drops fails by name.
 //
 // Every line printed is read: any warning (npm's, Node's, the package's)
-// fails, and so does stderr from the package's commands, except npm 11's
-// `npm warn install-scripts` notice on the install, naming only this
-// package's `prepare` (documented; never run from a tarball). EBADENGINE
-// fails on every version. No cargo or rustc is on PATH. The tarball is
+// fails, and so does stderr from the package's commands. EBADENGINE and
+// npm 11's install-scripts notice fail on every version (#48: the packed
+// manifest has no prepare). No cargo or rustc is on PATH. The tarball is
 // packed here (all six binaries: `npm run build:dist` first) or given.
 //
 //   node scripts/check-readme.mjs [--nodes 22.23.5,24.22.3] [--tarball FILE] [--spec STACK] [--keep]
@@ -115,8 +116,6 @@ function readSteps() {
     verify,
     demo: demo[1],
     demoFirstLine: demo[2],
-    // npm 11's install-scripts notice is allowed only while it is explained
-    scriptsNoticeDocumented: [readme, ...docs].some((t) => t.replace(/\s+/g, " ").includes("not yet covered by allowScripts")),
   };
 }
 let steps;
@@ -246,15 +245,7 @@ function hostEnv(nodeBin, npmrc) {
 
 // --- warnings ---------------------------------------------------------------
 
-const WARNING = /warn|EBADENGINE|deprecat|\(node:\d+\)|experimental/i;
-// npm 11 (allowScripts) lists a dependency's `prepare` from a tarball; the
-// README says so, and that it is never run from a tarball. Allowed only as
-// npm's own `npm warn install-scripts` block, naming this package alone.
-function allowed(cmd, line, version) {
-  if (cmd !== steps.install || !steps.scriptsNoticeDocumented || !line.startsWith("npm warn install-scripts")) return false;
-  const pkg = /^npm warn install-scripts\s+(\S+@\S+) \(/.exec(line);
-  return !pkg || pkg[1] === `discord-journal@${version}`;
-}
+const WARNING = /warn|EBADENGINE|deprecat|\(node:\d+\)|experimental|allowScripts/i;
 
 function shellRunner(env, log) {
   return (cmd, cwd) => {
@@ -267,7 +258,7 @@ function shellRunner(env, log) {
 
 // --- one Node ---------------------------------------------------------------
 
-function onNode(label, nodeBin, tarball, version, work) {
+function onNode(label, nodeBin, tarball, work) {
   const t0 = Date.now();
   const log = [];
   const dir = join(work, `host-${label}`);
@@ -312,10 +303,15 @@ function onNode(label, nodeBin, tarball, version, work) {
   if (exportedAfter !== exportedBefore) throw new Error(`errors.mjs exported ${exportedBefore} before the swap, ${exportedAfter} after`);
   run("npm test", pkg);
 
-  const tv = Date.now();
-  const verified = run(steps.verify, dir);
-  if (!/: 0 differences/.test(verified)) throw new Error(`\`${steps.verify}\`:\n${verified}`);
-  const verifySeconds = ((Date.now() - tv) / 1000).toFixed(1);
+  // From the host's root, as written, and from packages/discord, where npx
+  // in a workspace runs it (#48).
+  const verifySeconds = [];
+  for (const where of [dir, pkg]) {
+    const tv = Date.now();
+    const verified = run(steps.verify, where);
+    if (!/: 0 differences/.test(verified)) throw new Error(`\`${steps.verify}\` (in ${where}):\n${verified}`);
+    verifySeconds.push(((Date.now() - tv) / 1000).toFixed(1));
+  }
   const demo = run(steps.demo, dir);
   if (demo.split("\n")[0] !== steps.demoFirstLine)
     throw new Error(`\`${steps.demo}\` began\n  ${demo.split("\n")[0]}\nwhere the README shows\n  ${steps.demoFirstLine}`);
@@ -330,18 +326,13 @@ function onNode(label, nodeBin, tarball, version, work) {
   run("npm test", join(ci, steps.pkgDir));
 
   const bad = [];
-  let notices = 0;
   for (const { cmd, out, stderr } of log) {
-    for (const line of out.split("\n")) {
-      if (!WARNING.test(line)) continue;
-      if (!/EBADENGINE/.test(line) && allowed(cmd, line, version)) notices++;
-      else bad.push(`  ${cmd}: ${line}`);
-    }
+    for (const line of out.split("\n")) if (WARNING.test(line)) bad.push(`  ${cmd}: ${line}`);
     if ((cmd === steps.verify || cmd === steps.demo) && stderr.trim()) bad.push(`  ${cmd} (stderr): ${stderr.trim()}`);
   }
-  if (bad.length) throw new Error(`warnings beyond npm's documented install-scripts notice:\n${bad.join("\n")}`);
+  if (bad.length) throw new Error(`warnings:\n${bad.join("\n")}`);
   const s = ((Date.now() - t0) / 1000).toFixed(1);
-  return `${s} s, Node ${nodeVersion} with npm ${npmVersion}: ${log.length} commands, no warning but ${notices} npm install-scripts lines; tests pass before and after the swap and in the host's CI; verify 0 differences (${verifySeconds} s); demo as shown`;
+  return `${s} s, Node ${nodeVersion} with npm ${npmVersion}: ${log.length} commands, no warning; tests pass before and after the swap and in the host's CI; verify 0 differences from the root and from ${steps.pkgDir} (${verifySeconds.join(" and ")} s); demo as shown`;
 }
 
 // --- main -------------------------------------------------------------------
@@ -349,7 +340,7 @@ function onNode(label, nodeBin, tarball, version, work) {
 if (!existsSync(join(spec, steps.pkgDir, "src", "journal.mjs"))) {
   stop(`no reference stack at ${spec} (--spec STACK or DISCORD_JOURNAL_SPEC names it)`);
 }
-const { version } = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
+
 const work = mkdtempSync(join(tmpdir(), "discord-journal-readme-"));
 let failed = 0;
 try {
@@ -381,7 +372,7 @@ try {
   }
   for (const [label, bin] of nodes) {
     try {
-      console.log(`ok ${label}: ${onNode(label, bin, tarball, version, work)}`);
+      console.log(`ok ${label}: ${onNode(label, bin, tarball, work)}`);
     } catch (e) {
       failed++;
       console.log(`not ok ${label}: ${e.message}`);

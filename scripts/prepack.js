@@ -3,7 +3,9 @@
 // package ships, each checked by check-binary.sh, or it is not made. A
 // checkout after `npm install` holds only the binary built for this
 // machine; packed as it is, that tarball would fail on every other Linux
-// and on macOS. `npm run pack:release` builds the set, then packs.
+// and on macOS. `npm run pack:release` builds the set, then packs. Once
+// the checks pass, the manifest packed is package.json without `prepare`
+// (pack-manifest.js; postpack puts package.json back, #48).
 //
 // npm also packs a git dependency it installs, a checkout whose prepare
 // built this machine's binary alone, for this machine alone: npm runs
@@ -47,3 +49,4 @@ function main() {
 }
 
 process.exitCode = main();
+if (process.exitCode === 0) require("./pack-manifest.js").strip();

@@ -7,30 +7,11 @@
 // check cannot disagree with the connector.
 "use strict";
 
-const { J, scanLines, scanTurns, refusalOf } = require("../journal.js");
+const { scanLines, scanTurns, refusalOf } = require("../journal.js");
+const { READERS } = require("../readers.js");
 const { RECORD_FILES, survey, target } = require("../target.js");
 const { plural, sh, escaped } = require("../output.js");
 const { status } = require("./status.js");
-
-// An object is === to no parsed value, so each reader below reads every
-// line of its file and answers nothing that matters: only its refusal does.
-const NEVER = {};
-const READERS = {
-  "inbox.jsonl": [["readInboxIds", (d) => J.readInboxIds(d)]],
-  "outbox.jsonl": [
-    ["readOutbox", (d) => J.readOutbox(d)],
-    ["unresolvedOutbox", (d) => J.unresolvedOutbox(d)],
-  ],
-  "drops.jsonl": [["readDrops", (d) => J.readDrops(d)]],
-  "admissions.jsonl": [["countAdmissionsOn", (d) => J.countAdmissionsOn(d, NEVER)]],
-  "notices.jsonl": [["noticeOn", (d) => J.noticeOn(d, NEVER, NEVER)]],
-  "reloads.jsonl": [["readReloads", (d) => J.readReloads(d)]],
-  turns: [
-    ["listTurns", (d) => J.listTurns(d)],
-    ["countTurnsOn", (d) => J.countTurnsOn(d, NEVER)],
-  ],
-  STOP: [["readStop", (d) => J.readStop(d)]],
-};
 
 const SHORT = {
   cut: "cut short",
@@ -92,7 +73,7 @@ function problems(dir, outside = {}) {
     // Where the scan tells what every reader refuses, no reader reads the file.
     if (refusalOf(scan, name) !== null) continue;
     const explained = scan.bad.length > 0 ? `${name}:${scan.bad[0].line}: not valid JSON` : null;
-    for (const [reader, f] of READERS[name]) {
+    for (const { name: reader, call: f } of READERS[name]) {
       const r = refusal(f, dir);
       if (r === null || r === explained) continue;
       const nul = scan.nulls.length > 0 ? ` (line ${scan.nulls[0]} is JSON null)` : "";
@@ -118,7 +99,7 @@ function problems(dir, outside = {}) {
         message: `turns/: and ${turns.badCount - turns.bad.length} more bad records`,
       });
     const first = turns.bad[0];
-    for (const [reader, f] of READERS.turns) {
+    for (const { name: reader, call: f } of READERS.turns) {
       const r = refusal(f, dir);
       // The first bad record is the one each reader names.
       if (r === null || (first && (r === first.refusal || r.endsWith(": not valid JSON")))) continue;
@@ -129,7 +110,7 @@ function problems(dir, outside = {}) {
       else found.push({ file: "turns", reader, message: `turns/: ${reader} refuses: ${r}` });
     }
   }
-  for (const [reader, f] of READERS.STOP) {
+  for (const { name: reader, call: f } of READERS.STOP) {
     const r = refusal(f, dir);
     if (r !== null) found.push({ file: "STOP", reader, message: `STOP: ${reader} refuses: ${r}` });
   }
@@ -187,7 +168,7 @@ function check(t) {
 
 /** Each refusal the readers of `file` ("turns" for the turn records) make of `dir`: `[reader, message]`. */
 function refusals(dir, file) {
-  return READERS[file].map(([reader, f]) => [reader, refusal(f, dir)]).filter(([, r]) => r !== null);
+  return READERS[file].map(({ name: reader, call }) => [reader, refusal(call, dir)]).filter(([, r]) => r !== null);
 }
 
 /** The command: `check [dir]` with its options. */

@@ -8,6 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
+const { shownReader } = require("../readers.js");
 const {
   RECORD_FILES,
   nullFound,
@@ -375,15 +376,17 @@ function verdict(target, s, found, inboxIds) {
   // A reader's refusal that no scan explains (a line that is JSON null, a
   // file too large for a string): the reader's own words, and the line or
   // record that is JSON null where the scan saw one.
-  const readers = [
-    ["inbox.jsonl", "readInboxIds", inboxIds],
-    ["outbox.jsonl", "unresolvedOutbox", s.unresolvedDeliveries],
-    ["admissions.jsonl", "countAdmissionsOn", s.onToday.admissions],
-    ["turns", "countTurnsOn", s.onToday.turns],
-    ["notices.jsonl", "noticeOn", s.onToday.notices],
-    ["reloads.jsonl", "readReloads", s.lastReload ?? {}],
+  // Each answer is its file's shown reader's (cli/readers.js), named there.
+  const answers = [
+    ["inbox.jsonl", inboxIds],
+    ["outbox.jsonl", s.unresolvedDeliveries],
+    ["admissions.jsonl", s.onToday.admissions],
+    ["turns", s.onToday.turns],
+    ["notices.jsonl", s.onToday.notices],
+    ["reloads.jsonl", s.lastReload ?? {}],
   ];
-  for (const [file, reader, r] of readers) {
+  for (const [file, r] of answers) {
+    const reader = shownReader(file);
     if (r.refused === undefined || sawFile.has(file)) continue;
     damaged = true;
     sawFile.add(file);

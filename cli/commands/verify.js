@@ -17,19 +17,42 @@ const path = require("node:path");
 const { spawn } = require("node:child_process");
 const { UsageError, Refusal, plural } = require("../output.js");
 
-/** Checks that `ref` names a file to load; exit 2 otherwise. */
+/**
+ * Where a relative `ref` may be meant from, in order (#48): the working
+ * directory; the one `npm exec` or `npx` was typed in (INIT_CWD), where it
+ * runs the command elsewhere; then each directory above the working
+ * directory, so that the README's line, written from the host's root,
+ * also works where npx runs it in a workspace (`packages/discord`).
+ */
+function bases(cwd = process.cwd(), initCwd = process.env.INIT_CWD) {
+  const out = [cwd];
+  if (initCwd && path.isAbsolute(initCwd)) out.push(initCwd);
+  for (let d = path.dirname(cwd); ; d = path.dirname(d)) {
+    out.push(d);
+    if (d === path.dirname(d)) break;
+  }
+  return [...new Set(out)];
+}
+
+/** Checks that `ref` names a file to load, as the user meant it (`bases`); exit 2 otherwise. */
 function referencePath(ref) {
   if (ref === undefined)
     throw new UsageError("which journal.mjs? give its path: discord-journal verify --reference packages/discord/src/journal.mjs");
-  const abs = path.resolve(ref);
-  let st;
-  try {
-    st = fs.statSync(abs);
-  } catch (e) {
-    throw new UsageError(`no reference at ${ref} (${e.code}); give the path of the host's journal.mjs`);
+  let first = null;
+  for (const base of path.isAbsolute(ref) ? ["/"] : bases()) {
+    const abs = path.resolve(base, ref);
+    let st;
+    try {
+      st = fs.statSync(abs);
+    } catch (e) {
+      first ??= e;
+      continue;
+    }
+    if (!st.isFile()) throw new UsageError(`the reference ${ref} is not a file; give the path of the host's journal.mjs`);
+    return abs;
   }
-  if (!st.isFile()) throw new UsageError(`the reference ${ref} is not a file; give the path of the host's journal.mjs`);
-  return abs;
+  const where = path.isAbsolute(ref) ? "" : `, from ${process.cwd()} or a directory above it`;
+  throw new UsageError(`no reference at ${ref} (${first.code})${where}; give the path of the host's journal.mjs`);
 }
 
 /**
@@ -191,4 +214,4 @@ function action(opts) {
   });
 }
 
-module.exports = { action, verify };
+module.exports = { action, verify, bases };

@@ -26,6 +26,8 @@ use nix::fcntl::OFlag;
 use nix::libc;
 use nix::sys::stat::FileStat;
 
+pub use crate::ground::flock::{flock_until, flock_within, Flocked, Unflocked};
+
 /// Whether a directory's open follows a final symlink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Link {
@@ -275,83 +277,6 @@ pub(crate) fn fstat_links(file: &File) -> Result<(libc::mode_t, u64, u64)> {
   #[allow(clippy::useless_conversion)] // nlink_t is u64 on Linux x64, u32 or u16 elsewhere
   let links = u64::from(st.st_nlink);
   Ok((st.st_mode, u64::try_from(st.st_size).unwrap_or(0), links))
-}
-
-/// An exclusive flock(2) on an open file, or the file where the file
-/// system has none.
-pub enum Flocked {
-  /// Held until dropped (the lock goes before the descriptor closes).
-  Held(nix::fcntl::Flock<File>),
-  /// No flock here (ENOLCK, an NFS mount without it): the file, unlocked.
-  Unsupported(File),
-}
-
-impl Flocked {
-  pub fn file(&self) -> &File {
-    match self {
-      Flocked::Held(held) => held,
-      Flocked::Unsupported(file) => file,
-    }
-  }
-  pub fn file_mut(&mut self) -> &mut File {
-    match self {
-      Flocked::Held(held) => held,
-      Flocked::Unsupported(file) => file,
-    }
-  }
-}
-
-/// Why `flock_within` did not take the lock.
-#[derive(Debug)]
-pub enum Unflocked {
-  /// Another holder kept it past the deadline.
-  TimedOut,
-  /// flock failed otherwise (not a file system without flock).
-  Failed(Error),
-}
-
-/// Takes an exclusive flock on `file`, waiting until `deadline` for its
-/// holder. Holders keep it for a few system calls, so a waiter first
-/// yields, then sleeps from 50 µs, doubling to 20 ms. A file system with no
-/// flock (ENOLCK, EOPNOTSUPP: some NFS mounts) gives the file back unlocked.
-pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Result<Flocked, Unflocked> {
-  flock_until(file, deadline, |_| false)
-}
-
-/// `flock_within`, asking `give_up` (with the time now) between tries: the
-/// wait ends early, as timed out, once it says so.
-pub fn flock_until(
-  file: File,
-  deadline: std::time::Instant,
-  mut give_up: impl FnMut(std::time::Instant) -> bool,
-) -> std::result::Result<Flocked, Unflocked> {
-  use nix::errno::Errno;
-  use nix::fcntl::{Flock, FlockArg};
-  use std::time::{Duration, Instant};
-  let mut tries = 0u32;
-  let mut pause = Duration::from_micros(50);
-  let mut file = file;
-  loop {
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-      Ok(held) => return Ok(Flocked::Held(held)),
-      Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
-        let now = Instant::now();
-        if now >= deadline || give_up(now) {
-          return Err(Unflocked::TimedOut);
-        }
-        tries += 1;
-        if tries <= 50 {
-          std::thread::yield_now();
-        } else {
-          std::thread::sleep(pause);
-          pause = (pause * 2).min(Duration::from_millis(20));
-        }
-        file = back;
-      }
-      Err((back, Errno::ENOLCK | Errno::EOPNOTSUPP)) => return Ok(Flocked::Unsupported(back)),
-      Err((_, e)) => return Err(Unflocked::Failed(e.into())),
-    }
-  }
 }
 
 /// The whole of an open file, from where it stands to its end.

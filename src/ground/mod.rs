@@ -6,6 +6,7 @@
 pub mod durable;
 pub mod error;
 pub mod files;
+pub mod flock;
 pub mod guard;
 pub mod holder;
 pub mod json;

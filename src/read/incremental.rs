@@ -11,124 +11,18 @@
 //! whole file. Only complete lines (up to the last
 //! newline) are kept: a line still being written is parsed fresh each call.
 
-use std::any::Any;
 use std::borrow::Cow;
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
-use std::sync::Mutex;
 
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::json::Doc;
 use crate::ground::paths;
-use crate::read::budget;
+use crate::read::cache;
+pub use crate::read::cache::kept_bytes;
+pub use crate::read::pieces::{Piece, Pieces};
 use crate::read::proof::{self, Extending, Proof};
-
-/// Where a piece of text is: a span of the file's bytes when the line was
-/// valid UTF-8 (so its bytes are its text), else the decoded text itself.
-#[derive(Clone, Debug)]
-pub enum Piece {
-  Span(Range<usize>),
-  Owned(Box<str>),
-}
-
-impl Piece {
-  /// Its range of the file, when it is one.
-  pub fn range(&self) -> Option<Range<usize>> {
-    match self {
-      Piece::Span(r) => Some(r.clone()),
-      Piece::Owned(_) => None,
-    }
-  }
-
-  pub fn bytes<'a>(&'a self, file: &'a [u8]) -> &'a [u8] {
-    match self {
-      Piece::Span(r) => file.get(r.clone()).unwrap_or_default(),
-      Piece::Owned(s) => s.as_bytes(),
-    }
-  }
-}
-
-/// Pieces as a fold keeps them: 12 bytes each (a span's start and length
-/// in three u32s, where a `Piece` takes 24); the rare other piece (the
-/// decoded text of a line that is not valid UTF-8, a span of 4 GiB) aside
-/// (#32).
-#[derive(Clone, Default)]
-pub struct Pieces {
-  spans: Vec<[u32; 3]>,
-  aside: Vec<Piece>,
-}
-
-/// The length that marks a piece kept aside: its start is its place there.
-const ASIDE: u32 = u32::MAX;
-
-impl Pieces {
-  pub fn push(&mut self, p: Piece) {
-    let span = match &p {
-      Piece::Span(r) => u32::try_from(r.len())
-        .ok()
-        .filter(|&n| n != ASIDE)
-        .map(|len| [r.start as u32, (r.start as u64 >> 32) as u32, len]),
-      Piece::Owned(_) => None,
-    };
-    let span = span.unwrap_or_else(|| {
-      let at = self.aside.len() as u64;
-      self.aside.push(p);
-      [at as u32, (at >> 32) as u32, ASIDE]
-    });
-    self.spans.push(span);
-  }
-
-  pub fn get(&self, i: usize) -> Option<Piece> {
-    let &[lo, hi, len] = self.spans.get(i)?;
-    let at = ((hi as u64) << 32 | lo as u64) as usize;
-    Some(match len {
-      ASIDE => self.aside.get(at)?.clone(),
-      _ => Piece::Span(at..at + len as usize),
-    })
-  }
-
-  /// Piece `i`'s bytes: of `file`, or its own text.
-  pub fn bytes<'a>(&'a self, i: usize, file: &'a [u8]) -> &'a [u8] {
-    match self.spans.get(i) {
-      Some(&[at, _, ASIDE]) => self.aside.get(at as usize).map_or(&[], |p| p.bytes(file)),
-      Some(_) => self.get(i).and_then(|p| file.get(p.range()?)).unwrap_or_default(),
-      None => &[],
-    }
-  }
-
-  /// Piece `i`'s range of the file, unless it was kept aside.
-  pub fn span(&self, i: usize) -> Option<Range<usize>> {
-    self.get(i)?.range()
-  }
-
-  pub fn len(&self) -> usize {
-    self.spans.len()
-  }
-
-  pub fn is_empty(&self) -> bool {
-    self.spans.is_empty()
-  }
-
-  pub fn iter(&self) -> impl Iterator<Item = Piece> + '_ {
-    (0..self.len()).filter_map(|i| self.get(i))
-  }
-
-  pub fn shrink(&mut self) {
-    self.spans.shrink_to_fit();
-    self.aside.shrink_to_fit();
-  }
-
-  /// The bytes held on the heap.
-  pub fn heap(&self) -> usize {
-    let text = |p: &Piece| match p {
-      Piece::Owned(s) => s.len(),
-      Piece::Span(_) => 0,
-    };
-    self.spans.capacity() * 12 + self.aside.capacity() * size_of::<Piece>() + self.aside.iter().map(text).sum::<usize>()
-  }
-}
 
 /// One parsed line as a fold sees it.
 pub struct Line<'a> {
@@ -199,107 +93,22 @@ impl<F: Fold> Default for Entry<F> {
   }
 }
 
-type Key = (std::any::TypeId, String);
+type Key = cache::Key;
 
-/// What is kept of one file, with the tick of its last use and its size.
-struct Kept {
-  tick: u64,
-  bytes: usize,
-  entry: Box<dyn Any + Send>,
-}
-
-/// The entries, within the budget (#32): a connector serves several
-/// bindings in one process, often under a memory limit, and what is kept
-/// between calls is what journal.mjs does not have.
-#[derive(Default)]
-struct Cache {
-  tick: u64,
-  /// The sum of the entries' `bytes`.
-  used: usize,
-  map: HashMap<Key, Kept>,
-  /// The size of each entry last dropped to make room, so that its fold,
-  /// made again, finds that room free before it is made: the heap then
-  /// holds the budget and one read, not the budget and a new fold besides.
-  dropped: HashMap<Key, usize>,
-}
-
-/// At most this many sizes of dropped entries are remembered.
-const DROPPED_MAX: usize = 4096;
-
-static CACHE: Mutex<Option<Cache>> = Mutex::new(None);
-
-/// An entry's size: its fold's heap, its key, and the entry and map slot.
+/// An entry's size: its fold's heap, its key, and the entry and the cache's slot.
 fn size_of_entry<F: Fold>(key: &Key, entry: &Entry<F>) -> usize {
-  entry.fold.heap() + key.1.capacity() + size_of::<Entry<F>>() + size_of::<(Key, Kept)>()
-}
-
-impl Cache {
-  /// The entry for `key`, taken out; on a miss, room is made for the size
-  /// its entry had when it was dropped.
-  fn take(&mut self, key: &Key, budget: usize) -> Option<Box<dyn Any + Send>> {
-    let Some(kept) = self.map.remove(key) else {
-      if let Some(bytes) = self.dropped.remove(key).filter(|&b| b <= budget) {
-        self.evict(budget - bytes);
-      }
-      return None;
-    };
-    self.used -= kept.bytes;
-    Some(kept.entry)
-  }
-
-  /// Drops the least recently used entries until at most `room` is used.
-  fn evict(&mut self, room: usize) {
-    while self.used > room {
-      let oldest = self.map.iter().min_by_key(|(_, kept)| kept.tick).map(|(k, _)| k.clone());
-      let Some((key, gone)) = oldest.and_then(|k| self.map.remove_entry(&k)) else {
-        break;
-      };
-      self.used -= gone.bytes;
-      if self.dropped.len() >= DROPPED_MAX {
-        self.dropped.clear();
-      }
-      self.dropped.insert(key, gone.bytes);
-    }
-  }
-
-  /// Keeps `entry` of `bytes` if it fits `budget`, the least recently
-  /// used entries going first to make room; one larger than the whole
-  /// budget is dropped (its file is then read whole at each call, as
-  /// journal.mjs reads it).
-  fn keep(&mut self, key: Key, bytes: usize, entry: Box<dyn Any + Send>, budget: usize) {
-    if let Some(old) = self.map.remove(&key) {
-      self.used -= old.bytes;
-    }
-    if bytes > budget {
-      return;
-    }
-    self.evict(budget - bytes);
-    self.tick += 1;
-    self.used += bytes;
-    let tick = self.tick;
-    self.map.insert(key, Kept { tick, bytes, entry });
-  }
+  entry.fold.heap() + key.1.capacity() + size_of::<Entry<F>>() + cache::SLOT
 }
 
 fn take<F: Fold>(key: &Key) -> Entry<F> {
-  let budget = budget::get();
-  let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-  let found = guard.get_or_insert_with(Cache::default).take(key, budget);
-  found
+  cache::take(key)
     .and_then(|b| b.downcast::<Entry<F>>().ok())
     .map_or_else(Entry::default, |b| *b)
 }
 
 fn put<F: Fold>(key: Key, entry: Entry<F>) {
   let bytes = size_of_entry(&key, &entry);
-  let budget = budget::get();
-  let mut guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
-  guard.get_or_insert_with(Cache::default).keep(key, bytes, Box::new(entry), budget);
-}
-
-/// What is kept now, in bytes (for tests and the benchmark's figures).
-pub fn kept_bytes() -> usize {
-  CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, |c| c.used)
+  cache::keep(key, bytes, Box::new(entry));
 }
 
 /// A line's text as every reader parses it: decoded as Node decodes it
@@ -728,90 +537,6 @@ mod tests {
     let d = crate::testutil::TempDir::new();
     std::fs::create_dir(format!("{}/t.jsonl", d.path())).expect("mkdir");
     assert_eq!(ns(d.path()), Err(JournalError::failed("could not read t.jsonl (EISDIR)")));
-  }
-
-  #[test]
-  fn pieces_are_kept_as_they_were_given() {
-    let big = 5usize << 30;
-    let given = [
-      Piece::Span(3..9),
-      Piece::Owned("\u{fffd}x".into()),
-      Piece::Span(big..big + 7),
-      Piece::Span(0..0),
-      Piece::Span(1..1 + big),
-      Piece::Span(10..10 + u32::MAX as usize),
-    ];
-    let mut kept = Pieces::default();
-    for p in &given {
-      kept.push(p.clone());
-    }
-    let back: Vec<String> = kept.iter().map(|p| format!("{p:?}")).collect();
-    let want: Vec<String> = given.iter().map(|p| format!("{p:?}")).collect();
-    assert_eq!(back, want);
-    let file = b"0123456789";
-    assert_eq!(kept.bytes(0, file), b"345678");
-    assert_eq!(kept.bytes(1, file), "\u{fffd}x".as_bytes());
-    assert_eq!(kept.bytes(2, file), b"", "past the bytes given");
-    assert_eq!((kept.span(0), kept.span(1)), (Some(3..9), None));
-    assert_eq!(kept.aside.len(), 3, "the decoded text and the two spans of 4 GiB or more");
-  }
-
-  #[test]
-  fn the_cache_keeps_within_its_budget_the_most_recently_used() {
-    let mut c = Cache::default();
-    let key = |n: u32| (std::any::TypeId::of::<Seen>(), format!("/j{n}/t.jsonl"));
-    let keys = |c: &Cache| {
-      let mut k: Vec<String> = c.map.keys().map(|k| k.1.clone()).collect();
-      k.sort();
-      k
-    };
-    for n in 0..4 {
-      c.keep(key(n), 100, Box::new(()), 350);
-    }
-    // The fourth pushed out the first.
-    assert_eq!(keys(&c), ["/j1/t.jsonl", "/j2/t.jsonl", "/j3/t.jsonl"]);
-    assert_eq!(c.used, 300);
-    // A use moves an entry to the front: taken, then kept again.
-    let got = c.take(&key(1), 350).expect("kept");
-    c.keep(key(1), 100, got, 350);
-    c.keep(key(4), 150, Box::new(()), 350);
-    assert_eq!(
-      keys(&c),
-      ["/j1/t.jsonl", "/j3/t.jsonl", "/j4/t.jsonl"],
-      "the least recently used went"
-    );
-    assert_eq!(c.used, 350);
-    // An entry larger than the budget is not kept, and evicts nothing.
-    c.keep(key(5), 351, Box::new(()), 350);
-    assert_eq!(keys(&c), ["/j1/t.jsonl", "/j3/t.jsonl", "/j4/t.jsonl"]);
-    // One that grew past it is dropped, its old size no longer counted.
-    c.keep(key(1), 400, Box::new(()), 350);
-    assert_eq!(
-      (keys(&c), c.used),
-      (vec!["/j3/t.jsonl".to_string(), "/j4/t.jsonl".to_string()], 250)
-    );
-    // A budget of 0 keeps nothing.
-    c.keep(key(6), 1, Box::new(()), 0);
-    assert!(c.take(&key(6), 0).is_none());
-  }
-
-  #[test]
-  fn a_dropped_entry_read_again_finds_its_room_made_first() {
-    let mut c = Cache::default();
-    let key = |n: u32| (std::any::TypeId::of::<Seen>(), format!("/j{n}/t.jsonl"));
-    for n in 0..3 {
-      c.keep(key(n), 100, Box::new(()), 300);
-    }
-    // j3 pushes out j0, whose size is remembered.
-    c.keep(key(3), 100, Box::new(()), 300);
-    assert_eq!(c.dropped.get(&key(0)), Some(&100));
-    // j0's miss drops j1 before its fold is made again, not after.
-    assert!(c.take(&key(0), 300).is_none());
-    assert_eq!(c.used, 200);
-    assert!(!c.map.contains_key(&key(1)));
-    // A miss with nothing remembered drops nothing.
-    assert!(c.take(&key(9), 300).is_none());
-    assert_eq!(c.used, 200);
   }
 
   #[test]

@@ -1,0 +1,37 @@
+// The record files, the turn records and STOP, each mapped to the
+// library's readers that read it: one map (#48), which check and status
+// both use. check asks every reader of a file for its refusal, each called
+// so that it reads every line and answers nothing that matters; status
+// shows the answer of one reader of each file it reads (`shown`), and names
+// that reader where it refuses.
+"use strict";
+
+const { J } = require("./journal.js");
+
+// An object is === to no parsed value, so a reader asked about it reads
+// every line of its file and answers nothing that matters: only its
+// refusal does.
+const NEVER = {};
+
+const reader = (name, call, shown = false) => Object.freeze({ name, call, shown });
+
+/** Each file's readers, in the order check asks them: `{ name, call(dir), shown }`. */
+const READERS = Object.freeze({
+  "inbox.jsonl": [reader("readInboxIds", (d) => J.readInboxIds(d), true)],
+  "outbox.jsonl": [reader("readOutbox", (d) => J.readOutbox(d)), reader("unresolvedOutbox", (d) => J.unresolvedOutbox(d), true)],
+  "drops.jsonl": [reader("readDrops", (d) => J.readDrops(d))],
+  "admissions.jsonl": [reader("countAdmissionsOn", (d) => J.countAdmissionsOn(d, NEVER), true)],
+  "notices.jsonl": [reader("noticeOn", (d) => J.noticeOn(d, NEVER, NEVER), true)],
+  "reloads.jsonl": [reader("readReloads", (d) => J.readReloads(d), true)],
+  turns: [reader("listTurns", (d) => J.listTurns(d)), reader("countTurnsOn", (d) => J.countTurnsOn(d, NEVER), true)],
+  STOP: [reader("readStop", (d) => J.readStop(d), true)],
+});
+
+/** The name of the reader whose answer status shows for `file`. */
+function shownReader(file) {
+  const r = READERS[file]?.find((x) => x.shown);
+  if (r === undefined) throw new Error(`status shows no reader of ${file}`);
+  return r.name;
+}
+
+module.exports = { READERS, shownReader };
