@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { beforeEach, describe, test } from "node:test";
 import v8 from "node:v8";
 import vm from "node:vm";
-import { M, isAddon, journal } from "./helpers.mjs";
+import { M, isAddon, journal, onNode } from "./helpers.mjs";
 
 const HUGE = 16 << 20;
 const x = "x".repeat(HUGE);
@@ -112,7 +112,10 @@ describe("huge strings", () => {
       got,
       [...small, line].map((l) => JSON.parse(l)),
     );
-    if (isAddon) assert.ok(grown < 1, `external memory grew by ${grown.toFixed(1)} MiB`);
+    // V8's external memory alone says what a read keeps: Bun's (JavaScriptCore's)
+    // counts what its collector has not yet freed, which moves with load, so
+    // there it is a figure.
+    if (isAddon && onNode) assert.ok(grown < 1, `external memory grew by ${grown.toFixed(1)} MiB`);
     else console.log(`# figure external memory grown by the read: ${grown.toFixed(1)} MiB`);
   });
 
