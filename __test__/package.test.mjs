@@ -2,7 +2,7 @@
 // an instance of the exported DiscordError.
 import assert from "node:assert/strict";
 import { createRequire } from "node:module";
-import { mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join, relative, resolve } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
@@ -146,5 +146,73 @@ describe("the internal entry", addonOnly, () => {
       }
     }
     assert.deepEqual([...outside].sort(), ["index.js", "internal.js", "package.json"]);
+  });
+});
+
+// #48: a clone's `npm install` printed EBADENGINE on Node 20 for two
+// dependencies of the build tool that asked for Node 22. The lock holds
+// every package a clone installs, with the Node versions each declares.
+describe("the dependencies a clone installs", () => {
+  const lock = join(fileURLToPath(new URL("..", import.meta.url)), "package-lock.json");
+  const skip = existsSync(lock) ? false : "the lock is the checkout's; a packed copy has none";
+
+  /** [major, minor, patch] of a version, a part given as `*` or `x` (or missing) as 0. */
+  const parts = (v) =>
+    v
+      .split(".")
+      .map((p) => (/^\d+$/.test(p) ? Number(p) : 0))
+      .concat([0, 0, 0])
+      .slice(0, 3);
+  const cmp = (a, b) => a[0] - b[0] || a[1] - b[1] || a[2] - b[2];
+  /** Whether `version` satisfies a range of npm's `engines` (`||` of comparators, each `>=`, `^`, `~`, `X.*` or exact). */
+  function satisfies(version, range) {
+    const v = parts(version);
+    return range.split("||").some((alternative) =>
+      alternative
+        .trim()
+        .replace(/(>=|<=|>|<|=|\^|~)\s+/g, "$1")
+        .split(/\s+/)
+        .every((c) => {
+          if (c === "" || c === "*") return true;
+          const m = /^(>=|<=|>|<|=|\^|~)?v?([\d.*x]+)$/.exec(c);
+          assert.ok(m, `a comparator this check reads: ${c}`);
+          const [op, at] = [m[1] ?? "", parts(m[2])];
+          const given = m[2].split(".").filter((p) => /^\d+$/.test(p)).length;
+          const d = cmp(v, at);
+          if (op === ">=") return d >= 0;
+          if (op === ">") return d > 0;
+          if (op === "<=") return d <= 0;
+          if (op === "<") return d < 0;
+          if (op === "^") return d >= 0 && v[0] === at[0];
+          if (op === "~") return d >= 0 && v[0] === at[0] && (given < 2 || v[1] === at[1]);
+          // X, X.Y, X.*: every version that starts so.
+          return parts(m[2])
+            .slice(0, given)
+            .every((p, i) => v[i] === p);
+        }),
+    );
+  }
+
+  test("the range check reads npm's ranges", () => {
+    assert.equal(satisfies("20.17.0", ">= 20.17"), true);
+    assert.equal(satisfies("20.20.2", "^22.20 || ^24.12 || >=25"), false);
+    assert.equal(satisfies("24.22.3", "^22.20 || ^24.12 || >=25"), true);
+    assert.equal(satisfies("20.19.0", "^20.19.0 || >=22.12.0"), true);
+    assert.equal(satisfies("20.18.0", "^20.19.0 || >=22.12.0"), false);
+    assert.equal(satisfies("22.12.0", "6.* || 8.* || >= 10.*"), true);
+    assert.equal(satisfies("20.19.0", "20 || >=22"), true);
+    assert.equal(satisfies("21.0.0", "20 || >=22"), false);
+  });
+
+  // Node 20 from 20.19 (oxlint, the linter, asks for it since its 1.17; the
+  // package itself runs from 20.17), 22 from 22.13, and 24.
+  test("none asks for a newer Node than 20.19, 22.13 or 24 (docs/development.md, set-up)", { skip }, () => {
+    const { packages } = JSON.parse(readFileSync(lock, "utf8"));
+    const refused = [];
+    for (const [path, p] of Object.entries(packages))
+      for (const node of ["20.19.0", "22.13.0", "24.0.0"])
+        if (p.engines?.node && !satisfies(node, p.engines.node))
+          refused.push(`${path || "the package"}@${p.version}: node ${p.engines.node} (not ${node})`);
+    assert.deepEqual(refused, []);
   });
 });
