@@ -28,7 +28,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, forOthers, modulePath, scratch, shellFile } from "./helpers.mjs";
+import { NOBODY, actsAsOwner, M, addonOnly, forOthers, modulePath, scratch, shellFile } from "./helpers.mjs";
 import { RECORD_FILES, contents, firstCommand, generate, operatorBrake, personsDecision, random, wholeRecords } from "./oracle.mjs";
 
 const require = createRequire(import.meta.url);
@@ -36,17 +36,9 @@ const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url))
 const SEED = Number(process.env.ORACLE_SEED ?? 1);
 const JOURNALS = Number(process.env.ORACLE_SURROUNDED ?? 36);
 const STEPS = 5;
-const NOBODY = 65534;
 const SURROUNDINGS = ["closed", "readOnly", "full", "stalled", "zombie", "hardLink"];
 
-const asRoot =
-  process.getuid?.() !== 0 || process.platform !== "linux"
-    ? { skip: "needs root on Linux: mounts, and a journal another user owns" }
-    : spawnSync("getent", ["passwd", String(NOBODY)]).status !== 0
-      ? { skip: "needs the user nobody (uid 65534) in the user database" }
-      : process.versions.deno
-        ? { skip: "Deno cannot set a process's groups: the command refuses to act as the owner" }
-        : {};
+const asRoot = process.platform !== "linux" ? { skip: "needs Linux: mounts, and a journal another user owns" } : actsAsOwner;
 
 // Mounts and processes made, undone by the last test (before the
 // temporary directories are removed).

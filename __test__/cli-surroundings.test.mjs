@@ -11,7 +11,7 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, mountsTmpfs, scratch, withTmpfs, shellFile } from "./helpers.mjs";
+import { NOBODY, actsAsOwner, M, addonOnly, journal, mountsTmpfs, scratch, withTmpfs, shellFile } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
@@ -44,15 +44,7 @@ const paste = (fix) => {
   return command;
 };
 
-const NOBODY = 65534;
-const asRoot =
-  process.getuid?.() !== 0
-    ? { skip: "needs root: the command acts as the journal's owner only when run as root" }
-    : spawnSync("getent", ["passwd", String(NOBODY)]).status !== 0
-      ? { skip: "needs the user nobody (uid 65534) in the user database" }
-      : process.versions.deno
-        ? { skip: "Deno cannot set a process's groups: the command refuses to act as the owner" }
-        : {};
+const asRoot = actsAsOwner;
 
 /** Gives `p` and everything below it to nobody. */
 function giveAway(p) {

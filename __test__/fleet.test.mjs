@@ -15,7 +15,7 @@ import { createServer } from "node:net";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, deadPid, liveOwner, scratch } from "./helpers.mjs";
+import { NOBODY, actsAsOwner, M, addonOnly, deadPid, liveOwner, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
@@ -29,15 +29,7 @@ const withPromtool = has("promtool") ? {} : { skip: "needs promtool (Debian's pr
 const withExporter = has("prometheus-node-exporter")
   ? {}
   : { skip: "needs node_exporter (Debian's prometheus-node-exporter package; .ci/run installs it)" };
-const NOBODY = 65534;
-const asRoot =
-  process.getuid?.() !== 0
-    ? { skip: "needs root: the command acts as each journal's owner only when run as root" }
-    : spawnSync("getent", ["passwd", String(NOBODY)]).status !== 0
-      ? { skip: "needs the user nobody (uid 65534) in the user database" }
-      : process.versions.deno
-        ? { skip: "Deno cannot set a process's groups: the command refuses to act as the owner" }
-        : {};
+const asRoot = actsAsOwner;
 
 /** A data root with bindings ready, braked, crashed, damaged and live, and two entries that are not bindings. */
 async function fleetRoot() {

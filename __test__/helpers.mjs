@@ -191,6 +191,23 @@ function openToAll(dir) {
   }
 }
 
+/** The user a root test gives journals to, so that the command acts as their owner. */
+export const NOBODY = 65534;
+
+/**
+ * Run as root, with nobody in the user database, and on a runtime that can
+ * set a process's groups: the command then acts as a journal's owner (#33),
+ * which a test of that needs. Deno cannot set groups, and refuses.
+ */
+export const actsAsOwner =
+  process.getuid?.() !== 0
+    ? { skip: "needs root: the command acts as the journal's owner only when run as root" }
+    : spawnSync("getent", ["passwd", String(NOBODY)]).status !== 0
+      ? { skip: "needs the user nobody (uid 65534) in the user database" }
+      : process.versions.deno
+        ? { skip: "Deno cannot set a process's groups: the command refuses to act as the owner" }
+        : {};
+
 /** Run as root on Linux, a test may mount a small tmpfs of its own (`withTmpfs`). */
 export const mountsTmpfs = process.getuid?.() === 0 && process.platform === "linux" ? {} : { skip: "needs root to mount a tmpfs" };
 

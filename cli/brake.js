@@ -8,7 +8,10 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { J, stopLockState, stopLockCause, repairRunning, holders, unguarded, processOf } = require("./journal.js");
 const { who } = require("./target.js");
-const { sh, age } = require("./output.js");
+const { sh, age, capitalized } = require("./output.js");
+
+/** Whether STOP's lines are the one a `recover` writes, which recover itself removes: no operator's brake. */
+const recoversOnly = (lines) => Array.isArray(lines) && lines.length === 1 && lines[0].reason === J.RECOVER_REASON;
 
 /** The journal's refusal `e`, with `more` said after it. */
 const refusal = (e, more) => new J.DiscordError(`${e.message}\n${more}`, e.exitCode);
@@ -117,8 +120,6 @@ function zombieProblem(dir, z) {
   };
 }
 
-const capitalized = (text) => text.charAt(0).toUpperCase() + text.slice(1);
-
 const LOCKED = "STOP update is locked; refusing";
 const pause = new Int32Array(new SharedArrayBuffer(4));
 
@@ -168,4 +169,4 @@ function unguardedNote({ at }) {
     : `note: this journal's lock guard cannot be had: ${why}. A start, recover, unlock or repair running at the same moment is not kept apart from this one (docs/lock.md)`;
 }
 
-module.exports = { refusal, stopLocked, retried, unguardedNote, zombieOf, zombieProblem };
+module.exports = { refusal, stopLocked, retried, unguardedNote, zombieOf, zombieProblem, recoversOnly };

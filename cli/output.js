@@ -68,6 +68,9 @@ const UNSAFE = new RegExp(
 );
 const printable = (text) => String(text).replace(UNSAFE, (c) => (c.length > 1 && colour ? c : escaped(c)));
 
+/** `text` with its first letter in capitals, as a sentence after a full stop begins. */
+const capitalized = (text) => text.charAt(0).toUpperCase() + text.slice(1);
+
 /** `1 line`, `2 lines`. */
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
@@ -161,6 +164,7 @@ function run(json, body) {
 }
 
 module.exports = {
+  capitalized,
   UsageError,
   Refusal,
   mark,

@@ -14,6 +14,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { STATES, stateOf } = require("./fleet.js");
 const { Refusal } = require("./output.js");
+const { J } = require("./journal.js");
 
 /** A label value as the text format writes it: backslash, quote and newline escaped. */
 const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
@@ -104,16 +105,6 @@ function metrics(view) {
   return out.join("\n") + "\n";
 }
 
-/** Whether process `pid` is alive. */
-function alive(pid) {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return e.code === "EPERM";
-  }
-}
-
 /**
  * Writes `text` to `file`, replacing it whole (see the file's head).
  * Refuses, naming the cause, where it cannot.
@@ -129,7 +120,7 @@ function writeAtomically(file, text) {
       const m = n.startsWith(prefix) && /^(\d+)\.[0-9a-f]+\.tmp$/.exec(n.slice(prefix.length));
       if (!m) continue;
       const old = Date.now() - (fs.lstatSync(path.join(dir, n), { throwIfNoEntry: false })?.mtimeMs ?? Date.now()) > 3_600_000;
-      if (old || !alive(Number(m[1]))) fs.rmSync(path.join(dir, n), { force: true });
+      if (old || !J.pidAlive(Number(m[1]))) fs.rmSync(path.join(dir, n), { force: true });
     }
   } catch {
     // Listed again below, where the write names the cause.

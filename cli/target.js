@@ -18,7 +18,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { UsageError, Refusal, sh, age } = require("./output.js");
+const { UsageError, Refusal, sh, age, capitalized } = require("./output.js");
 const { J, RECORD_FILES } = require("./journal.js");
 
 /** What only a journal holds: one of these makes a directory a journal. */
@@ -294,7 +294,8 @@ function reach(dir, { command, write = false, argv }) {
         st = fs.statSync(at);
       } catch (e) {
         const closed = closedOnPath(abs, user.uid, user.why);
-        if (closed) throw new Refusal(`${closed.what}; nothing was read or changed. ${capital(closed.fix)}, then run the command again`);
+        if (closed)
+          throw new Refusal(`${closed.what}; nothing was read or changed. ${capitalized(closed.fix)}, then run the command again`);
         throw new Refusal(
           `the journal at ${dir} is out of reach of ${who(user.uid)}, ${user.why} (${e.code}), so its service cannot reach it either; nothing was read or changed. ` +
             `\`namei -l ${sh(dir)}\` shows which directory on the path is closed to it`,
@@ -313,7 +314,7 @@ function reach(dir, { command, write = false, argv }) {
   // one owner's bindings): no other user runs here with closed parents
   // it could not have passed.
   const closed = acting || process.geteuid() !== 0 ? closedOnPath(abs, process.geteuid(), actingWhy ?? "the journal's owner") : null;
-  if (closed && write) throw new Refusal(`${closed.what}; nothing was written. ${capital(closed.fix)}, then run the command again`);
+  if (closed && write) throw new Refusal(`${closed.what}; nothing was written. ${capitalized(closed.fix)}, then run the command again`);
   const self = process.geteuid();
   const refuse = (what, code) =>
     new Refusal(
@@ -341,8 +342,6 @@ function reach(dir, { command, write = false, argv }) {
   }
   return { dir, abs, at, st, entries, link, acting, closed };
 }
-
-const capital = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 
 /**
  * The directory on the journal's path (`abs`) that the user `uid`, whose

@@ -23,7 +23,7 @@ const {
 } = require("../target.js");
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
-const { zombieOf, zombieProblem } = require("../brake.js");
+const { zombieOf, zombieProblem, recoversOnly } = require("../brake.js");
 const { sh, UsageError } = require("../output.js");
 const { fleet } = require("../fleet.js");
 const { metrics, writeAtomically } = require("../prometheus.js");
@@ -108,9 +108,6 @@ function turnEntry(t, file) {
 
 /** The owner record's pid as shown: none where the record is a link out of the journal. */
 const pidOf = (owner) => owner?.pid ?? "(not shown)";
-
-/** Whether STOP is the one line a `recover` writes, which `recover` itself clears. */
-const recoversOwn = (stop) => stop.value !== undefined && stop.value.length === 1 && stop.value[0].reason === J.RECOVER_REASON;
 
 /**
  * What to run next for the lock, given the brake: with an operator's STOP,
@@ -405,7 +402,7 @@ function verdict(target, s, found, inboxIds) {
     kind.set(p, "unreadable");
   }
   const lockState = s.lock?.state;
-  const ours = stop.present && recoversOwn(stop) && lockState !== "live";
+  const ours = stop.present && recoversOnly(stop.value) && lockState !== "live";
   const braked = stop.present && !ours;
   const stopLockLeft = s.entries[".stop.lock"] !== undefined;
   let state;

@@ -7,7 +7,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { J } = require("../journal.js");
 const { BINDING_NAME, journalDir, becomeMaker, target, journalName } = require("../target.js");
-const { refusal, retried } = require("../brake.js");
+const { refusal, retried, recoversOnly } = require("../brake.js");
 const { UsageError, Refusal, sh } = require("../output.js");
 
 /** `stop`'s reason, refused where it would not brake. */
@@ -30,13 +30,12 @@ function stopReason(reason) {
 
 const REASON_MAX = 4096;
 
-/** Whether STOP is the one line a `recover` writes, which recover itself removes. */
-function recoversOnly(at) {
+/** STOP's lines, or null where they cannot be read. */
+function stopLines(at) {
   try {
-    const lines = J.readStop(at);
-    return lines.length === 1 && lines[0].reason === J.RECOVER_REASON;
+    return J.readStop(at);
   } catch {
-    return false;
+    return null;
   }
 }
 
@@ -51,7 +50,7 @@ function stop(t, reason) {
     // that is a brake all the same, and the operator must know it is on (#34).
     if (e instanceof J.DiscordError && J.stopRequested(t.at)) {
       // recover's own line is no brake: the next recover removes it (#45).
-      if (recoversOnly(t.at))
+      if (recoversOnly(stopLines(t.at)))
         throw refusal(
           e,
           `STOP holds only the line \`recover\` writes for itself, which the next \`recover\` removes, so the brake is NOT on: nothing stops the binding from starting until this command succeeds`,
