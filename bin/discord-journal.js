@@ -100,7 +100,10 @@ withDir(
   ),
 )
   .option("--prometheus <file>", "with every binding: write their metrics to <file> in node_exporter's textfile format (replaced whole)")
-  .addOption(new Option("--fleet-only <names>").hideHelp());
+  .addOption(new Option("--fleet-only <names>").hideHelp())
+  // Every binding only where --data-root was typed: `status` alone, in a
+  // directory that happens to hold data/, stays the usage mistake it was.
+  .hook("preAction", (cmd) => cmd.setOptionValue("fleet", cmd.getOptionValueSource("dataRoot") === "cli"));
 
 withDir(command("check", "list every line and turn record the readers would refuse, and why; exit 1 if any"));
 

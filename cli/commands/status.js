@@ -568,12 +568,12 @@ function exitOf(s) {
 }
 
 /**
- * The command: `status [dir]` with its options; with neither DIR nor
- * --binding, every binding under the data root (cli/fleet.js), and with
+ * The command: `status [dir]` with its options; with --data-root and
+ * neither DIR nor --binding, every binding under the data root (cli/fleet.js), and with
  * --prometheus FILE their metrics written to FILE (cli/prometheus.js).
  */
 function action(dir, opts) {
-  if (dir === undefined && opts.binding === undefined) {
+  if (dir === undefined && opts.binding === undefined && opts.fleet) {
     const view = fleet(opts, { status, exitOf });
     if (opts.prometheus !== undefined) writeAtomically(opts.prometheus, metrics(view));
     return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
