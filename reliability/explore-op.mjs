@@ -67,6 +67,12 @@ const operations = {
     M.appendInbox(dir, { id: tag });
     r.appended = tag;
   },
+  // The same, from a process that appended once before it was ready: it
+  // knows where the file ended then, and reads there first (#47).
+  appendAgain: (r) => {
+    M.appendInbox(dir, { id: tag });
+    r.appended = tag;
+  },
   release: () => M.clearPid(dir, process.pid),
   recover: (r) => (r.recovered = M.recover(dir)),
   unlock: (r) => (r.unlocked = M.unlock(dir) !== false),
@@ -124,6 +130,7 @@ if (!(op in operations)) {
   process.exit(2);
 }
 if (op === "release") M.writePid(dir, process.pid);
+if (op === "appendAgain") M.appendInbox(dir, { id: `${tag}-before` });
 out(`ready ${process.pid}`);
 if (line() !== "go") process.exit(0);
 mark("begin");

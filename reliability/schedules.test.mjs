@@ -657,18 +657,22 @@ describe("a repair racing appends (#31)", () => {
   // flock, or the repair mends after dropping it: the append then lands in
   // the part the truncation cuts, on the file the rename replaces, or
   // before the quarantine's link, and its record is lost.
-  const paused = (base, name, match) => ({
+  const paused = (base, name, match, append = "append") => ({
     base,
     ops: ["repair", "append"],
     procs: [
       { op: "repair", tag: "P", at: [0], pauses: [{ name, match, ms: 1500 }] },
-      { op: "append", tag: "A", at: [600] },
+      { op: append, tag: "A", at: [600] },
     ],
   });
   for (const [what, spec] of Object.entries({
     "its truncation": paused("empty", "ftruncate", /./),
     "its quarantine's link": paused("empty", "linkat", /"inbox\.jsonl\.aside-/),
     "its rename of the file written anew": paused("inside", "renameat", /"inbox\.jsonl"\)/),
+    // An appender that appended before the repair began reads first where
+    // its file ended (#47): the repair's newline in the old file sends it
+    // to the full check, which finds the file renamed over.
+    "its rename of the file written anew (the appender appended before)": paused("inside", "renameat", /"inbox\.jsonl"\)/, "appendAgain"),
   }))
     test(`an append while a repair is paused before ${what} is kept`, { ...traced, timeout: 120_000 }, async (t) => {
       if (!isAddon) return t.skip("repair is this package's command");

@@ -43,35 +43,132 @@ pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, 
 /// file never cuts off a line appended in between. A file a repair renamed
 /// over meanwhile (no name links it any more) is opened again. A file this
 /// user may write but not read is appended to as before, unchecked.
+///
+/// Where this thread's last append to the path left the file ending at
+/// byte E, one read of the two bytes from E - 1 judges the file instead
+/// (#47): exactly one byte, a newline, proves under the flock that the file
+/// ends there with a whole line, whatever happened since. Anything else
+/// (more bytes, fewer, another byte, an error) takes the full check above.
+/// The remembered end only chooses where to read: the answer is the read's.
 pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   if line.contains('\n') {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
   let path = paths::under(dir, &[name]);
-  let refuse = |e: std::io::Error| quiet_io(&e, name, "append to");
-  let (mut file, size) = open_locked(&path).map_err(refuse)?;
-  let cut = size > 0 && cut_tail(file.file(), size);
-  let mut buf = Vec::with_capacity(line.len() + 2);
-  if cut {
+  let refuse = |e: std::io::Error| {
+    ends::forget(&path);
+    quiet_io(&e, name, "append to")
+  };
+  let opened = open_locked(&path, ends::of(&path)).map_err(refuse)?;
+  let (mut file, size) = (opened.file, opened.size);
+  let written = LINE.with(|buf| {
+    let mut buf = buf.borrow_mut();
+    buf.clear();
+    if opened.cut {
+      buf.push(b'\n');
+    }
+    buf.extend_from_slice(line.as_bytes());
     buf.push(b'\n');
+    let written = write_line(&mut file, &buf).map(|()| buf.len() as u64);
+    // A huge line's room is not kept.
+    if buf.capacity() > 1 << 16 {
+      *buf = Vec::new();
+    }
+    written
+  });
+  let written = written.map_err(refuse)?;
+  // Where the file was judged (a file this user cannot read is not, and
+  // gets no end to look at: its read would fail each time).
+  if opened.judged {
+    ends::set(&path, size + written);
   }
-  buf.extend_from_slice(line.as_bytes());
-  buf.push(b'\n');
-  write_line(file.file_mut(), &buf).map_err(refuse)?;
-  crate::ground::durable::file(file.file()).map_err(refuse)?;
+  crate::ground::durable::file(&file).map_err(refuse)?;
   if size == 0 {
     crate::ground::durable::dir(dir).map_err(refuse)?;
   }
   Ok(())
 }
 
+thread_local! {
+  /// The line and its newlines as written: room kept between appends.
+  static LINE: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Where this thread's last append to each path left the file's end: the
+/// place `append` reads first. Per thread, so no lock is taken for it (a
+/// Worker is a thread of its own); bounded, and emptied when full, since a
+/// missing end only costs the full check.
+mod ends {
+  use std::cell::RefCell;
+  use std::collections::HashMap;
+  use std::hash::{BuildHasherDefault, Hasher};
+
+  const MOST: usize = 4096;
+
+  /// FNV-1a: the keys are this process's own paths, so no one chooses
+  /// them to collide, and it hashes a path in a third of SipHash's time.
+  #[derive(Default)]
+  struct Fnv(u64);
+
+  impl Hasher for Fnv {
+    fn finish(&self) -> u64 {
+      self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+      let mut h = if self.0 == 0 { 0xcbf2_9ce4_8422_2325 } else { self.0 };
+      for &b in bytes {
+        h = (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3);
+      }
+      self.0 = h;
+    }
+  }
+
+  thread_local! {
+    static ENDS: RefCell<HashMap<String, u64, BuildHasherDefault<Fnv>>> = RefCell::new(HashMap::default());
+  }
+
+  pub fn of(path: &str) -> Option<u64> {
+    ENDS.with(|e| e.borrow().get(path).copied())
+  }
+
+  pub fn set(path: &str, end: u64) {
+    ENDS.with(|e| {
+      let mut e = e.borrow_mut();
+      if let Some(at) = e.get_mut(path) {
+        *at = end;
+        return;
+      }
+      if e.len() >= MOST {
+        e.clear();
+      }
+      e.insert(path.to_string(), end);
+    });
+  }
+
+  pub fn forget(path: &str) {
+    ENDS.with(|e| e.borrow_mut().remove(path));
+  }
+}
+
 /// How long an append waits for the file's flock: an appender holds it for
 /// a write, a repair for the check, quarantine and mend of one file.
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// A line file opened for appending and flocked, with its size and
+/// whether its last line is cut.
+struct Opened {
+  /// Flocked until closed (`flock_until_closed`).
+  file: File,
+  size: u64,
+  cut: bool,
+  /// Whether the tail was read (a write-only file's is not).
+  judged: bool,
+}
+
 /// The line file opened for appending, flocked, still linked, and its size.
-fn open_locked(path: &str) -> std::io::Result<(crate::ground::files::Flocked, u64)> {
-  use crate::ground::files::{flock_within, open_path, size_linked, Access, Unflocked};
+/// `end`: where the file ended after this thread's last append to it.
+fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
+  use crate::ground::files::{flock_until_closed, open_path, size_linked, Access, Unflocked};
   let deadline = std::time::Instant::now() + PATIENCE;
   // A repair renames a file over at most once per run; a few rounds are
   // many.
@@ -88,35 +185,73 @@ fn open_locked(path: &str) -> std::io::Result<(crate::ground::files::Flocked, u6
       Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
       opened => opened,
     }?;
-    let locked = flock_within(file, deadline).map_err(|e| match e {
+    let locked = flock_until_closed(file, deadline).map_err(|e| match e {
       Unflocked::TimedOut => std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK),
       Unflocked::Failed(e) => e,
     })?;
-    let (size, linked) = size_linked(locked.file())?;
+    if let Some(end) = end.take().filter(|&end| ends_with_line(&locked, end)) {
+      return Ok(Opened {
+        file: locked,
+        size: end,
+        cut: false,
+        judged: true,
+      });
+    }
+    let (size, linked) = size_linked(&locked)?;
     if linked {
-      return Ok((locked, size));
+      let tail = if size > 0 { tail_cut(&locked, size) } else { Some(false) };
+      return Ok(Opened {
+        file: locked,
+        size,
+        cut: tail.unwrap_or(false),
+        judged: tail.is_some(),
+      });
     }
   }
   Err(std::io::Error::from_raw_os_error(nix::libc::ESTALE))
 }
 
+/// Whether the file ends at `end` (> 0) with a newline: a read of two
+/// bytes from `end - 1` gives exactly one, `\n`. Held under the file's
+/// flock, that is the whole of what the full check would find: no other
+/// appender of this package is half-way through a line, the size is `end`
+/// and the last line is whole. It says nothing of the file's link or kind,
+/// and needs not to:
+/// - a repair renames a file written anew over this one holding its flock,
+///   and first appends a newline to it (`operator::repair`): the file it
+///   leaves behind no longer ends at any end an appender saw;
+/// - a FIFO or a terminal refuses the read (ESPIPE); a device such as
+///   /dev/null or /dev/zero reads no bytes or both: the full check then
+///   refuses it as before.
+fn ends_with_line(file: &File, end: u64) -> bool {
+  use std::os::unix::fs::FileExt;
+  let mut b = [0u8; 2];
+  end > 0 && matches!(file.read_at(&mut b, end - 1), Ok(1)) && b[0] == b'\n'
+}
+
 /// Whether the file's last line (after its last newline; `size` > 0) is
 /// cut short: not ended by a newline, and not something `trim()` empties.
 /// A file that cannot be read here is not judged cut.
+#[cfg(test)]
+fn cut_tail(file: &File, size: u64) -> bool {
+  tail_cut(file, size).unwrap_or(false)
+}
+
+/// `cut_tail`, or None where the file could not be read.
 ///
 /// The tail is read backwards a chunk at a time and decoded character by
 /// character from its end: the first character that is not one `trim()`
 /// removes settles it (a cut JSON line has one at its very end), so the
 /// work is bounded by the whitespace actually there. Bytes that do not
 /// decode are U+FFFD to the reader, which `trim()` keeps: cut.
-fn cut_tail(file: &File, size: u64) -> bool {
+fn tail_cut(file: &File, size: u64) -> Option<bool> {
   use std::os::unix::fs::FileExt;
-  let Some(last) = last_byte(file, size) else { return false };
+  let last = last_byte(file, size)?;
   if last == b'\n' {
-    return false;
+    return Some(false);
   }
   if last.is_ascii() && !is_ascii_space(last) {
-    return true;
+    return Some(true);
   }
   let mut end = size;
   let mut chunk = vec![0u8; 4096];
@@ -126,40 +261,40 @@ fn cut_tail(file: &File, size: u64) -> bool {
     let start = end.saturating_sub(chunk.len() as u64);
     let want = usize::try_from(end - start).unwrap_or(chunk.len());
     if file.read_exact_at(&mut chunk[..want], start).is_err() {
-      return false;
+      return None;
     }
     for &b in chunk[..want].iter().rev() {
       if b & 0xc0 == 0x80 {
         // A continuation byte: at most three before their lead.
         if pending.len() == 3 {
-          return true;
+          return Some(true);
         }
         pending.insert(0, b);
         continue;
       }
       if b.is_ascii() {
         if !pending.is_empty() {
-          return true;
+          return Some(true);
         }
         if b == b'\n' {
-          return false;
+          return Some(false);
         }
         if !is_ascii_space(b) {
-          return true;
+          return Some(true);
         }
         continue;
       }
       pending.insert(0, b);
       let space = std::str::from_utf8(&pending).is_ok_and(|c| c.chars().all(crate::ground::text::is_js_space));
       if !space {
-        return true;
+        return Some(true);
       }
       pending.clear();
     }
     end = start;
   }
   // The whole file is the tail: whitespace, unless bytes were left over.
-  !pending.is_empty()
+  Some(!pending.is_empty())
 }
 
 /// The ASCII characters JavaScript's `trim()` removes (but the newline,
@@ -306,6 +441,48 @@ mod tests {
     append(d.path(), INBOX, "2").expect("append to a write-only file");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     assert_eq!(std::fs::read_to_string(&path).expect("file"), "{\"id\":\"m1\"}\n2\n");
+  }
+
+  /// Where the file ends after this thread's last append is read, not
+  /// trusted (#47): each change below keeps or moves that end, and the
+  /// next append answers as the full check does.
+  #[test]
+  fn the_end_an_append_left_is_read_again() {
+    use std::os::unix::fs::FileExt;
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/{INBOX}", d.path());
+    append(d.path(), INBOX, "1").expect("append");
+    // The newline overwritten in place: the same size, a cut line now.
+    std::fs::OpenOptions::new()
+      .write(true)
+      .open(&path)
+      .expect("open")
+      .write_all_at(b"x", 1)
+      .expect("overwrite");
+    append(d.path(), INBOX, "2").expect("append");
+    assert_eq!(std::fs::read_to_string(&path).expect("file"), "1x\n2\n");
+    // Replaced by a file of the same size that ends whole: appended to.
+    std::fs::write(format!("{path}.new"), "abcd\n").expect("write");
+    std::fs::rename(format!("{path}.new"), &path).expect("rename");
+    append(d.path(), INBOX, "3").expect("append");
+    assert_eq!(std::fs::read_to_string(&path).expect("file"), "abcd\n3\n");
+    // Replaced by a FIFO, or a link to /dev/null: refused as before, at once.
+    std::fs::remove_file(&path).expect("rm");
+    append(d.path(), INBOX, "4").expect("append");
+    std::fs::remove_file(&path).expect("rm");
+    nix::unistd::mkfifo(path.as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
+    assert_eq!(
+      append(d.path(), INBOX, "4"),
+      Err(JournalError::failed("could not append to inbox.jsonl (EFTYPE)"))
+    );
+    std::fs::remove_file(&path).expect("rm");
+    append(d.path(), INBOX, "5").expect("append");
+    std::fs::remove_file(&path).expect("rm");
+    std::os::unix::fs::symlink("/dev/null", &path).expect("symlink");
+    assert_eq!(
+      append(d.path(), INBOX, "6"),
+      Err(JournalError::failed("could not append to inbox.jsonl (EFTYPE)"))
+    );
   }
 
   #[test]

@@ -26,7 +26,7 @@ use nix::fcntl::OFlag;
 use nix::libc;
 use nix::sys::stat::FileStat;
 
-pub use crate::ground::flock::{flock_until, flock_within, Flocked, Unflocked};
+pub use crate::ground::flock::{flock_until, flock_until_closed, flock_within, Flocked, Unflocked};
 
 /// Whether a directory's open follows a final symlink.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -40,9 +40,8 @@ pub enum Unflocked {
 }
 
 /// Takes an exclusive flock on `file`, waiting until `deadline` for its
-/// holder. Holders keep it for a few system calls, so a waiter first
-/// yields, then sleeps from 50 µs, doubling to 20 ms. A file system with no
-/// flock (ENOLCK, EOPNOTSUPP: some NFS mounts) gives the file back unlocked.
+/// holder. A file system with no flock (ENOLCK, EOPNOTSUPP: some NFS
+/// mounts) gives the file back unlocked.
 pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Result<Flocked, Unflocked> {
   flock_until(file, deadline, |_| false)
 }
@@ -52,17 +51,56 @@ pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Re
 pub fn flock_until(
   file: File,
   deadline: std::time::Instant,
-  mut give_up: impl FnMut(std::time::Instant) -> bool,
+  give_up: impl FnMut(std::time::Instant) -> bool,
 ) -> std::result::Result<Flocked, Unflocked> {
-  use nix::errno::Errno;
   use nix::fcntl::{Flock, FlockArg};
+  wait(
+    file,
+    deadline,
+    give_up,
+    |file| Flock::lock(file, FlockArg::LockExclusiveNonblock).map(Flocked::Held),
+    Flocked::Unsupported,
+  )
+}
+
+/// `flock_within` for a descriptor about to be closed: the lock is not
+/// dropped by a call of its own but goes with the descriptor's close (the
+/// one system call an append saves by it, #47), so it must be the open
+/// file's only descriptor (O_CLOEXEC, never duplicated). A child forked
+/// meanwhile by another thread shares it until its exec or exit, and the
+/// lock with it (docs/durability.md). The file, locked (or unlocked where
+/// the file system has no flock).
+pub fn flock_until_closed(file: File, deadline: std::time::Instant) -> std::result::Result<File, Unflocked> {
+  use rustix::fs::{flock, FlockOperation};
+  wait(
+    file,
+    deadline,
+    |_| false,
+    |file| match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+      Ok(()) => Ok(file),
+      Err(e) => Err((file, nix::errno::Errno::from_raw(e.raw_os_error()))),
+    },
+    |file| file,
+  )
+}
+
+/// Tries `take` until it holds the lock, `deadline` passes or `give_up`
+/// says so. Holders keep it for a few system calls, so a waiter first
+/// yields, then sleeps from 50 µs, doubling to 20 ms.
+fn wait<T>(
+  mut file: File,
+  deadline: std::time::Instant,
+  mut give_up: impl FnMut(std::time::Instant) -> bool,
+  take: impl Fn(File) -> std::result::Result<T, (File, nix::errno::Errno)>,
+  unsupported: impl Fn(File) -> T,
+) -> std::result::Result<T, Unflocked> {
+  use nix::errno::Errno;
   use std::time::{Duration, Instant};
   let mut tries = 0u32;
   let mut pause = Duration::from_micros(50);
-  let mut file = file;
   loop {
-    match Flock::lock(file, FlockArg::LockExclusiveNonblock) {
-      Ok(held) => return Ok(Flocked::Held(held)),
+    match take(file) {
+      Ok(held) => return Ok(held),
       Err((back, Errno::EWOULDBLOCK | Errno::EINTR)) => {
         let now = Instant::now();
         if now >= deadline || give_up(now) {
@@ -77,7 +115,7 @@ pub fn flock_until(
         }
         file = back;
       }
-      Err((back, Errno::ENOLCK | Errno::EOPNOTSUPP)) => return Ok(Flocked::Unsupported(back)),
+      Err((back, Errno::ENOLCK | Errno::EOPNOTSUPP)) => return Ok(unsupported(back)),
       Err((_, e)) => return Err(Unflocked::Failed(e.into())),
     }
   }

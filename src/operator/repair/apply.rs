@@ -340,7 +340,7 @@ fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str))
   }
   keep.push((at, f.size));
   publish(&j.fd, f.name, true, |out| {
-    let mut w = std::io::BufWriter::with_capacity(1 << 20, out);
+    let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut *out);
     let mut last = None;
     for &(start, end) in &keep {
       if end > start {
@@ -362,8 +362,47 @@ fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str))
     w.flush()?;
     drop(w);
     step(&format!("written {}", f.name));
-    Ok(())
+    out.sync_all()?;
+    leave_behind(j, f, source)
   })
+}
+
+/// Appends a newline to the file a rewrite is about to rename over, as the
+/// last step before the rename, holding its flock (#47). An appender that
+/// opened it before the rename and waits for the flock judges its tail by
+/// reading at the end its last append left (`lines::append`): the file
+/// then ends one byte later, so that read fails and the appender takes the
+/// full check, which finds the file unlinked and opens the new one. Only a
+/// file that ends with a newline can look whole to that read, and only one
+/// no other name links: a hard-linked file is the other name's and keeps
+/// its bytes. A kill between this and the rename leaves one empty line at
+/// the end of the old file, which every reader skips; the next repair goes
+/// on from there. A file the repair may read but not write is one no
+/// appender of this user writes either, and is left as it is.
+fn leave_behind(j: &Journal, f: &FilePlan, source: &File) -> std::io::Result<()> {
+  use std::os::unix::fs::{FileExt, MetadataExt};
+  let st = source.metadata()?;
+  let mut last = [0u8; 1];
+  if st.nlink() != 1 || st.len() == 0 || source.read_at(&mut last, st.len() - 1)? != 1 || last[0] != b'\n' {
+    return Ok(());
+  }
+  let fd = match openat(
+    &j.fd,
+    f.name,
+    OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK,
+    Mode::empty(),
+  ) {
+    Ok(fd) => File::from(fd),
+    Err(nix::errno::Errno::EACCES | nix::errno::Errno::EPERM) => return Ok(()),
+    Err(e) => return Err(e.into()),
+  };
+  let now = fd.metadata()?;
+  if (now.dev(), now.ino()) != (st.dev(), st.ino()) {
+    // Not the file checked: the rename replaces whatever is there, and the
+    // file checked is no longer at the name for an appender to open.
+    return Ok(());
+  }
+  (&fd).write_all(b"\n")
 }
 
 /// The names in the journal directory.

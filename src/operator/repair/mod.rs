@@ -380,6 +380,44 @@ mod tests {
     assert!(!planned(&d).changes(), "a second repair finds nothing");
   }
 
+  /// An appender that knows where its last append left the file (#47),
+  /// opening it while a rewrite holds it and waiting for its flock, finds
+  /// the file it opened renamed over, and lands in the new one. Fails
+  /// without the newline the rewrite leaves behind in the old file: the
+  /// appender's read at its end then finds the old file as it left it, and
+  /// its record goes into a file no name links.
+  #[test]
+  fn an_appender_waiting_for_a_file_renamed_over_lands_in_the_new_one() {
+    use std::sync::mpsc::channel;
+    let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"cu\n{B}"));
+    let (go, wait) = channel::<()>();
+    let (appended, first) = channel::<()>();
+    let dir = d.path().to_string();
+    let appender = std::thread::spawn(move || {
+      crate::lines::append(&dir, "inbox.jsonl", "{\"id\":\"w1\"}")?;
+      let _ = appended.send(());
+      let _ = wait.recv();
+      crate::lines::append(&dir, "inbox.jsonl", "{\"id\":\"w2\"}")
+    });
+    first.recv().expect("first append");
+    let j = Journal::open(d.path()).expect("open");
+    let p = plan(&j).expect("plan");
+    assert!(!p.files[0].truncate, "a rewrite");
+    apply(&j, &p, "T", &mut |step| {
+      if step == "written inbox.jsonl" {
+        go.send(()).expect("go");
+        // The appender opens the file and waits for its flock.
+        std::thread::sleep(std::time::Duration::from_millis(300));
+      }
+    })
+    .expect("apply");
+    appender.join().expect("appender").expect("second append");
+    assert_eq!(
+      std::fs::read_to_string(&path).expect("read"),
+      format!("{A}{B}{{\"id\":\"w1\"}}\n{{\"id\":\"w2\"}}\n")
+    );
+  }
+
   #[test]
   fn a_file_with_another_name_is_written_anew_and_the_other_name_keeps_the_old() {
     use std::os::unix::fs::MetadataExt;
