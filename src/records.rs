@@ -484,7 +484,7 @@ mod tests {
         let undefined = o.merged(g, &file, &mut out);
         let out = out.finish().expect("room").text;
         assert_eq!(undefined, g.intent_at_undefined());
-        assert_eq!(out.len(), o.merged_size(g, &file));
+        assert!(out.len() <= o.merged_size(g, &file));
         merged.push(String::from_utf8(out).expect("utf-8"));
       }
       let nonces: Vec<String> = d
@@ -524,12 +524,12 @@ mod tests {
       let mut out = Part::new(Vec::new(), 0).expect("room");
       o.merged(g, &file, &mut out);
       let out = out.finish().expect("room").text;
-      assert_eq!(out.len(), o.merged_size(g, &file));
+      assert!(out.len() <= o.merged_size(g, &file));
       Ok(String::from_utf8(out).expect("utf-8"))
     });
     assert_eq!(
       merged.expect("read"),
-      "{\"nonce\":\"n\",\"at\":\"t\",\"intentAt\":\"t\",\"nonce\":\"n\",\"x\":\"\u{fffd}\",\"intentAt\":\"t\"}"
+      "{\"nonce\":\"n\",\"at\":\"t\",\"intentAt\":\"t\",\"x\":\"\u{fffd}\"}"
     );
   }
 

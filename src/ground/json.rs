@@ -11,6 +11,36 @@
 
 use std::ops::Range;
 
+/// The members of an object's inside (the text between its braces, as
+/// an outbox line's members are kept), as `Doc::parse` finds them in the
+/// object; `None` where that text is not a list of members.
+pub fn members_of(inside: &[u8]) -> Option<Vec<Member>> {
+  let mut p = Parser { b: inside, i: 0 };
+  let mut members = Vec::new();
+  loop {
+    p.ws();
+    let start = p.i;
+    let key = p.string()?;
+    p.ws();
+    p.eat(b':')?;
+    p.ws();
+    let value_start = p.i;
+    let value = p.value()?;
+    members.push(Member {
+      key,
+      value,
+      span: start..p.i,
+      value_span: value_start..p.i,
+    });
+    p.ws();
+    match p.peek() {
+      None => return Some(members),
+      Some(b',') => p.i += 1,
+      Some(_) => return None,
+    }
+  }
+}
+
 /// A string token: the span of its content between the quotes, and whether
 /// it holds escapes (so it cannot be compared byte for byte).
 #[derive(Clone, Debug)]

@@ -221,7 +221,28 @@ fn check_group<R>(proof: &Proof, group: Range<usize>, read: &R, stop: &AtomicBoo
 where
   R: Fn(Range<usize>, &mut Xxh3, &mut [u8], &mut Kept) -> std::io::Result<bool>,
 {
-  let mut buf = vec![0; CHUNK];
+  CHUNKS.with(|buf| {
+    let mut buf = buf.borrow_mut();
+    // Room for the part checked, up to a chunk: a small file's check does
+    // not zero a chunk's room each call (#47).
+    let room = proof.len.saturating_sub(group.start * SEG).clamp(1, CHUNK);
+    if buf.len() < room {
+      buf.resize(room, 0);
+    }
+    check_segments(proof, group, read, stop, &mut buf)
+  })
+}
+
+thread_local! {
+  /// The room each thread reads chunks into, kept between checks: the
+  /// calling thread's for every call, a helper's for its check.
+  static CHUNKS: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
+}
+
+fn check_segments<R>(proof: &Proof, group: Range<usize>, read: &R, stop: &AtomicBool, buf: &mut [u8]) -> std::io::Result<Checked>
+where
+  R: Fn(Range<usize>, &mut Xxh3, &mut [u8], &mut Kept) -> std::io::Result<bool>,
+{
   let mut tail = None;
   let mut kept = Vec::new();
   for i in group {
@@ -229,7 +250,7 @@ where
       return Ok((false, None, Vec::new()));
     }
     let mut hasher = hasher();
-    if !read(segment(proof, i), &mut hasher, &mut buf, &mut kept)? {
+    if !read(segment(proof, i), &mut hasher, buf, &mut kept)? {
       return Ok((false, None, Vec::new()));
     }
     let want = proof.segs.get(i).unwrap_or(&proof.tail);
