@@ -51,9 +51,42 @@ pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, 
 /// (more bytes, fewer, another byte, an error) takes the full check above.
 /// The remembered end only chooses where to read: the answer is the read's.
 pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
-  if line.contains('\n') {
+  append_with(dir, name, |buf| {
+    buf.extend_from_slice(line.as_bytes());
+    Ok::<(), JournalError>(())
+  })
+}
+
+/// `append` of the line `fill` puts into the room it is given (the
+/// boundary has V8 write a string's UTF-8 there, with no copy of its own,
+/// #47). `fill` runs first, before the newline check and any system call.
+pub fn append_with<E: From<JournalError>>(
+  dir: &str,
+  name: &str,
+  fill: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
+) -> std::result::Result<(), E> {
+  LINE.with(|buf| {
+    let mut buf = buf.borrow_mut();
+    buf.clear();
+    // Byte 0 is the newline written before the line where the file's last
+    // line is cut; the line follows it.
+    buf.push(b'\n');
+    fill(&mut buf)?;
+    let written = line_to(dir, name, &mut buf);
+    // A huge line's room is not kept.
+    if buf.capacity() > 1 << 16 {
+      *buf = Vec::new();
+    }
+    written.map_err(E::from)
+  })
+}
+
+/// Appends the line in `buf[1..]` (byte 0 a newline), as `append` says.
+fn line_to(dir: &str, name: &str, buf: &mut Vec<u8>) -> Result<()> {
+  if memchr::memchr(b'\n', &buf[1..]).is_some() {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
+  buf.push(b'\n');
   let path = paths::under(dir, &[name]);
   let refuse = |e: std::io::Error| {
     ends::forget(&path);
@@ -61,26 +94,12 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
   };
   let opened = open_locked(&path, ends::of(&path)).map_err(refuse)?;
   let (mut file, size) = (opened.file, opened.size);
-  let written = LINE.with(|buf| {
-    let mut buf = buf.borrow_mut();
-    buf.clear();
-    if opened.cut {
-      buf.push(b'\n');
-    }
-    buf.extend_from_slice(line.as_bytes());
-    buf.push(b'\n');
-    let written = write_line(&mut file, &buf).map(|()| buf.len() as u64);
-    // A huge line's room is not kept.
-    if buf.capacity() > 1 << 16 {
-      *buf = Vec::new();
-    }
-    written
-  });
-  let written = written.map_err(refuse)?;
+  let line = if opened.cut { &buf[..] } else { &buf[1..] };
+  write_line(&mut file, line).map_err(refuse)?;
   // Where the file was judged (a file this user cannot read is not, and
   // gets no end to look at: its read would fail each time).
   if opened.judged {
-    ends::set(&path, size + written);
+    ends::set(&path, size + line.len() as u64);
   }
   crate::ground::durable::file(&file).map_err(refuse)?;
   if size == 0 {

@@ -4,7 +4,7 @@
 use std::ops::Range;
 use std::sync::Arc;
 
-use napi::Env;
+use napi::{sys, Env};
 use napi_derive::napi;
 
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
@@ -108,10 +108,10 @@ impl JournalFile {
 #[napi(js_name = "appendLine")]
 pub fn append_line<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile, line: Val<'e>) -> napi::Result<()> {
   export(env, |js| {
-    let Some(line) = js.string_of(line)? else {
+    if !js.is(line, sys::ValueType::napi_string)? {
       return Err(JournalError::read_of_undefined("includes").into());
-    };
-    Ok(lines::append(dir.fs(), file.name(), &line)?)
+    }
+    lines::append_with(dir.fs(), file.name(), |buf| js.utf8_onto(line, buf).map_err(Thrown::from))
   })
 }
 

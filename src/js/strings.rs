@@ -115,6 +115,33 @@ impl<'e> Js<'e> {
     Ok(buf)
   }
 
+  /// A string as UTF-8 (lone surrogates as U+FFFD), written onto the end
+  /// of `out` by V8 itself: an append's line, with no copy of its own
+  /// (#47).
+  pub fn utf8_onto(self, v: Val<'e>, out: &mut Vec<u8>) -> Result<(), Fault> {
+    const SMALL: usize = 512;
+    let start = out.len();
+    out.resize(start + SMALL, 0);
+    let mut len = 0usize;
+    napi_call!(
+      self,
+      napi_get_value_string_utf8(v.0, out[start..].as_mut_ptr().cast(), SMALL, &mut len)
+    )?;
+    // A result that filled the room may have been cut, even mid-character.
+    if len < SMALL - 4 {
+      out.truncate(start + len);
+      return Ok(());
+    }
+    napi_call!(self, napi_get_value_string_utf8(v.0, ptr::null_mut(), 0, &mut len))?;
+    out.resize(start + len + 1, 0);
+    napi_call!(
+      self,
+      napi_get_value_string_utf8(v.0, out[start..].as_mut_ptr().cast(), len + 1, &mut len)
+    )?;
+    out.truncate(start + len);
+    Ok(())
+  }
+
   /// A string as UTF-8, lone surrogates as U+FFFD (what Node hands the
   /// file system for a path).
   pub fn utf8(self, v: Val<'e>) -> Result<String, Fault> {

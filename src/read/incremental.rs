@@ -299,7 +299,11 @@ pub fn read_picked<F: Fold, R, E: From<JournalError>>(
 /// cold read's room or a warm one's (`room`).
 fn room_for(size: u64, from: usize, cold: bool) -> std::io::Result<Vec<u8>> {
   let len = usize::try_from(size).unwrap_or(usize::MAX).saturating_sub(from);
-  let room = if cold { crate::read::room::buffer(len) } else { crate::read::room::warm(len) };
+  let room = if cold {
+    crate::read::room::buffer(len)
+  } else {
+    crate::read::room::warm(len)
+  };
   room.ok_or_else(|| std::io::ErrorKind::OutOfMemory.into())
 }
 
