@@ -32,10 +32,16 @@ function mark(kind, x, y, color) {
   return `<path d="M${num(x)},${num(y - 4.4)} L${num(x + 4)},${num(y + 3)} L${num(x - 4)},${num(y + 3)} Z" ${p}/>`;
 }
 
+/** A whisker at x from y `from` up to y `to`, capped. */
+function whisker(x, from, to) {
+  const c = SERIES[0].color;
+  return `<path d="M${num(x)},${num(from)} V${num(to)} M${num(x - 4)},${num(to)} H${num(x + 4)}" stroke="${c}" stroke-width="1.4" fill="none"/>`;
+}
+
 /**
  * One panel at (x0, y0): `title`, a `note` under it, a `corner` note in
- * the plot; `points` are { x, ours, floor, theirs, over }, a missing
- * figure null; `sizes` are the x ticks, labelled.
+ * the plot; `points` are { x, ours, slowest, floor, theirs, over }, a
+ * missing figure null; `sizes` are the x ticks, labelled.
  */
 function panel(p, x0, y0, w, h, sizes) {
   const out = [];
@@ -44,7 +50,7 @@ function panel(p, x0, y0, w, h, sizes) {
   const left = x0 + PAD.left;
   const top = y0 + PAD.top;
   const lx = [Math.log10(sizes[0]), Math.log10(sizes.at(-1))];
-  const values = p.points.flatMap((q) => SERIES.map((s) => q[s.key])).filter((v) => v > 0);
+  const values = p.points.flatMap((q) => [...SERIES.map((s) => q[s.key]), q.slowest]).filter((v) => v > 0);
   const ly = values.length ? [Math.floor(Math.log10(Math.min(...values))), Math.ceil(Math.log10(Math.max(...values)))] : [0, 1];
   if (ly[1] === ly[0]) ly[1] += 1;
   const X = (v) => left + ((Math.log10(v) - lx[0]) / (lx[1] - lx[0])) * pw;
@@ -76,6 +82,8 @@ function panel(p, x0, y0, w, h, sizes) {
   out.push(`<text x="${num(left + pw / 2)}" y="${num(top + ph + 34)}" class="axis">${esc(p.xLabel)}</text>`);
   const ym = top + ph / 2;
   out.push(`<text x="${num(x0 + 14)}" y="${num(ym)}" class="axis" transform="rotate(-90 ${num(x0 + 14)} ${num(ym)})">ms per call</text>`);
+  // Ours's slowest warm call, a whisker up from its median.
+  for (const q of p.points) if (q.ours > 0 && q.slowest > q.ours) out.push(whisker(X(q.x), Y(q.ours), Y(q.slowest)));
   for (const s of SERIES) {
     // A line through consecutive figures; a size not timed breaks it.
     let run = [];
@@ -120,8 +128,10 @@ export function sweepSvg({ title, subtitle, panels, sizes, theirs }) {
     lx += 48 + s.label.length * 7;
   }
   legend.push(
-    `<circle cx="${lx + 15}" cy="60" r="7" fill="none" stroke="${OVER}" stroke-width="1.6"/>`,
-    `<text x="${lx + 30}" y="64" class="legend">ours over its target (× floor)</text>`,
+    whisker(lx + 8, 66, 53),
+    `<text x="${lx + 18}" y="64" class="legend">ours, slowest call</text>`,
+    `<circle cx="${lx + 158}" cy="60" r="7" fill="none" stroke="${OVER}" stroke-width="1.6"/>`,
+    `<text x="${lx + 173}" y="64" class="legend">over target</text>`,
   );
   return `<?xml version="1.0" encoding="UTF-8"?>
 <svg xmlns="http://www.w3.org/2000/svg" width="${WIDTH}" height="${height}" viewBox="0 0 ${WIDTH} ${height}" font-family="Helvetica, Arial, sans-serif">
