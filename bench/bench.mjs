@@ -374,7 +374,7 @@ const rows = [
 const SCALE = [10_000, 100_000, 1_000_000];
 const SWEEP = [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000];
 // The turn rows' largest size. A turn record is a file of its own: 300,000
-// take 1.2 GB and a minute or more to write and remove on this project's
+// take 1.2 GB, about 70 s to write and 30 s to remove on this project's
 // disk; a million would take 3.9 GB, and listTurns's answer as text (822
 // MB) is past V8's longest string (536 million characters), so its floor
 // could not be measured as defined.
