@@ -4,7 +4,8 @@
 // implementation of the same API (such as journal.mjs) in the same process.
 //
 //   node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N]
-//        [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]
+//        [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR]
+//        [--sweep | --scale] [--max-lines N]
 //
 // Each row runs in alternating pairs (ours then theirs, then theirs then
 // ours) on copies of the same journal, with a garbage collection before each
@@ -20,19 +21,23 @@
 // mounted here when run as root), and also shown on the disk with the
 // number of fsyncs each side made (strace -c), not judged there (#14).
 //
-// --scale prints the scale table instead: the per-message path, readInboxIds
-// and unresolvedOutbox at 10,000, 100,000 and 1,000,000 lines per file.
+// --sweep times each reader the connector calls instead, at 1,000 to
+// 1,000,000 lines per file, beside its floor (#47), and draws
+// docs/sweep.svg; --scale is its first three rows (the per-message path,
+// readInboxIds, unresolvedOutbox) at 10,000, 100,000 and 1,000,000 lines.
+// --max-lines N leaves out the larger sizes; --only REGEX picks rows.
 import { execFileSync, spawnSync } from "node:child_process";
-import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, cpSync, linkSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { tmpdir } from "node:os";
-import { join, resolve } from "node:path";
+import { availableParallelism, tmpdir } from "node:os";
+import { join, relative, resolve } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import { countOf, usageOf } from "../scripts/options.mjs";
+import { short, sweepSvg } from "./svg.mjs";
 
 const USAGE =
-  "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--scale]";
+  "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--sweep | --scale] [--max-lines N]";
 const usage = usageOf("bench", USAGE);
 const count = countOf(usage);
 /** The options, parsed strictly (an unknown option or a missing value is refused); none when imported. */
@@ -49,6 +54,8 @@ function options() {
         only: { type: "string" },
         tmpfs: { type: "string" },
         scale: { type: "boolean", default: false },
+        sweep: { type: "boolean", default: false },
+        "max-lines": { type: "string" },
         // The peak-memory child's own options (see peakMemory).
         child: { type: "string" },
         dir: { type: "string" },
@@ -76,6 +83,8 @@ try {
   usage(`--only takes a regular expression: ${e.message}`);
 }
 const childMode = opts.child;
+if (opts.scale && opts.sweep) usage("--scale is the sweep's first rows: give one of --sweep and --scale");
+const MAX_LINES = opts["max-lines"] === undefined ? null : count("max-lines", opts["max-lines"], 1_000);
 
 const here = fileURLToPath(new URL(".", import.meta.url));
 async function load(path) {
@@ -139,25 +148,28 @@ export function makeJournal(dir, lines = LINES, turns = TURNS) {
   );
   for (let i = 0; i < turns; i++) {
     const t = T0 + Math.floor((i / turns) * span);
-    writeFileSync(
-      join(dir, "turns", `turn-${String(i).padStart(6, "0")}.json`),
-      JSON.stringify(
-        {
-          startedAt: iso(t),
-          finishedAt: iso(t + 4_000),
-          id: `turn-${i}`,
-          message: snowflake(i),
-          channel: snowflake(i % 17),
-          prompt: "x".repeat(200),
-          reply: "y".repeat(400),
-          usage: { input: 1200, output: 300 },
-        },
-        null,
-        2,
-      ) + "\n",
-      { mode: 0o600 },
-    );
+    writeFileSync(join(dir, "turns", `turn-${String(i).padStart(6, "0")}.json`), turnRecord(`turn-${i}`, i, t), { mode: 0o600 });
   }
+}
+
+/** A turn record's text, as writeTurn writes it, for the turn `id` (the `i`th) started at `t`. */
+function turnRecord(id, i, t) {
+  return (
+    JSON.stringify(
+      {
+        startedAt: iso(t),
+        finishedAt: iso(t + 4_000),
+        id,
+        message: snowflake(i),
+        channel: snowflake(i % 17),
+        prompt: "x".repeat(200),
+        reply: "y".repeat(400),
+        usage: { input: 1200, output: 300 },
+      },
+      null,
+      2,
+    ) + "\n"
+  );
 }
 
 // --- rows ----------------------------------------------------------------------
@@ -360,6 +372,13 @@ const rows = [
 ];
 
 const SCALE = [10_000, 100_000, 1_000_000];
+const SWEEP = [1_000, 3_000, 10_000, 30_000, 100_000, 300_000, 1_000_000];
+// The turn rows' largest size. A turn record is a file of its own: 300,000
+// take 1.2 GB, about 70 s to write and 30 s to remove on this project's
+// disk; a million would take 3.9 GB, and listTurns's answer as text (822
+// MB) is past V8's longest string (536 million characters), so its floor
+// could not be measured as defined.
+const TURNS_TOP = 300_000;
 const SLOW_MS = 5_000;
 
 const gc =
@@ -555,7 +574,7 @@ if (main && childMode) {
   process.exit(0);
 }
 
-if (main && !childMode && !opts["fsync-child"]) await (opts.scale ? scale() : bench());
+if (main && !childMode && !opts["fsync-child"]) await (opts.sweep ? sweep("sweep") : opts.scale ? sweep("scale") : bench());
 
 /** A tmpfs to run the fsync-bound rows on: --tmpfs DIR, else one mounted here (as root), else none. */
 function tmpfsScratch(work) {
@@ -683,161 +702,420 @@ async function bench() {
   }
 }
 
-// --- the scale table (--scale) ---------------------------------------------------
-// The readers the connector calls per message must cost what was appended,
-// not what the journal holds: the per-message path (an admission appended,
-// then the day's admissions counted and a notice looked up, the cache warm as
-// in a running connector), readInboxIds and unresolvedOutbox, at three sizes.
-// A side whose untimed first run takes over SLOW_MS is not timed at that size.
+// --- the sweep (--sweep, #47) and the scale table (--scale) ----------------------
+// Each reader the connector calls, timed at sizes from 1,000 to 1,000,000
+// lines per file (all six record files at that size), beside its floor
+// (#25): the least any implementation must do for that answer, measured in
+// the same run on the same files. The readers are warm as in a running
+// connector: one line is appended (untimed) to the file a reader reads
+// before each call, so a call pays for what was appended and for proving
+// the rest unchanged; the per-message path appends inside its call. The
+// first call on a size's files (nothing kept of them) is not in the
+// median; a side whose first call takes over SLOW_MS is not timed at that
+// size or any larger. The turn rows go by turn records, one file each, up
+// to TURNS_TOP.
 //
-// Beside each row, its floor (#25): what any implementation must pay,
-// measured in the same run, and at the largest size a target for ours /
-// floor: 1.50 for the per-message path and 2.00 for readInboxIds (#25),
-// 3.00 for unresolvedOutbox (its proof is the per-message path's, and its
-// answer is made twice over: the records' text from the kept bytes, then
-// V8's parse of it, which alone is in the floor).
+// The floors:
 // - the per-message path: the admissions and notices files copied out of
 //   the page cache on two threads, no hash, no parse (examples/copy_floor.rs,
 //   built with cargo). A proof that sees every rewrite of a file reads each
 //   of its bytes; the copy is the least such reading costs.
 // - readInboxIds: the same Set built in JavaScript from one string of the
-//   ids (split, then new Set): the million strings V8 must make.
-// - unresolvedOutbox: outbox.jsonl copied as above (the proof that its old
-//   part is unchanged), plus its answer made in JavaScript from one string
-//   (JSON.parse of the unresolved records' text): fresh objects each call.
+//   ids (split, then new Set): the strings V8 must make.
+// - unresolvedOutbox, readDrops, readReloads: the file copied (the proof)
+//   plus the answer made in JavaScript from one string (JSON.parse of its
+//   text): fresh objects on every call.
+// - readOutbox: the same, its answer a Map: JSON.parse of the text of its
+//   [nonce, record] entries, then new Map.
+// - listTurns: every record listed, opened, read and closed on two threads
+//   (examples/turns_floor.rs), plus JSON.parse of the answer's text.
+// - countTurnsOn: the same reading, each record's startedAt found by a
+//   byte search, and a count. No parse: a correct reader must parse each
+//   record (one that is not JSON refuses the call), so this is less than
+//   any does.
+//
+// --scale is the sweep's first three rows at SCALE's sizes, with no picture.
 
-/** The copy floor of `files` in ms (median of PAIRS runs), on two threads; built once a run. */
-function copyFloor(files) {
-  const root = join(here, "..");
-  const exe = join(root, "target", "release", "examples", "copy_floor");
-  // (a property, not a module variable: scale() runs before this file's later lines)
-  if (!copyFloor.built)
-    execFileSync("cargo", ["build", "--quiet", "--release", "--example", "copy_floor"], { cwd: root, stdio: "inherit" });
-  copyFloor.built = true;
-  return JSON.parse(execFileSync(exe, [String(PAIRS), "2", ...files], { encoding: "utf8" })).medianMs;
+/**
+ * The sweep's rows. Each appends its line with `feed` before a call (the
+ * per-message path in its `run`), `n` a number no other call was given;
+ * `floor` is measured on ours's files after both sides, from ours's answer.
+ */
+function sweepRows(ours) {
+  const day = LAST_DAY;
+  const at = `${day}T12:00:00.000Z`;
+  const append = (name, entry) => (d, n) => appendFileSync(join(d, name), JSON.stringify(entry(n)) + "\n");
+  const outbox = append("outbox.jsonl", (n) => ({ nonce: `sweep-${n}`, status: "intent", at, channel: snowflake(n % 17) }));
+  const record = (d, n) =>
+    writeFileSync(join(d, "turns", `sweep-${n}.json`), turnRecord(`sweep-${n}`, n, Date.parse(at)), { flag: "wx", mode: 0o600 });
+  const copy = (d, name) => copyFloor([join(d, name)]);
+  return [
+    {
+      name: "per message: appendAdmission + countAdmissionsOn + noticeOn",
+      label: "the per-message path",
+      floorIs: "appendAdmission + countAdmissionsOn + noticeOn; floor: both files copied",
+      target: 1.5,
+      run: (M, d, n) => {
+        M.appendAdmission(d, { id: `sweep-${n}`, at });
+        M.countAdmissionsOn(d, day);
+        return M.noticeOn(d, "ceiling", day);
+      },
+      floor: (d) => copyFloor([join(d, "admissions.jsonl"), join(d, "notices.jsonl")]),
+    },
+    {
+      name: "readInboxIds",
+      floorIs: "floor: the Set built from one string of the ids",
+      target: 2,
+      // Ids past every size's own.
+      feed: append("inbox.jsonl", (n) => ({ id: snowflake(2_000_000 + n), at, channel: snowflake(n % 17), kind: "message", length: 80 })),
+      run: (M, d) => M.readInboxIds(d),
+      floor: (d) => setFloor(ours.readInboxIds(d)),
+    },
+    {
+      name: "unresolvedOutbox",
+      floorIs: "floor: the outbox copied, and JSON.parse of the answer's text",
+      target: 2,
+      feed: outbox,
+      run: (M, d) => M.unresolvedOutbox(d),
+      floor: (d) => copy(d, "outbox.jsonl") + parseFloor(JSON.stringify(ours.unresolvedOutbox(d))),
+    },
+    {
+      name: "readOutbox",
+      floorIs: "floor: the outbox copied, and its Map built from one string",
+      target: 2,
+      feed: outbox,
+      run: (M, d) => M.readOutbox(d),
+      floor: (d) => copy(d, "outbox.jsonl") + mapFloor(ours.readOutbox(d)),
+    },
+    {
+      name: "readDrops",
+      floorIs: "floor: the file copied, and JSON.parse of the answer's text",
+      target: 2,
+      feed: append("drops.jsonl", (n) => ({ at, reason: "ceiling", id: snowflake(2_000_000 + n), channel: snowflake(n % 17) })),
+      run: (M, d) => M.readDrops(d),
+      floor: (d) => copy(d, "drops.jsonl") + parseFloor(JSON.stringify(ours.readDrops(d))),
+    },
+    {
+      name: "readReloads",
+      floorIs: "floor: the file copied, and JSON.parse of the answer's text",
+      target: 2,
+      feed: append("reloads.jsonl", () => ({ outcome: "applied", at, differences: { channels: { added: ["c"], removed: [] } } })),
+      run: (M, d) => M.readReloads(d),
+      floor: (d) => copy(d, "reloads.jsonl") + parseFloor(JSON.stringify(ours.readReloads(d))),
+    },
+    {
+      name: "listTurns",
+      floorIs: "floor: every record read, and JSON.parse of the answer's text",
+      turns: true,
+      target: 2,
+      feed: record,
+      run: (M, d) => M.listTurns(d),
+      floor: (d) => turnsFloor(d).medianMs + parseFloor(JSON.stringify(ours.listTurns(d))),
+    },
+    {
+      name: "countTurnsOn",
+      floorIs: "floor: every record read, its startedAt found by a byte search",
+      turns: true,
+      target: 2,
+      feed: record,
+      run: (M, d) => M.countTurnsOn(d, day),
+      floor: (d) => {
+        const f = turnsFloor(d, day);
+        if (f.on !== ours.countTurnsOn(d, day)) throw new Error("the floor's count differs from countTurnsOn's");
+        return f.medianMs;
+      },
+    },
+  ];
 }
 
-/** The median ms of JSON.parse(text). */
-function parseFloor(text) {
+/** The path of examples/NAME.rs's program, built with cargo once a run. */
+function floorProgram(name) {
+  const root = join(here, "..");
+  // (a property, not a module variable: the sweep runs before this file's later lines)
+  floorProgram.built ??= new Set();
+  if (!floorProgram.built.has(name))
+    execFileSync("cargo", ["build", "--quiet", "--release", "--example", name], { cwd: root, stdio: "inherit" });
+  floorProgram.built.add(name);
+  return join(root, "target", "release", "examples", name);
+}
+
+/** The copy floor of `files` in ms (median of PAIRS runs), on two threads. */
+function copyFloor(files) {
+  return JSON.parse(execFileSync(floorProgram("copy_floor"), [String(PAIRS), "2", ...files], { encoding: "utf8" })).medianMs;
+}
+
+/** The turn records of `dir` read on two threads (median of PAIRS runs); with `date`, `on` counts those started that day. */
+function turnsFloor(dir, date) {
+  const args = [String(PAIRS), "2", join(dir, "turns"), ...(date ? [date] : [])];
+  return JSON.parse(execFileSync(floorProgram("turns_floor"), args, { encoding: "utf8" }));
+}
+
+/** The median ms of `make()` over PAIRS runs, each after a collection. */
+function timed(make) {
   const ts = [];
   for (let i = 0; i < PAIRS; i++) {
     gc();
     const t = process.hrtime.bigint();
-    JSON.parse(text);
+    make();
     ts.push(Number(process.hrtime.bigint() - t) / 1e6);
   }
   return median(ts);
+}
+
+/** The median ms of JSON.parse(text). */
+function parseFloor(text) {
+  return timed(() => JSON.parse(text));
 }
 
 /** readInboxIds's floor in ms: its Set, built from one string of the ids. */
 function setFloor(ids) {
   const text = [...ids].join("\n");
-  const ts = [];
-  for (let i = 0; i < PAIRS; i++) {
-    gc();
-    const t = process.hrtime.bigint();
-    const set = new Set(text.split("\n"));
-    ts.push(Number(process.hrtime.bigint() - t) / 1e6);
-    if (set.size !== ids.size) throw new Error("the floor's Set differs from readInboxIds's");
-  }
-  return median(ts);
+  return timed(() => {
+    if (new Set(text.split("\n")).size !== ids.size) throw new Error("the floor's Set differs from readInboxIds's");
+  });
 }
 
-async function scale() {
+/** readOutbox's answer in ms: its Map, built from one string of its entries. */
+function mapFloor(map) {
+  const text = JSON.stringify([...map]);
+  return timed(() => {
+    if (new Map(JSON.parse(text)).size !== map.size) throw new Error("the floor's Map differs from readOutbox's");
+  });
+}
+
+/**
+ * The other side's copy of a journal: the record files copied (the rows
+ * append to them), turns/ linked record by record. No row changes a
+ * record, and copying 100,000 of them and removing the copies took 34 s on
+ * this project's disk, linking and unlinking them 3.
+ */
+function copyJournal(from, to) {
+  mkdirSync(join(to, "turns"), { recursive: true, mode: 0o700 });
+  for (const name of readdirSync(from)) if (name !== "turns") cpSync(join(from, name), join(to, name));
+  for (const name of readdirSync(join(from, "turns"))) linkSync(join(from, "turns", name), join(to, "turns", name));
+}
+
+/** Times `row` on one side: its first call, then PAIRS more (`runsMs`) and their median; none past SLOW_MS. */
+function timeSide(M, row, dir, next, after) {
+  const call = () => {
+    const n = next();
+    row.feed?.(dir, n);
+    gc();
+    const t = process.hrtime.bigint();
+    row.run(M, dir, n);
+    const ms = Number(process.hrtime.bigint() - t) / 1e6;
+    after?.();
+    return ms;
+  };
+  const firstMs = call();
+  if (firstMs > SLOW_MS) return { ms: null, firstMs, runsMs: [] };
+  const runsMs = Array.from({ length: PAIRS }, call);
+  return { ms: median(runsMs), firstMs, runsMs };
+}
+
+/** Bytes in MiB, one decimal. */
+function MiB(bytes) {
+  return (bytes / 1048576).toFixed(1);
+}
+
+/** --sweep (every row at SWEEP's sizes, and the picture) or --scale. */
+async function sweep(mode) {
   const ours = await load(join(here, "..", "index.js"));
   const theirs = against ? await load(against) : null;
-  const work = mkdtempSync(join(tmpdir(), "discord-journal-scale-"));
-  const day = LAST_DAY;
-  const scaleRows = [
-    {
-      name: "per message: appendAdmission + countAdmissionsOn + noticeOn",
-      run: (M, d, i) => {
-        M.appendAdmission(d, { id: `scale-${i}`, at: `${day}T12:00:00.000Z` });
-        M.countAdmissionsOn(d, day);
-        return M.noticeOn(d, "ceiling", day);
-      },
-      floor: (d) => copyFloor([join(d, "admissions.jsonl"), join(d, "notices.jsonl")]),
-      target: 1.5,
-    },
-    { name: "readInboxIds", run: (M, d) => M.readInboxIds(d), floor: (d) => setFloor(ours.readInboxIds(d)), target: 2 },
-    {
-      name: "unresolvedOutbox",
-      run: (M, d) => M.unresolvedOutbox(d),
-      floor: (d) => copyFloor([join(d, "outbox.jsonl")]) + parseFloor(JSON.stringify(ours.unresolvedOutbox(d))),
-      target: 3,
-    },
-  ];
-  // Each row's target (ours / floor) is judged at the largest size, where
-  // the files' bytes are the cost; below it the call's own fixed cost is.
-  const judgedAt = Math.max(...SCALE);
-  const results = [];
+  // What the read cache keeps and may keep (#32), from the binding itself.
+  const { cacheBytes } = createRequire(import.meta.url)("../binding.js");
+  const all = mode === "scale" ? sweepRows(ours).slice(0, 3) : sweepRows(ours);
+  const rows = all.filter((r) => !only || only.test(r.name));
+  const sizes = (mode === "scale" ? SCALE : SWEEP).filter((s) => MAX_LINES === null || s <= MAX_LINES);
+  if (!rows.length || !sizes.length) return usage(`--${mode}: no row or size is left to time`);
+  const whole = mode === "sweep" && rows.length === all.length && sizes.length === SWEEP.length;
+  const work = mkdtempSync(join(tmpdir(), "discord-journal-sweep-"));
+  const cells = [];
+  const memory = [];
+  // A side past SLOW_MS at a size, by row: not timed at any larger size.
+  const slow = new Set();
+  let calls = 0;
+  const next = () => calls++;
+  const f = (v) => (v === null ? "—" : v.toFixed(2));
+  // Ours / floor, with a third decimal where two would show a miss as the target.
+  const judged = (c) =>
+    c.toFloor === null ? "—" : `${c.toFloor.toFixed(!c.met && c.toFloor.toFixed(2) === c.target.toFixed(2) ? 3 : 2)}${c.met ? "" : " ✗"}`;
   try {
     console.log(
-      `scale: ${PAIRS} runs per cell, median; the cache warm${theirs ? `; against ${against}` : ""}; floors measured in the same run\n`,
+      `${mode}: ${PAIRS} runs per cell after a first, median; one line appended before each call${theirs ? `; against ${against}` : ""}; ` +
+        `floors measured in the same run; Node ${process.version}, ${availableParallelism()} cores\n`,
     );
-    console.log(
-      theirs
-        ? "| row | lines per file | ours (ms) | journal.mjs (ms) | ratio | floor (ms) | ours / floor | target |"
-        : "| row | lines per file | ours (ms) | floor (ms) | ours / floor | target |",
-    );
-    console.log(theirs ? "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: |" : "| --- | ---: | ---: | ---: | ---: | ---: |");
-    for (const lines of SCALE) {
-      const dirs = { ours: join(work, `${lines}`, "ours", "alpha"), theirs: join(work, `${lines}`, "theirs", "alpha") };
-      makeJournal(dirs.ours, lines, 0);
-      if (theirs) cpSync(dirs.ours, dirs.theirs, { recursive: true });
+    for (const size of sizes) {
+      const turns = size <= TURNS_TOP && rows.some((r) => r.turns) ? size : 0;
+      const dirs = { ours: join(work, `${size}`, "ours", "alpha"), theirs: join(work, `${size}`, "theirs", "alpha") };
+      const t0 = Date.now();
+      makeJournal(dirs.ours, size, turns);
+      if (theirs) copyJournal(dirs.ours, dirs.theirs);
       execFileSync("sync");
-      for (const row of scaleRows) {
-        // The first call in the process (nothing kept yet), then the median
-        // of PAIRS more.
-        const time = (M, d) => {
-          let n = 0;
-          gc();
-          const t0 = process.hrtime.bigint();
-          row.run(M, d, n++);
-          const firstMs = Number(process.hrtime.bigint() - t0) / 1e6;
-          if (firstMs > SLOW_MS) return { ms: null, firstMs };
-          const ts = [];
-          for (let i = 0; i < PAIRS; i++) {
-            gc();
-            const t = process.hrtime.bigint();
-            row.run(M, d, n++);
-            ts.push(Number(process.hrtime.bigint() - t) / 1e6);
-          }
-          return { ms: median(ts), firstMs };
+      const builtMs = Date.now() - t0;
+      let most = 0;
+      for (const row of rows) {
+        if (row.turns && !turns) continue;
+        const side = (name, M, dir) => {
+          const key = `${row.name}\0${name}`;
+          if (slow.has(key)) return { ms: null, firstMs: null, runsMs: [] };
+          const r = timeSide(M, row, dir, next, M === ours ? () => (most = Math.max(most, cacheBytes()[0])) : null);
+          if (r.ms === null) slow.add(key);
+          return r;
         };
-        const mine = time(ours, dirs.ours);
-        const other = theirs ? time(theirs, dirs.theirs) : { ms: null, firstMs: null };
-        const r = { row: row.name, lines, oursMs: mine.ms, theirsMs: other.ms, oursFirstMs: mine.firstMs, theirsFirstMs: other.firstMs };
-        // The floor after ours, on the same files, their pages as warm.
-        r.floorMs = row.floor(dirs.ours);
-        const f = (n) => (n === null ? "— (over 5 s)" : n.toFixed(2));
-        const ratio = r.oursMs !== null && r.theirsMs !== null ? r.oursMs / r.theirsMs : null;
-        const toFloor = r.oursMs !== null ? r.oursMs / r.floorMs : null;
-        const judged = lines === judgedAt;
-        const met = judged ? toFloor !== null && toFloor <= row.target : null;
-        results.push({ ...r, ratio, toFloor, target: judged ? row.target : null, met });
-        const x = (v) => (v === null ? "—" : v.toFixed(2));
-        const target = judged ? `≤ ${row.target.toFixed(2)}${met ? "" : " ✗"}` : "—";
+        const mine = side("ours", ours, dirs.ours);
+        const other = theirs ? side("journal.mjs", theirs, dirs.theirs) : { ms: null, firstMs: null, runsMs: [] };
+        // The floor after both, on ours's files, their pages as warm.
+        const floorMs = row.floor(dirs.ours);
+        const toFloor = mine.ms === null ? null : mine.ms / floorMs;
+        const cell = {
+          row: row.name,
+          unit: row.turns ? "turn records" : "lines per file",
+          size: row.turns ? turns : size,
+          lines: size,
+          turns,
+          oursMs: mine.ms,
+          oursSlowestMs: mine.runsMs.length ? Math.max(...mine.runsMs) : null,
+          oursFirstMs: mine.firstMs,
+          oursRunsMs: mine.runsMs,
+          theirsMs: other.ms,
+          theirsFirstMs: other.firstMs,
+          theirsRunsMs: other.runsMs,
+          floorMs,
+          toFloor,
+          ratio: mine.ms !== null && other.ms !== null ? mine.ms / other.ms : null,
+          target: row.target,
+          met: toFloor !== null && toFloor <= row.target,
+        };
+        cells.push(cell);
         console.log(
-          theirs
-            ? `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.theirsMs)} | ${ratio === null ? "—" : ratio.toFixed(3)} | ${f(r.floorMs)} | ${x(toFloor)} | ${target} |`
-            : `| ${r.row} | ${lines.toLocaleString("en")} | ${f(r.oursMs)} | ${f(r.floorMs)} | ${x(toFloor)} | ${target} |`,
+          `${short(cell.size)} ${row.turns ? "turn records" : "lines"}, ${row.name}: ours ${f(cell.oursMs)} ms (slowest ${f(cell.oursSlowestMs)})` +
+            (theirs ? `, journal.mjs ${f(cell.theirsMs)}` : "") +
+            `, floor ${f(floorMs)}, ours / floor ${judged(cell)}`,
         );
       }
-      rmSync(join(work, `${lines}`), { recursive: true, force: true });
+      const t1 = Date.now();
+      rmSync(join(work, `${size}`), { recursive: true, force: true });
+      const [kept, budget] = cacheBytes();
+      const m = {
+        lines: size,
+        turns,
+        builtMs,
+        removedMs: Date.now() - t1,
+        peakRssKiB: process.resourceUsage().maxRSS,
+        rssBytes: process.memoryUsage.rss(),
+        cacheMostBytes: most,
+        cacheKeptBytes: kept,
+        cacheBudgetBytes: budget,
+      };
+      memory.push(m);
+      console.log(
+        `after ${size.toLocaleString("en")} lines${turns ? ` and ${turns.toLocaleString("en")} turn records` : ""}: peak RSS ${MiB(m.peakRssKiB * 1024)} MiB ` +
+          `(now ${MiB(m.rssBytes)}); the read cache kept at most ${MiB(most)} MiB of its ${MiB(budget)} MiB after a call of ours ` +
+          `(${MiB(kept)} now); files made in ${(builtMs / 1000).toFixed(1)} s, removed in ${(m.removedMs / 1000).toFixed(1)} s\n`,
+      );
     }
-    // readInboxIds's first call in a process builds every id from the file,
-    // with nothing kept: beside journal.mjs's and the floor's.
-    console.log(
-      "\n| first call in a process | lines per file | ours (ms) | journal.mjs (ms) | floor (ms) |\n| --- | ---: | ---: | ---: | ---: |",
-    );
-    for (const r of results.filter((x) => x.row === "readInboxIds")) {
-      const f = (n) => (n === null ? "—" : n.toFixed(2));
-      console.log(`| readInboxIds | ${r.lines.toLocaleString("en")} | ${f(r.oursFirstMs)} | ${f(r.theirsFirstMs)} | ${f(r.floorMs)} |`);
+    for (const row of rows) {
+      const mine = cells.filter((c) => c.row === row.name);
+      if (!mine.length) continue;
+      const over = (ms, first) =>
+        ms !== null ? f(ms) : first === null ? "— (over 5 s at a smaller size)" : `— (first call ${(first / 1000).toFixed(1)} s)`;
+      console.log(`\n${row.name}: ours / floor at most ${row.target.toFixed(2)}\n`);
+      console.log(
+        theirs
+          ? `| ${mine[0].unit} | ours (ms) | ours, slowest (ms) | journal.mjs (ms) | ours / journal.mjs | floor (ms) | ours / floor | target |\n| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |`
+          : `| ${mine[0].unit} | ours (ms) | ours, slowest (ms) | floor (ms) | ours / floor | target |\n| ---: | ---: | ---: | ---: | ---: | ---: |`,
+      );
+      for (const c of mine) {
+        const target = `≤ ${c.target.toFixed(2)}${c.met ? "" : " ✗"}`;
+        const oursCells = `${over(c.oursMs, c.oursFirstMs)} | ${f(c.oursSlowestMs)}`;
+        const toFloor = c.toFloor === null ? "—" : judged(c).replace(" ✗", "");
+        console.log(
+          theirs
+            ? `| ${c.size.toLocaleString("en")} | ${oursCells} | ${over(c.theirsMs, c.theirsFirstMs)} | ${c.ratio === null ? "—" : c.ratio.toFixed(3)} | ${f(c.floorMs)} | ${toFloor} | ${target} |`
+            : `| ${c.size.toLocaleString("en")} | ${oursCells} | ${f(c.floorMs)} | ${toFloor} | ${target} |`,
+        );
+      }
     }
+    // readInboxIds's first call on a size's files builds every id from the
+    // file, with nothing kept: beside journal.mjs's and the floor's.
+    const firsts = cells.filter((c) => c.row === "readInboxIds");
+    if (firsts.length) {
+      console.log(
+        "\n| first call on the files | lines per file | ours (ms) | journal.mjs (ms) | floor (ms) |\n| --- | ---: | ---: | ---: | ---: |",
+      );
+      for (const c of firsts)
+        console.log(`| readInboxIds | ${c.lines.toLocaleString("en")} | ${f(c.oursFirstMs)} | ${f(c.theirsFirstMs)} | ${f(c.floorMs)} |`);
+    }
+    const missed = rows
+      .map((row) => [row, cells.filter((c) => c.row === row.name && !c.met)])
+      .filter(([, over]) => over.length)
+      .map(
+        ([row, over]) =>
+          `${row.name} at ${over.map((c) => `${short(c.size)} (${c.toFloor === null ? "not timed" : judged(c).replace(" ✗", "")})`).join(", ")}`,
+      );
+    console.log(missed.length ? `\nover target (ours / floor):\n- ${missed.join("\n- ")}` : "\nevery cell at or under its target");
+    // The median of the warm calls is judged; a call that finds its fold
+    // dropped reads its file whole, and alternate ones would hide there.
+    const uneven = cells.filter((c) => c.oursSlowestMs > 3 * c.oursMs);
+    if (uneven.length)
+      console.log(
+        `\nwarm calls of ours over 3 times their median:\n- ${uneven.map((c) => `${c.row} at ${short(c.size)}: ${c.oursRunsMs.map(f).join(", ")} ms`).join("\n- ")}`,
+      );
     if (jsonOut)
-      writeFileSync(jsonOut, JSON.stringify({ scale: results, against: against ?? null, node: process.version }, null, 2) + "\n");
+      writeFileSync(
+        jsonOut,
+        JSON.stringify(
+          {
+            mode,
+            pairs: PAIRS,
+            against: against ?? null,
+            node: process.version,
+            cores: availableParallelism(),
+            turnsTop: TURNS_TOP,
+            cells,
+            memory,
+          },
+          null,
+          2,
+        ) + "\n",
+      );
+    if (whole) {
+      const picture = join(here, "..", "docs", "sweep.svg");
+      writeFileSync(picture, sweepPicture(rows, cells, !!theirs));
+      console.log(`\nthe picture: ${relative(process.cwd(), picture)}`);
+    } else if (mode === "sweep")
+      console.log("\nno picture: --only or --max-lines left rows or sizes out (docs/sweep.svg is the whole sweep's)");
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
+}
+
+/** docs/sweep.svg: one panel per row, ours, its floor and journal.mjs by size. */
+function sweepPicture(rows, cells, theirs) {
+  const panels = rows.map((row) => {
+    const mine = cells.filter((c) => c.row === row.name);
+    const untimed = mine.find((c) => theirs && c.oursMs !== null && c.theirsMs === null);
+    return {
+      title: `${row.label ?? row.name} (target: ≤ ${row.target.toFixed(1)} × floor)`,
+      note: row.floorIs,
+      corner: untimed ? `journal.mjs not timed from ${short(untimed.size)} (a first call over ${SLOW_MS / 1000} s)` : "",
+      xLabel: mine[0]?.unit ?? "lines per file",
+      points: mine.map((c) => ({
+        x: c.size,
+        ours: c.oursMs,
+        slowest: c.oursSlowestMs,
+        floor: c.floorMs,
+        theirs: c.theirsMs,
+        over: !c.met,
+      })),
+    };
+  });
+  return sweepSvg({
+    title: "Each reader the connector calls, by the journal's size (#47)",
+    subtitle: `ms per call (log), median of ${PAIRS} warm calls, one line appended before each; Node ${process.version}, ${availableParallelism()} cores`,
+    panels,
+    sizes: SWEEP,
+    theirs,
+  });
 }
