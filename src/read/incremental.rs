@@ -106,8 +106,16 @@ fn take<F: Fold>(key: &Key) -> Entry<F> {
     .map_or_else(Entry::default, |b| *b)
 }
 
-fn put<F: Fold>(key: Key, entry: Entry<F>) {
-  let bytes = size_of_entry(&key, &entry);
+fn put<F: Fold>(key: Key, mut entry: Entry<F>) {
+  let mut bytes = size_of_entry(&key, &entry);
+  // A fold that appends grew may be past the budget by its vectors' slack
+  // alone (each doubles when full): kept without it, it may fit. Dropped,
+  // the next call would fold the whole file again (a million-line outbox
+  // under the default budget did so on every other call, 690 ms, #47).
+  if bytes > crate::read::budget::get() {
+    entry.fold.shrink();
+    bytes = size_of_entry(&key, &entry);
+  }
   cache::keep(key, bytes, Box::new(entry));
 }
 
