@@ -670,7 +670,7 @@ describe("a repair racing appends (#31)", () => {
     "its quarantine's link": paused("empty", "linkat", /"inbox\.jsonl\.aside-/),
     "its rename of the file written anew": paused("inside", "renameat", /"inbox\.jsonl"\)/),
     // An appender that appended before the repair began reads first where
-    // its file ended (#47): the repair's newline in the old file sends it
+    // its file ended (#47): the repair's space in the old file sends it
     // to the full check, which finds the file renamed over.
     "its rename of the file written anew (the appender appended before)": paused("inside", "renameat", /"inbox\.jsonl"\)/, "appendAgain"),
   }))

@@ -237,8 +237,8 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
 /// and the last line is whole. It says nothing of the file's link or kind,
 /// and needs not to:
 /// - a repair renames a file written anew over this one holding its flock,
-///   and first appends a newline to it (`operator::repair`): the file it
-///   leaves behind no longer ends at any end an appender saw;
+///   and first appends a space to it (`operator::repair`): the file it
+///   leaves behind ends in no newline, so no end, however old, passes;
 /// - a FIFO or a terminal refuses the read (ESPIPE); a device such as
 ///   /dev/null or /dev/zero reads no bytes or both: the full check then
 ///   refuses it as before.

@@ -388,6 +388,32 @@ mod tests {
   /// its record goes into a file no name links.
   #[test]
   fn an_appender_waiting_for_a_file_renamed_over_lands_in_the_new_one() {
+    let kept = waiting_appender(|_| {});
+    assert_eq!(kept, format!("{A}{B}{{\"id\":\"w1\"}}\n{{\"id\":\"w2\"}}\n"));
+  }
+
+  /// The same where the end the appender remembers is one byte past the
+  /// file the repair checks (the file was made shorter since, as an
+  /// earlier repair makes it): a newline left behind would end the old
+  /// file exactly there, and the appender's read would pass.
+  #[test]
+  fn an_appender_whose_end_is_one_past_the_file_renamed_over_lands_in_the_new_one() {
+    let kept = waiting_appender(|path| {
+      let end = std::fs::metadata(path).expect("stat").len() as usize;
+      let head = format!("{A}{{\"id\":\"cu\n");
+      let fill = "p".repeat(end - 1 - head.len() - "{\"id\":\"\"}\n".len());
+      std::fs::write(path, format!("{head}{{\"id\":\"{fill}\"}}\n")).expect("shorter");
+      assert_eq!(std::fs::metadata(path).expect("stat").len() as usize, end - 1);
+    });
+    assert!(kept.ends_with("{\"id\":\"w2\"}\n"), "{kept}");
+  }
+
+  /// A thread appends once, `between` changes the file, then a rewrite
+  /// holds it while the thread appends again: the file's text after.
+  /// Fails without the space the rewrite leaves in the old file: the
+  /// appender's read at its end then finds a whole last line there, and its
+  /// record goes into a file no name links.
+  fn waiting_appender(between: impl FnOnce(&str)) -> String {
     use std::sync::mpsc::channel;
     let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"cu\n{B}"));
     let (go, wait) = channel::<()>();
@@ -400,6 +426,7 @@ mod tests {
       crate::lines::append(&dir, "inbox.jsonl", "{\"id\":\"w2\"}")
     });
     first.recv().expect("first append");
+    between(&path);
     let j = Journal::open(d.path()).expect("open");
     let p = plan(&j).expect("plan");
     assert!(!p.files[0].truncate, "a rewrite");
@@ -412,10 +439,7 @@ mod tests {
     })
     .expect("apply");
     appender.join().expect("appender").expect("second append");
-    assert_eq!(
-      std::fs::read_to_string(&path).expect("read"),
-      format!("{A}{B}{{\"id\":\"w1\"}}\n{{\"id\":\"w2\"}}\n")
-    );
+    std::fs::read_to_string(&path).expect("read")
   }
 
   #[test]
