@@ -386,7 +386,7 @@ fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str))
 /// newline can pass that read, and only one no other name links is
 /// written: a hard-linked file is the other name's and keeps its bytes. A
 /// kill between this and the rename leaves a last line of one space in
-/// the old file: every reader skips it, `check` names it blank, the next
+/// the old file: every reader skips it, `check` names it whitespace alone, the next
 /// repair sets it aside, and an append glues onto it as `journal.mjs`'s
 /// does. A failed rename takes the space off again (`take_back`). A file
 /// the repair may read but not write is one no appender of this user
