@@ -364,69 +364,13 @@ fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str))
     drop(w);
     step(&format!("written {}", f.name));
     out.sync_all()?;
-    left = leave_behind(j, f, source)?;
+    left = super::mark::leave_behind(j, f, source)?;
     Ok(())
   });
   if published.is_err() {
-    take_back(left);
+    super::mark::take_back(left);
   }
   published
-}
-
-/// Appends a space to the file a rewrite is about to rename over, as the
-/// last step before the rename, holding its flock (#47). An appender that
-/// opened it before the rename and waits for the flock judges its tail by
-/// reading two bytes at the end its thread's last append left
-/// (`lines::append`), and takes the full check unless they are exactly one
-/// newline. After the space the file's last byte is no newline, so no end,
-/// however old, passes: the appender takes the full check, finds the file
-/// unlinked and opens the new one. (A newline here would not do: an end
-/// one byte past the size the repair checked, left from before an earlier
-/// repair shortened the file, would find it.) Only a file that ends with a
-/// newline can pass that read, and only one no other name links is
-/// written: a hard-linked file is the other name's and keeps its bytes. A
-/// kill between this and the rename leaves a last line of one space in
-/// the old file: every reader skips it, `check` names it whitespace alone, the next
-/// repair sets it aside, and an append glues onto it as `journal.mjs`'s
-/// does. A failed rename takes the space off again (`take_back`). A file
-/// the repair may read but not write is one no appender of this user
-/// writes either, and is left as it is. Returns the file written and its
-/// size before.
-fn leave_behind(j: &Journal, f: &FilePlan, source: &File) -> std::io::Result<Option<(File, u64)>> {
-  use std::os::unix::fs::{FileExt, MetadataExt};
-  let st = source.metadata()?;
-  let mut last = [0u8; 1];
-  if st.nlink() != 1 || st.len() == 0 || source.read_at(&mut last, st.len() - 1)? != 1 || last[0] != b'\n' {
-    return Ok(None);
-  }
-  let fd = match openat(
-    &j.fd,
-    f.name,
-    OFlag::O_WRONLY | OFlag::O_APPEND | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW | OFlag::O_NONBLOCK,
-    Mode::empty(),
-  ) {
-    Ok(fd) => File::from(fd),
-    Err(nix::errno::Errno::EACCES | nix::errno::Errno::EPERM) => return Ok(None),
-    Err(e) => return Err(e.into()),
-  };
-  let now = fd.metadata()?;
-  if (now.dev(), now.ino()) != (st.dev(), st.ino()) {
-    // Not the file checked: the rename replaces whatever is there, and the
-    // file checked is no longer at the name for an appender to open.
-    return Ok(None);
-  }
-  (&fd).write_all(b" ")?;
-  Ok(Some((fd, st.len())))
-}
-
-/// Takes `leave_behind`'s space off again where the rename failed and
-/// nothing was appended after it: a failed repair changes nothing.
-fn take_back(left: Option<(File, u64)>) {
-  if let Some((fd, size)) = left {
-    if fd.metadata().is_ok_and(|m| m.len() == size + 1) {
-      let _ = fd.set_len(size);
-    }
-  }
 }
 
 /// The names in the journal directory.

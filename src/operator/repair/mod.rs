@@ -39,6 +39,7 @@ use crate::lock::{self, OwnerState, System};
 use crate::operator::judge::Damage;
 
 mod apply;
+mod mark;
 mod pause;
 mod plan;
 mod run;
