@@ -10,6 +10,7 @@ import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { isAddon } from "./helpers.mjs";
+import { bundledHost } from "../scripts/bundled-host.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const esbuild = join(root, "node_modules", ".bin", "esbuild");
@@ -59,26 +60,7 @@ test("the docs' recipe bundles a host with one binary, which runs away from the 
   symlinkSync(root, join(host, "node_modules", "discord-journal"));
   symlinkSync(esbuild, join(host, "node_modules", ".bin", "esbuild"));
   writeFileSync(join(host, "package.json"), JSON.stringify({ name: "host", private: true, type: "module" }));
-  writeFileSync(
-    join(host, "packages", "discord", "src", "main.mjs"),
-    `import { mkdtempSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { DiscordError, appendDrop, appendInbox, ensureJournal, readInboxIds } from "discord-journal";
-const dir = join(mkdtempSync(join(tmpdir(), "discord-journal-bundled-")), "discord", "alpha");
-ensureJournal(dir);
-appendInbox(dir, { id: "m1" });
-if (!readInboxIds(dir).has("m1")) throw new Error("inbox lost m1");
-mkdirSync(join(dir, "drops.jsonl"));
-try {
-  appendDrop(dir, {});
-  throw new Error("no refusal");
-} catch (e) {
-  if (!(e instanceof DiscordError)) throw e;
-}
-console.log("bundle ran");
-`,
-  );
+  writeFileSync(join(host, "packages", "discord", "src", "main.mjs"), bundledHost("discord-journal-bundled-"));
   // This platform's binary where the docs name one for the example.
   const steps = [bundle, copy.replace(/discord-journal\.[\w-]+\.node/, own)];
   for (const step of steps) {

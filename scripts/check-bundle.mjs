@@ -9,6 +9,7 @@ import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, symlinkSync, write
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { bundledHost } from "./bundled-host.mjs";
 
 const root = fileURLToPath(new URL("..", import.meta.url));
 const esbuild = join(root, "node_modules", ".bin", "esbuild");
@@ -17,26 +18,7 @@ try {
   const src = join(work, "src");
   mkdirSync(join(src, "node_modules"), { recursive: true });
   symlinkSync(root, join(src, "node_modules", "discord-journal"));
-  writeFileSync(
-    join(src, "host.mjs"),
-    `import { mkdtempSync, mkdirSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import { DiscordError, appendDrop, appendInbox, ensureJournal, readInboxIds } from "discord-journal";
-const dir = join(mkdtempSync(join(tmpdir(), "bundled-")), "discord", "alpha");
-ensureJournal(dir);
-appendInbox(dir, { id: "m1" });
-if (!readInboxIds(dir).has("m1")) throw new Error("inbox lost m1");
-mkdirSync(join(dir, "drops.jsonl"));
-try {
-  appendDrop(dir, {});
-  throw new Error("no refusal");
-} catch (e) {
-  if (!(e instanceof DiscordError)) throw e;
-}
-console.log("bundle ran");
-`,
-  );
+  writeFileSync(join(src, "host.mjs"), bundledHost("bundled-"));
   const out = join(work, "out");
   execFileSync(
     esbuild,

@@ -18,20 +18,7 @@ pub fn members_of(inside: &[u8]) -> Option<Vec<Member>> {
   let mut p = Parser { b: inside, i: 0 };
   let mut members = Vec::new();
   loop {
-    p.ws();
-    let start = p.i;
-    let key = p.string()?;
-    p.ws();
-    p.eat(b':')?;
-    p.ws();
-    let value_start = p.i;
-    let value = p.value()?;
-    members.push(Member {
-      key,
-      value,
-      span: start..p.i,
-      value_span: value_start..p.i,
-    });
+    members.push(p.member()?);
     p.ws();
     match p.peek() {
       None => return Some(members),
@@ -219,20 +206,7 @@ impl Parser<'_> {
       return Some(members);
     }
     loop {
-      self.ws();
-      let start = self.i;
-      let key = self.string()?;
-      self.ws();
-      self.eat(b':')?;
-      self.ws();
-      let value_start = self.i;
-      let value = self.value()?;
-      members.push(Member {
-        key,
-        value,
-        span: start..self.i,
-        value_span: value_start..self.i,
-      });
+      members.push(self.member()?);
       self.ws();
       match self.peek()? {
         b',' => self.i += 1,
@@ -243,6 +217,24 @@ impl Parser<'_> {
         _ => return None,
       }
     }
+  }
+
+  /// One `"key": value` of an object, whitespace before it skipped.
+  fn member(&mut self) -> Option<Member> {
+    self.ws();
+    let start = self.i;
+    let key = self.string()?;
+    self.ws();
+    self.eat(b':')?;
+    self.ws();
+    let value_start = self.i;
+    let value = self.value()?;
+    Some(Member {
+      key,
+      value,
+      span: start..self.i,
+      value_span: value_start..self.i,
+    })
   }
 
   /// Any value; a container is validated and reported by kind only.

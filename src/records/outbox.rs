@@ -317,6 +317,17 @@ impl Outbox {
   }
 }
 
+/// Sets `key` to `value` in a record merged once: a key seen before keeps
+/// its place; `None` past `ONCE_MAX` keys.
+fn set<'a>(once: &mut Vec<(&'a [u8], &'a [u8])>, key: &'a [u8], value: &'a [u8]) -> Option<()> {
+  match once.iter().position(|(k, _)| *k == key) {
+    Some(at) => once[at].1 = value,
+    None if once.len() == ONCE_MAX => return None,
+    None => once.push((key, value)),
+  }
+  Some(())
+}
+
 /// Keys at most in a record merged once (`Outbox::merged_once`): each is
 /// looked for among those before it.
 const ONCE_MAX: usize = 64;
@@ -348,22 +359,13 @@ impl Outbox {
       if text.len() >= crate::read::part::HUGE {
         return None;
       }
-      let members = crate::ground::json::members_of(text)?;
-      let mut named = Vec::with_capacity(members.len() + 1);
-      for m in &members {
+      for m in crate::ground::json::members_of(text)? {
         if m.key.escaped {
           return None;
         }
-        named.push((text.get(m.span.start..m.key.span.end + 1)?, text.get(m.value_span.clone())?));
+        set(&mut once, text.get(m.span.start..m.key.span.end + 1)?, text.get(m.value_span)?)?;
       }
-      named.push((&b"\"intentAt\""[..], intent_at));
-      for (key, value) in named {
-        match once.iter().position(|(k, _)| *k == key) {
-          Some(at) => once[at].1 = value,
-          None if once.len() == ONCE_MAX => return None,
-          None => once.push((key, value)),
-        }
-      }
+      set(&mut once, b"\"intentAt\"", intent_at)?;
       next = self.next.get(i).copied().unwrap_or(NONE);
     }
     Some(once)
