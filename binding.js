@@ -38,6 +38,20 @@ function first(arch, gnu, musl, failed) {
 const PREBUILT =
   "Binaries are prebuilt for linux-x64 and linux-arm64 (glibc 2.17 or later, or musl) and for darwin-x64 and darwin-arm64 (macOS 11 or later).";
 
+// What this copy of the package carries: a tarball packed for one system
+// alone (`npm run pack:release -- linux`, #53) has that system's binaries
+// only, and its manifest's napi.targets and os say so.
+function carried() {
+  let have = [];
+  try {
+    have = fs.readdirSync(__dirname).filter((f) => /^discord-journal\..+\.node$/.test(f));
+  } catch {
+    return "";
+  }
+  const list = have.length ? have.join(", ") : "no binary";
+  return `\nThis copy of the package carries ${list}. A tarball from \`npm run pack:release\` in a clone of the package carries all six binaries (\`npm run pack:release -- linux\`, Linux's alone).`;
+}
+
 function loadBinding() {
   const tried = [];
   const failed = (file, e) => tried.push(`${file}: ${String(e.message).split("\n")[0]}`);
@@ -86,7 +100,7 @@ function loadBinding() {
       "install Rust (https://rustup.rs, Cargo.toml's rust-version or later), then run `npx discord-journal-build` (in a checkout of the package, `npm install`)."
     : `${PREBUILT} It does not run on ${process.platform}: its lock needs /proc's process identity, as journal.mjs's does, and no binary is built for it.`;
   const files = tried.length ? `\n  ${tried.join("\n  ")}` : " none (no binary is known for this platform)";
-  throw new Error(`discord-journal: no native binding loads on ${where}. Tried:${files}\n${what}`);
+  throw new Error(`discord-journal: no native binding loads on ${where}. Tried:${files}\n${what}${carried()}`);
 }
 
 module.exports = loadBinding();

@@ -103,6 +103,22 @@ describe("loader", addonOnly, () => {
     });
   }
 
+  // #53: a tarball packed for Linux alone, installed on a Mac anyway
+  // (npm refuses it by its os, a --force or another installer may not).
+  test("on a platform the copy does not carry, loading names the binary missing, what the copy carries and the route to a tarball that does", () => {
+    const dir = bare();
+    copyFileSync(binary, join(dir, own));
+    const r = node(["-e", `${on("darwin", "arm64")} require(${JSON.stringify(dir)})`]);
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr, /discord-journal\.darwin-arm64\.node: Cannot find module/);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `This copy of the package carries ${ownPattern}\\. A tarball from \`npm run pack:release\` in a clone of the package carries all six binaries`,
+      ),
+    );
+  });
+
   const trappable = process.versions.deno ? { skip: "Deno's process.report cannot be redefined to trap a read" } : {};
   test("loading reads no process.report (it can wait on reverse DNS)", trappable, () => {
     const trap = `Object.defineProperty(process, "report", { get() { throw new Error("process.report read") } });`;
@@ -175,6 +191,44 @@ describe("npm pack", addonOnly, () => {
       assert.match(r.stderr, /discord-journal\.darwin-arm64\.node/);
       assert.match(r.stderr, /Run `npm run pack:release`/);
     }
+  });
+
+  // #53: a host that deploys to Linux alone packs Linux's four.
+  test("a set named by pack:release (DISCORD_JOURNAL_PACK) is held to its own binaries; an unknown set is refused", () => {
+    const dir = checkout([[own, binary]]);
+    const r = node([join(dir, "scripts", "prepack.js")], { npm_command: "pack", DISCORD_JOURNAL_PACK: "linux" });
+    assert.equal(r.status, 1, r.stderr);
+    assert.match(r.stderr, /^discord-journal: refusing to pack: a tarball for linux must carry its 4 binaries, and 3 are missing: /);
+    assert.ok(!r.stderr.includes("darwin"), r.stderr);
+    assert.match(r.stderr, /Run `npm run pack:release -- linux`/);
+    const odd = node([join(dir, "scripts", "prepack.js")], { npm_command: "pack", DISCORD_JOURNAL_PACK: "windows" });
+    assert.equal(odd.status, 1);
+    assert.match(odd.stderr, /no such platform set: "windows"\. Give all, linux, darwin, or platforms joined by commas: linux-x64-gnu, /);
+    const listed = node([join(dir, "scripts", "shipped.js"), "darwin"]);
+    assert.equal(listed.stdout, "darwin-x64 x86_64-apple-darwin\ndarwin-arm64 aarch64-apple-darwin\n");
+    assert.equal(node([join(dir, "scripts", "shipped.js"), "linux-x64"]).status, 2);
+  });
+
+  test("the manifest of a set's tarball names what it carries: napi.targets, os and its binaries in files; put back byte for byte", () => {
+    const dir = checkout();
+    const manifest = join(dir, "package.json");
+    const before = readFileSync(manifest, "utf8");
+    const strip = `const { select } = require("./scripts/shipped.js"); require("./scripts/pack-manifest.js").strip(select("linux"))`;
+    assert.equal(spawnSync(process.execPath, ["-e", strip], { cwd: dir, encoding: "utf8" }).status, 0);
+    const packed = JSON.parse(readFileSync(manifest, "utf8"));
+    assert.deepEqual(packed.os, ["linux"]);
+    assert.deepEqual(
+      packed.napi.targets,
+      JSON.parse(before).napi.targets.filter((t) => t.includes("-linux-")),
+    );
+    assert.ok(!packed.files.includes("discord-journal.*.node"));
+    assert.deepEqual(
+      packed.files.filter((f) => f.endsWith(".node")),
+      ["linux-x64-gnu", "linux-arm64-gnu", "linux-x64-musl", "linux-arm64-musl"].map((p) => `discord-journal.${p}.node`),
+    );
+    assert.equal(packed.scripts.prepare, undefined);
+    assert.equal(node([join(dir, "scripts", "pack-manifest.js"), "restore"]).status, 0);
+    assert.equal(readFileSync(manifest, "utf8"), before);
   });
 
   test("refuses a set whose binaries fail their check", () => {

@@ -12,39 +12,82 @@
 # cargo-zigbuild cross-links them all from this machine; Zig and
 # cargo-zigbuild come from PyPI at pinned versions, into a virtualenv under
 # target/ that later runs reuse, and rustup adds the targets' standard
-# libraries. Each binary is stripped and lands at the name binding.js
-# requires. DIST_TARGETS picks some of them (by their file's platform, e.g.
-# `DIST_TARGETS=linux-x64-gnu`).
+# libraries to the active toolchain, where they stay. Each binary is
+# stripped and lands at the name binding.js requires.
+#
+#   bash scripts/build-dist.sh [SET]
+#
+# SET (or DIST_TARGETS) is all (the default), linux, darwin, or platforms
+# joined by commas (scripts/shipped.js). Before it starts it says what it
+# will fetch, where, and about how much (#53: the figures measured on a
+# fresh machine), then each step as it goes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 ZIGLANG=0.15.2
 CARGO_ZIGBUILD=0.24.1
 GLIBC=2.17
-# platform (binding.js's file name) and Rust target
-ALL="linux-x64-gnu:x86_64-unknown-linux-gnu
-linux-arm64-gnu:aarch64-unknown-linux-gnu
-linux-x64-musl:x86_64-unknown-linux-musl
-linux-arm64-musl:aarch64-unknown-linux-musl
-darwin-x64:x86_64-apple-darwin
-darwin-arm64:aarch64-apple-darwin"
-wanted=${DIST_TARGETS:-linux-x64-gnu,linux-arm64-gnu,linux-x64-musl,linux-arm64-musl,darwin-x64,darwin-arm64}
 MACOS=11.0
+set=${1:-${DIST_TARGETS:-all}}
+pairs=$(node scripts/shipped.js "$set") || exit 2
+count=$(printf '%s\n' "$pairs" | wc -l)
+say() { printf 'discord-journal: %s\n' "$*"; }
+
+# A standard library's download and size on disk, in MB (rustup 1.28,
+# Rust 1.95); the host's own comes with the toolchain.
+std_mb() {
+  case $1 in
+    aarch64-unknown-linux-gnu) echo "28 152" ;;
+    x86_64-unknown-linux-musl) echo "38 218" ;;
+    aarch64-unknown-linux-musl) echo "27 135" ;;
+    x86_64-apple-darwin) echo "28 138" ;;
+    aarch64-apple-darwin) echo "27 126" ;;
+    *) echo "30 180" ;;
+  esac
+}
 
 venv=${ZIG_VENV:-target/zig-venv}
 stamp="$venv/.pinned-$ZIGLANG-$CARGO_ZIGBUILD"
+installed=$(rustup target list --installed 2>/dev/null || rustc -vV | sed -n 's/^host: //p')
+fetch=() down=0 disk=0
+while read -r platform target; do
+  if ! printf '%s\n' "$installed" | grep -qx "$target"; then
+    read -r d k <<<"$(std_mb "$target")"
+    fetch+=("$target") down=$((down + d)) disk=$((disk + k))
+  fi
+done <<<"$pairs"
+
+say "building $count binar$([ "$count" = 1 ] && echo y || echo ies): $(printf '%s\n' "$pairs" | cut -d' ' -f1 | paste -sd' ')"
+if [ "${#fetch[@]}" -gt 0 ]; then
+  command -v rustup >/dev/null || {
+    say "no rustup on PATH to add the Rust standard library of ${fetch[*]}: install Rust through rustup (https://rustup.rs), or add those targets to this toolchain by hand"
+    exit 1
+  }
+  say "to fetch: the Rust standard library of ${fetch[*]} through rustup, about $down MB, kept in the active toolchain ($(rustc --print sysroot)/lib/rustlib, about $disk MB; \`rustup target remove\` takes one back)"
+fi
 if [ ! -e "$stamp" ]; then
+  say "to fetch: Zig $ZIGLANG and cargo-zigbuild $CARGO_ZIGBUILD from PyPI, about 95 MB, into $venv (about 410 MB, reused by later builds)"
+fi
+if [ "${#fetch[@]}" = 0 ] && [ -e "$stamp" ]; then say "nothing to fetch: every standard library and $venv are here"; fi
+say "each binary then builds in target/<target>/release (about 40 s each on 2 cores) and is checked"
+
+if [ ! -e "$stamp" ]; then
+  say "fetching Zig and cargo-zigbuild into $venv"
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --quiet --disable-pip-version-check "ziglang==$ZIGLANG" "cargo-zigbuild==$CARGO_ZIGBUILD"
+  "$venv/bin/pip" install --disable-pip-version-check --progress-bar on "ziglang==$ZIGLANG" "cargo-zigbuild==$CARGO_ZIGBUILD" | grep -v '^Requirement already' || true
+  [ -x "$venv/bin/cargo-zigbuild" ] || {
+    say "could not install Zig and cargo-zigbuild from PyPI into $venv (pip's words above)"
+    exit 1
+  }
   touch "$stamp"
 fi
 venv=$(cd "$venv" && pwd)
 
 # macOS: zig's Mach-O linker ignores rustc's list of exports (every Rust
 # symbol would be exported), so the darwin binaries are linked by ld64.lld,
-# which rustup ships as rust-lld and which honours it; zig still compiles
-# BLAKE3's C. The "SDK" is zig's libSystem stub: libc and libm are
+# which rustup ships as rust-lld and which honours it (the crate compiles
+# no C). The "SDK" is zig's libSystem stub: libc and libm are
 # libSystem on macOS, and libiconv, which std names but never calls, is an
 # empty stub that -dead_strip_dylibs leaves out.
 darwin_sdk() {
@@ -57,13 +100,20 @@ darwin_sdk() {
   cd "$sdk" && pwd
 }
 
-for pair in $ALL; do
-  platform=${pair%%:*}
-  target=${pair#*:}
-  case ",$wanted," in *",$platform,"*) ;; *) continue ;; esac
-  if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$target"; then
-    rustup target add "$target"
-  fi
+step=0
+while read -r platform target <&3; do
+  step=$((step + 1))
+  at="[$step/$count] $platform"
+  case " ${fetch[*]} " in
+    *" $target "*)
+      say "$at: fetching the Rust standard library for $target (rustup target add)"
+      rustup target add "$target" || {
+        say "$at: rustup could not add $target (its words above): the standard library cannot be fetched here"
+        exit 1
+      }
+      ;;
+  esac
+  say "$at: building ($target)"
   case $target in
     *-gnu)
       PATH="$venv/bin:$PATH" cargo zigbuild --release --locked --lib --target "$target.$GLIBC"
@@ -98,5 +148,7 @@ for pair in $ALL; do
     *-apple-darwin) cp "$out" "$file" ;;
     *) if strip --strip-all -o "$file" "$out" 2>/dev/null; then :; else cp "$out" "$file"; fi ;;
   esac
+  say "$at: checking $file"
   bash scripts/check-binary.sh "$file"
-done
+done 3<<<"$pairs"
+say "built and checked: $(printf '%s\n' "$pairs" | cut -d' ' -f1 | sed 's/^/discord-journal./; s/$/.node/' | paste -sd' ')"
