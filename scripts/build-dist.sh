@@ -69,13 +69,13 @@ if [ ! -e "$stamp" ]; then
   say "to fetch: Zig $ZIGLANG and cargo-zigbuild $CARGO_ZIGBUILD from PyPI, about 95 MB, into $venv (about 410 MB, reused by later builds)"
 fi
 if [ "${#fetch[@]}" = 0 ] && [ -e "$stamp" ]; then say "nothing to fetch: every standard library and $venv are here"; fi
-say "each binary then builds in target/<target>/release (about 40 s each on 2 cores) and is checked"
+say "each binary then builds in target/<target>/release (about 100 MB and a minute each on 2 cores) and is checked"
 
 if [ ! -e "$stamp" ]; then
   say "fetching Zig and cargo-zigbuild into $venv"
   rm -rf "$venv"
   python3 -m venv "$venv"
-  "$venv/bin/pip" install --disable-pip-version-check --progress-bar on "ziglang==$ZIGLANG" "cargo-zigbuild==$CARGO_ZIGBUILD" | grep -v '^Requirement already' || true
+  "$venv/bin/pip" install --disable-pip-version-check --progress-bar on "ziglang==$ZIGLANG" "cargo-zigbuild==$CARGO_ZIGBUILD" | grep --line-buffered -v "^Requirement already" || true
   [ -x "$venv/bin/cargo-zigbuild" ] || {
     say "could not install Zig and cargo-zigbuild from PyPI into $venv (pip's words above)"
     exit 1
@@ -125,6 +125,7 @@ while read -r platform target <&3; do
       env "$flags=-C target-feature=-crt-static" PATH="$venv/bin:$PATH" cargo zigbuild --release --locked --lib --target "$target"
       ;;
     *-apple-darwin)
+      say "$at: (rustc warns that xcrun is missing: no macOS SDK is needed here, the link uses zig's libSystem stub)"
       sdk=$(darwin_sdk)
       lld="$(rustc --print sysroot)/lib/rustlib/$(rustc -vV | sed -n 's/^host: //p')/bin/rust-lld"
       flags="CARGO_TARGET_$(printf '%s' "$target" | tr 'a-z-' 'A-Z_')_RUSTFLAGS"
