@@ -56,6 +56,11 @@ pub(crate) mod testutil {
     pub fn path(&self) -> &str {
       self.0.to_str().expect("utf-8 temp dir")
     }
+
+    /// The handle of a journal in this directory.
+    pub fn journal(&self) -> crate::ground::journal::Journal {
+      crate::ground::journal::Journal::new(self.path())
+    }
   }
 
   impl Drop for TempDir {

@@ -6,7 +6,7 @@ use std::fs::File;
 use std::io::{Seek, Write};
 
 use crate::ground::error::{quiet_io, JournalError, Result};
-use crate::ground::paths;
+use crate::ground::journal::Journal;
 
 /// The journal's line files, by name.
 pub const INBOX: &str = "inbox.jsonl";
@@ -50,8 +50,8 @@ pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, 
 /// ends there with a whole line, whatever happened since. Anything else
 /// (more bytes, fewer, another byte, an error) takes the full check above.
 /// The remembered end only chooses where to read: the answer is the read's.
-pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
-  append_with(dir, name, |buf| {
+pub fn append(j: &Journal, name: &str, line: &str) -> Result<()> {
+  append_with(j, name, |buf| {
     buf.extend_from_slice(line.as_bytes());
     Ok::<(), JournalError>(())
   })
@@ -61,7 +61,7 @@ pub fn append(dir: &str, name: &str, line: &str) -> Result<()> {
 /// boundary has V8 write a string's UTF-8 there, with no copy of its own,
 /// #47). `fill` runs first, before the newline check and any system call.
 pub fn append_with<E: From<JournalError>>(
-  dir: &str,
+  j: &Journal,
   name: &str,
   fill: impl FnOnce(&mut Vec<u8>) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
@@ -72,7 +72,7 @@ pub fn append_with<E: From<JournalError>>(
     // line is cut; the line follows it.
     buf.push(b'\n');
     fill(&mut buf)?;
-    let written = line_to(dir, name, &mut buf);
+    let written = line_to(j, name, &mut buf);
     // A huge line's room is not kept.
     if buf.capacity() > 1 << 16 {
       *buf = Vec::new();
@@ -82,12 +82,12 @@ pub fn append_with<E: From<JournalError>>(
 }
 
 /// Appends the line in `buf[1..]` (byte 0 a newline), as `append` says.
-fn line_to(dir: &str, name: &str, buf: &mut Vec<u8>) -> Result<()> {
+fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   if memchr::memchr(b'\n', &buf[1..]).is_some() {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
   buf.push(b'\n');
-  let path = paths::under(dir, &[name]);
+  let path = j.file(name);
   let refuse = |e: std::io::Error| {
     ends::forget(&path);
     quiet_io(&e, name, "append to")
@@ -103,7 +103,7 @@ fn line_to(dir: &str, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   }
   crate::ground::durable::file(&file).map_err(refuse)?;
   if size == 0 {
-    crate::ground::durable::dir(dir).map_err(refuse)?;
+    crate::ground::durable::dir(j.dir()).map_err(refuse)?;
   }
   Ok(())
 }
@@ -371,8 +371,8 @@ mod tests {
   fn append_writes_one_line_0600() {
     use std::os::unix::fs::PermissionsExt;
     let d = crate::testutil::TempDir::new();
-    append(d.path(), INBOX, r#"{"id":"1"}"#).expect("append");
-    append(d.path(), INBOX, "2").expect("append");
+    append(&d.journal(), INBOX, r#"{"id":"1"}"#).expect("append");
+    append(&d.journal(), INBOX, "2").expect("append");
     let path = format!("{}/{INBOX}", d.path());
     assert_eq!(std::fs::read_to_string(&path).expect("file"), "{\"id\":\"1\"}\n2\n");
     let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
@@ -448,8 +448,8 @@ mod tests {
     let d = crate::testutil::TempDir::new();
     let path = format!("{}/{INBOX}", d.path());
     std::fs::write(&path, "{\"id\":\"m1\"}\n{\"id\":\"m2\",\"at\":\"2026-").expect("cut");
-    append(d.path(), INBOX, r#"{"id":"m3"}"#).expect("append");
-    append(d.path(), INBOX, r#"{"id":"m4"}"#).expect("append");
+    append(&d.journal(), INBOX, r#"{"id":"m3"}"#).expect("append");
+    append(&d.journal(), INBOX, r#"{"id":"m4"}"#).expect("append");
     assert_eq!(
       std::fs::read_to_string(&path).expect("file"),
       "{\"id\":\"m1\"}\n{\"id\":\"m2\",\"at\":\"2026-\n{\"id\":\"m3\"}\n{\"id\":\"m4\"}\n"
@@ -457,7 +457,7 @@ mod tests {
     // A file this user may write but not read is appended to unchecked.
     std::fs::write(&path, "{\"id\":\"m1\"}\n").expect("whole");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o200)).expect("chmod");
-    append(d.path(), INBOX, "2").expect("append to a write-only file");
+    append(&d.journal(), INBOX, "2").expect("append to a write-only file");
     std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600)).expect("chmod");
     assert_eq!(std::fs::read_to_string(&path).expect("file"), "{\"id\":\"m1\"}\n2\n");
   }
@@ -470,7 +470,7 @@ mod tests {
     use std::os::unix::fs::FileExt;
     let d = crate::testutil::TempDir::new();
     let path = format!("{}/{INBOX}", d.path());
-    append(d.path(), INBOX, "1").expect("append");
+    append(&d.journal(), INBOX, "1").expect("append");
     // The newline overwritten in place: the same size, a cut line now.
     std::fs::OpenOptions::new()
       .write(true)
@@ -478,28 +478,28 @@ mod tests {
       .expect("open")
       .write_all_at(b"x", 1)
       .expect("overwrite");
-    append(d.path(), INBOX, "2").expect("append");
+    append(&d.journal(), INBOX, "2").expect("append");
     assert_eq!(std::fs::read_to_string(&path).expect("file"), "1x\n2\n");
     // Replaced by a file of the same size that ends whole: appended to.
     std::fs::write(format!("{path}.new"), "abcd\n").expect("write");
     std::fs::rename(format!("{path}.new"), &path).expect("rename");
-    append(d.path(), INBOX, "3").expect("append");
+    append(&d.journal(), INBOX, "3").expect("append");
     assert_eq!(std::fs::read_to_string(&path).expect("file"), "abcd\n3\n");
     // Replaced by a FIFO, or a link to /dev/null: refused as before, at once.
     std::fs::remove_file(&path).expect("rm");
-    append(d.path(), INBOX, "4").expect("append");
+    append(&d.journal(), INBOX, "4").expect("append");
     std::fs::remove_file(&path).expect("rm");
     nix::unistd::mkfifo(path.as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
     assert_eq!(
-      append(d.path(), INBOX, "4"),
+      append(&d.journal(), INBOX, "4"),
       Err(JournalError::failed("could not append to inbox.jsonl (EFTYPE)"))
     );
     std::fs::remove_file(&path).expect("rm");
-    append(d.path(), INBOX, "5").expect("append");
+    append(&d.journal(), INBOX, "5").expect("append");
     std::fs::remove_file(&path).expect("rm");
     std::os::unix::fs::symlink("/dev/null", &path).expect("symlink");
     assert_eq!(
-      append(d.path(), INBOX, "6"),
+      append(&d.journal(), INBOX, "6"),
       Err(JournalError::failed("could not append to inbox.jsonl (EFTYPE)"))
     );
   }
@@ -509,11 +509,11 @@ mod tests {
     let d = crate::testutil::TempDir::new();
     std::fs::create_dir(format!("{}/{OUTBOX}", d.path())).expect("mkdir");
     assert_eq!(
-      append(d.path(), OUTBOX, "1"),
+      append(&d.journal(), OUTBOX, "1"),
       Err(JournalError::failed("could not append to outbox.jsonl (EISDIR)"))
     );
     assert_eq!(
-      append(d.path(), INBOX, "a\nb"),
+      append(&d.journal(), INBOX, "a\nb"),
       Err(JournalError::failed("journal line must not contain a newline"))
     );
   }

@@ -247,7 +247,9 @@ pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::ground::journal::Journal;
   use crate::ground::json::Doc;
+  use crate::ground::paths::under;
   use crate::read::part::Part;
   use crate::testutil::TempDir;
 
@@ -263,8 +265,8 @@ mod tests {
 
   /// Writes `text` as `dir/name` and reads it through fold `F`.
   fn read_in<F: Fold, R>(dir: &str, name: &str, text: &[u8], f: impl FnOnce(Vec<u8>, &F) -> Result<R>) -> Result<R> {
-    std::fs::write(crate::ground::paths::under(dir, &[name]), text).expect("write");
-    crate::read::incremental::read::<F, R, JournalError>(dir, name, f).map(|r| r.expect("the file exists"))
+    std::fs::write(under(dir, &[name]), text).expect("write");
+    crate::read::incremental::read::<F, R, JournalError>(&Journal::new(dir), name, f).map(|r| r.expect("the file exists"))
   }
 
   /// `read_in` a fresh directory.
@@ -346,14 +348,14 @@ mod tests {
   #[test]
   fn a_file_of_another_kind_is_refused_by_its_name_without_waiting() {
     let d = TempDir::new();
-    let fifo = crate::ground::paths::under(d.path(), &[RELOADS]);
+    let fifo = under(d.path(), &[RELOADS]);
     nix::unistd::mkfifo(fifo.as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo");
-    let got = crate::read::incremental::read::<AllLines, _, JournalError>(d.path(), RELOADS, |_, a| Ok(a.lines.len()));
+    let got = crate::read::incremental::read::<AllLines, _, JournalError>(&d.journal(), RELOADS, |_, a| Ok(a.lines.len()));
     assert_eq!(got, Err(JournalError::failed("could not read reloads.jsonl (EFTYPE)")));
-    std::fs::create_dir(crate::ground::paths::under(d.path(), &[NOTICES])).expect("dir");
-    let got = crate::read::incremental::read::<Notices, _, JournalError>(d.path(), NOTICES, |_, n| n.on(&Cmp::Null, &Cmp::Null));
+    std::fs::create_dir(under(d.path(), &[NOTICES])).expect("dir");
+    let got = crate::read::incremental::read::<Notices, _, JournalError>(&d.journal(), NOTICES, |_, n| n.on(&Cmp::Null, &Cmp::Null));
     assert_eq!(got, Err(JournalError::failed("could not read notices.jsonl (EISDIR)")));
-    let got = crate::read::incremental::read::<Inbox, _, JournalError>(d.path(), INBOX, |_, i| Ok(i.ids()?.len()));
+    let got = crate::read::incremental::read::<Inbox, _, JournalError>(&d.journal(), INBOX, |_, i| Ok(i.ids()?.len()));
     assert_eq!(got, Ok(None), "a missing file reads as none");
   }
 

@@ -10,8 +10,8 @@ use std::os::unix::fs::{DirBuilderExt, MetadataExt};
 
 use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::ground::files::exists;
+use crate::ground::journal::{Journal, STOP, STOP_LOCK};
 use crate::ground::json::{str_eq, units, Doc, Scalar};
-use crate::ground::paths::{journal_label, under};
 use crate::ground::text::decode_utf8;
 use crate::ground::text::js_trim;
 use crate::ground::time::is_canonical_iso;
@@ -22,17 +22,9 @@ pub const RECOVER_REASON: &str = "recover";
 /// The largest STOP a processing stop will read.
 const STOP_MAX: u64 = 65536;
 
-pub fn stop_path(dir: &str) -> String {
-  under(dir, &["STOP"])
-}
-
 /// `stopRequested`.
-pub fn requested(dir: &str) -> bool {
-  exists(&stop_path(dir))
-}
-
-fn label(dir: &str) -> String {
-  format!("STOP in {}", journal_label(dir))
+pub fn requested(j: &Journal) -> bool {
+  exists(&j.stop())
 }
 
 /// Runs `action` holding `.stop.lock`. A failure to remove the lock
@@ -42,9 +34,9 @@ fn label(dir: &str) -> String {
 /// can tell, since a paused update holds it for as long as it is paused.
 /// The mark never waits, so nothing another process does, stopped or not,
 /// holds up a brake (#44): only `.stop.lock` itself, as in the reference.
-pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-  let _mark = crate::ground::mark::take(dir);
-  let lock = under(dir, &[".stop.lock"]);
+pub fn with_lock<T, E: From<JournalError>>(j: &Journal, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+  let _mark = crate::ground::mark::take(j);
+  let lock = j.stop_lock();
   if let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     LOCK_CAUSE.set(crate::ground::error::fs_code(&e));
     return Err(JournalError::failed("STOP update is locked; refusing").into());
@@ -52,7 +44,7 @@ pub fn with_lock<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> R
   let out = action();
   match std::fs::remove_dir(&lock) {
     Ok(()) => out,
-    Err(e) => Err(quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove").into()),
+    Err(e) => Err(quiet_io(&e, &j.named(STOP_LOCK), "remove").into()),
   }
 }
 
@@ -104,14 +96,14 @@ impl StopLock {
 /// marked before its mkdir and unmarks after its rmdir, so if it is alive
 /// at j3 it is seen, and if it finished before j3 the directory was
 /// unlinked before j4.
-pub fn left(dir: &str) -> StopLock {
-  judge(dir).0
+pub fn left(j: &Journal) -> StopLock {
+  judge(j).0
 }
 
 /// The judgement, and `.stop.lock` held open where it is a directory.
-fn judge(dir: &str) -> (StopLock, Option<std::os::fd::OwnedFd>) {
+fn judge(j: &Journal) -> (StopLock, Option<std::os::fd::OwnedFd>) {
   use nix::errno::Errno;
-  let lock = under(dir, &[".stop.lock"]);
+  let lock = j.stop_lock();
   let held = match crate::ground::files::open_dir_path(&lock) {
     Ok(fd) => fd,
     Err(Errno::ENOENT) => return (StopLock::Absent, None),
@@ -123,10 +115,10 @@ fn judge(dir: &str) -> (StopLock, Option<std::os::fd::OwnedFd>) {
   // An update takes the mark only where its user may read the journal
   // directory (a mode of 0300 lets it make .stop.lock all the same): one
   // whose maker could not, is not proved by the mark's absence.
-  if !maker_could_mark(dir, &held) {
+  if !maker_could_mark(j, &held) {
     return (StopLock::Unproven, None);
   }
-  match crate::ground::mark::marked(dir) {
+  match crate::ground::mark::marked(j) {
     None => return (StopLock::Unproven, None),
     Some(true) => return (StopLock::Held, None),
     Some(false) => {}
@@ -142,8 +134,8 @@ fn judge(dir: &str) -> (StopLock, Option<std::os::fd::OwnedFd>) {
 /// Whether the user who made `.stop.lock` (its owner) may open the
 /// journal directory for reading, as the STOP mark needs (by its mode
 /// bits; root may).
-fn maker_could_mark(dir: &str, held: &std::os::fd::OwnedFd) -> bool {
-  let (Ok(lock), Ok(journal)) = (nix::sys::stat::fstat(held), nix::sys::stat::stat(under(dir, &["."]).as_str())) else {
+fn maker_could_mark(j: &Journal, held: &std::os::fd::OwnedFd) -> bool {
+  let (Ok(lock), Ok(journal)) = (nix::sys::stat::fstat(held), nix::sys::stat::stat(j.itself().as_str())) else {
     return false;
   };
   let mode = journal.st_mode;
@@ -166,16 +158,16 @@ fn maker_could_mark(dir: &str, held: &std::os::fd::OwnedFd) -> bool {
 /// while it is the directory held since the proof. An empty directory alone
 /// is removed (rmdir): anything else stays for a person to look at, and
 /// that is refused.
-pub fn clear_left(dir: &str) -> Result<StopLock> {
-  let (found, held) = judge(dir);
+pub fn clear_left(j: &Journal) -> Result<StopLock> {
+  let (found, held) = judge(j);
   if found == StopLock::Left {
-    let path = under(dir, &[".stop.lock"]);
+    let path = j.stop_lock();
     let same = match &held {
       Some(fd) => crate::ground::files::same_inode(fd, &path),
       None => true,
     };
     if same {
-      std::fs::remove_dir(&path).map_err(|e| quiet_io(&e, &format!(".stop.lock in {}", journal_label(dir)), "remove"))?;
+      std::fs::remove_dir(&path).map_err(|e| quiet_io(&e, &j.named(STOP_LOCK), "remove"))?;
     }
   }
   Ok(found)
@@ -184,16 +176,16 @@ pub fn clear_left(dir: &str) -> Result<StopLock> {
 /// Appends one STOP line. The file is opened (and so created) before the
 /// line is made, as the reference does; `line` fails with the `code` of
 /// whatever it threw.
-pub fn append(dir: &str, line: impl FnOnce() -> Result<String, ThrownCode>) -> Result<String> {
-  let path = stop_path(dir);
+pub fn append(j: &Journal, line: impl FnOnce() -> Result<String, ThrownCode>) -> Result<String> {
+  let path = j.stop();
   let (file, size) = crate::ground::files::open_sized(&path, crate::ground::files::Access::Append, nix::libc::O_NOFOLLOW)
-    .map_err(|e| quiet_io(&e, &label(dir), "write"))?;
-  let mut text = line().map_err(|code| code.refusal(&label(dir), "write"))?;
+    .map_err(|e| quiet_io(&e, &j.named(STOP), "write"))?;
+  let mut text = line().map_err(|code| code.refusal(&j.named(STOP), "write"))?;
   text.push('\n');
-  write_synced(file, &text).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+  write_synced(file, &text).map_err(|e| quiet_io(&e, &j.named(STOP), "write"))?;
   // The line is synced always (as in the reference); its name only opted in.
   if size == 0 {
-    crate::ground::durable::dir(dir).map_err(|e| quiet_io(&e, &label(dir), "write"))?;
+    crate::ground::durable::dir(j.dir()).map_err(|e| quiet_io(&e, &j.named(STOP), "write"))?;
   }
   Ok(path)
 }
@@ -204,14 +196,14 @@ fn write_synced(mut file: File, text: &str) -> std::io::Result<()> {
 }
 
 /// `removeStop`.
-fn remove(dir: &str) -> Result<()> {
-  std::fs::remove_file(stop_path(dir)).map_err(|e| quiet_io(&e, &label(dir), "remove"))
+fn remove(j: &Journal) -> Result<()> {
+  std::fs::remove_file(j.stop()).map_err(|e| quiet_io(&e, &j.named(STOP), "remove"))
 }
 
 /// `clearStop`: removes STOP if it exists.
-pub fn clear(dir: &str) -> Result<()> {
-  if requested(dir) {
-    remove(dir)?;
+pub fn clear(j: &Journal) -> Result<()> {
+  if requested(j) {
+    remove(j)?;
   }
   Ok(())
 }
@@ -222,10 +214,10 @@ pub fn clear(dir: &str) -> Result<()> {
 /// the unlink is made. A STOP removed between the read and the unlink is
 /// the interleaving where it went before the existsSync: not there, nothing
 /// to do.
-pub fn clear_read(dir: &str) -> Result<()> {
-  match std::fs::remove_file(stop_path(dir)) {
+pub fn clear_read(j: &Journal) -> Result<()> {
+  match std::fs::remove_file(j.stop()) {
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-    done => done.map_err(|e| quiet_io(&e, &label(dir), "remove")),
+    done => done.map_err(|e| quiet_io(&e, &j.named(STOP), "remove")),
   }
 }
 
@@ -247,12 +239,12 @@ impl StopLine {
 
 /// `readStop`: the lines as written, oldest first; blank lines (by
 /// JavaScript's trim) skipped.
-pub fn read(dir: &str) -> Result<Vec<StopLine>> {
-  let path = stop_path(dir);
+pub fn read(j: &Journal) -> Result<Vec<StopLine>> {
+  let path = j.stop();
   let bytes = match crate::ground::files::read(&path) {
     Ok(bytes) => bytes,
     Err(e) if crate::ground::files::missing(&e, &path) => return Ok(Vec::new()),
-    Err(e) => return Err(quiet_io(&e, &label(dir), "read")),
+    Err(e) => return Err(quiet_io(&e, &j.named(STOP), "read")),
   };
   let text = decode_utf8(bytes);
   Ok(
@@ -280,9 +272,9 @@ pub fn is_ours(lines: &[StopLine]) -> bool {
 /// TextDecoder does), every non-empty line JSON. `Some([])` when there is
 /// none; `None` when it cannot be verified (a file of another kind is
 /// refused by `files::open`, as the reference's own fstat refuses it).
-pub fn processing_rows(dir: &str) -> Option<Vec<String>> {
+pub fn processing_rows(j: &Journal) -> Option<Vec<String>> {
   let file = match crate::ground::files::open(
-    &stop_path(dir),
+    &j.stop(),
     crate::ground::files::Access::Read,
     nix::libc::O_NOFOLLOW | nix::libc::O_NONBLOCK,
   ) {
@@ -315,21 +307,21 @@ pub fn processing_reason(generation: &str) -> Vec<u16> {
 /// reference evaluates it: once, after the rows were verified (a caller
 /// whose generation is not a string converts it again there).
 pub fn request_processing<E: From<JournalError>>(
-  dir: &str,
+  j: &Journal,
   reason: impl FnOnce() -> std::result::Result<Vec<u16>, E>,
   line: impl FnOnce(&[u16]) -> std::result::Result<String, ThrownCode>,
 ) -> std::result::Result<String, E> {
-  with_lock(dir, || {
-    let rows = processing_rows(dir).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;
+  with_lock(j, || {
+    let rows = processing_rows(j).ok_or_else(|| JournalError::failed("STOP cannot be verified"))?;
     let reason = reason()?;
     let present = rows
       .iter()
       .filter_map(|r| Doc::parse(r))
       .any(|d| matches!(d.get("reason"), Some(Scalar::Str(s)) if units(d.src, s) == reason));
     if !present {
-      append(dir, || line(&reason))?;
+      append(j, || line(&reason))?;
     }
-    Ok(stop_path(dir))
+    Ok(j.stop())
   })
 }
 
@@ -338,11 +330,11 @@ pub fn request_processing<E: From<JournalError>>(
 /// `reason` is evaluated once per line that gets as far as the comparison,
 /// in order, as the reference's template inside `rows.some(...)` is.
 pub fn clear_processing<E: From<JournalError>>(
-  dir: &str,
+  j: &Journal,
   mut reason: impl FnMut() -> std::result::Result<Vec<u16>, E>,
 ) -> std::result::Result<bool, E> {
-  with_lock(dir, || {
-    let Some(rows) = processing_rows(dir) else { return Ok(false) };
+  with_lock(j, || {
+    let Some(rows) = processing_rows(j) else { return Ok(false) };
     if rows.is_empty() {
       return Ok(false);
     }
@@ -355,7 +347,7 @@ pub fn clear_processing<E: From<JournalError>>(
         return Ok(false);
       }
     }
-    remove(dir)?;
+    remove(j)?;
     Ok(true)
   })
 }
@@ -385,6 +377,8 @@ fn is_processing_line<E>(d: &Doc<'_>, reason: &mut impl FnMut() -> std::result::
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::ground::journal::Journal;
+  use crate::ground::paths::under;
   use crate::testutil::TempDir;
 
   const GEN: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
@@ -398,18 +392,18 @@ mod tests {
     let d = TempDir::new();
     std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
     std::fs::create_dir(format!("{}/.stop.lock", d.path())).expect("mkdir");
-    assert!(with_lock(d.path(), || Ok::<_, JournalError>(())).is_err());
+    assert!(with_lock(&d.journal(), || Ok::<_, JournalError>(())).is_err());
     assert_eq!(lock_cause().as_deref(), Some("EEXIST"));
     assert_eq!(lock_cause(), None, "taken once");
     let gone = format!("{}/gone", d.path());
-    assert!(with_lock(&gone, || Ok::<_, JournalError>(())).is_err());
+    assert!(with_lock(&Journal::new(&gone), || Ok::<_, JournalError>(())).is_err());
     assert_eq!(lock_cause().as_deref(), Some("ENOENT"));
   }
 
   #[test]
   fn a_stop_lock_is_held_while_an_update_is_inside_and_left_once_it_died() {
     let d = TempDir::new();
-    assert_eq!(left(d.path()), StopLock::Absent);
+    assert_eq!(left(&d.journal()), StopLock::Absent);
     // An update in progress holds the mark: a judge on another thread does
     // not wait, and calls it held, never left.
     let path = d.path().to_string();
@@ -417,14 +411,14 @@ mod tests {
     let (back, done) = std::sync::mpsc::channel();
     let judge = std::thread::spawn(move || {
       rx.recv().expect("inside");
-      let seen = left(&path);
+      let seen = left(&Journal::new(&path));
       back.send(()).expect("back");
       seen
     });
-    with_lock(d.path(), || {
+    with_lock(&d.journal(), || {
       tx.send(()).expect("send");
       done.recv().expect("judged");
-      append(d.path(), || Ok(line("a")))
+      append(&d.journal(), || Ok(line("a")))
     })
     .expect("update");
     assert_eq!(judge.join().expect("judge"), StopLock::Held);
@@ -435,25 +429,25 @@ mod tests {
     let (held_tx, held_rx) = std::sync::mpsc::channel();
     let (end_tx, end_rx) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
-      let guard = crate::ground::guard::take(&path).expect("guard");
+      let guard = crate::ground::guard::take(&Journal::new(&path)).expect("guard");
       held_tx.send(guard.held()).expect("held");
       let _ = end_rx.recv();
     });
     assert_eq!(held_rx.recv(), Ok(true));
     let began = std::time::Instant::now();
-    with_lock(d.path(), || append(d.path(), || Ok(line("braked")))).expect("brake");
+    with_lock(&d.journal(), || append(&d.journal(), || Ok(line("braked")))).expect("brake");
     assert!(began.elapsed() < std::time::Duration::from_secs(1), "the brake waited");
     drop(end_tx);
     holder.join().expect("holder");
     // One that an update left (it died inside): proved, and cleared.
     std::fs::create_dir(under(d.path(), &[".stop.lock"])).expect("left");
-    assert_eq!(left(d.path()), StopLock::Left);
-    assert_eq!(clear_left(d.path()), Ok(StopLock::Left));
-    assert_eq!(left(d.path()), StopLock::Absent);
-    with_lock(d.path(), || append(d.path(), || Ok(line("b")))).expect("updates again");
+    assert_eq!(left(&d.journal()), StopLock::Left);
+    assert_eq!(clear_left(&d.journal()), Ok(StopLock::Left));
+    assert_eq!(left(&d.journal()), StopLock::Absent);
+    with_lock(&d.journal(), || append(&d.journal(), || Ok(line("b")))).expect("updates again");
     // Not a directory: it stays, and the removal says why.
     std::fs::write(under(d.path(), &[".stop.lock"]), "x").expect("file");
-    assert!(clear_left(d.path()).is_err());
+    assert!(clear_left(&d.journal()).is_err());
     // A journal directory that cannot be read: no mark, no proof.
     let bare = TempDir::new();
     std::fs::create_dir(under(bare.path(), &[".stop.lock"])).expect("left");
@@ -469,20 +463,20 @@ mod tests {
       )
       .expect("chown");
       std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o300)).expect("chmod");
-      assert_eq!(left(bare.path()), StopLock::Unproven);
+      assert_eq!(left(&bare.journal()), StopLock::Unproven);
       std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("chmod");
       assert_eq!(
-        left(bare.path()),
+        left(&bare.journal()),
         StopLock::Unproven,
         "another user's, and the directory closed to others"
       );
       std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o705)).expect("chmod");
-      assert_eq!(left(bare.path()), StopLock::Left);
+      assert_eq!(left(&bare.journal()), StopLock::Left);
       return;
     }
     std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o300)).expect("chmod");
-    assert_eq!(left(bare.path()), StopLock::Unproven);
-    assert_eq!(clear_left(bare.path()), Ok(StopLock::Unproven));
+    assert_eq!(left(&bare.journal()), StopLock::Unproven);
+    assert_eq!(clear_left(&bare.journal()), Ok(StopLock::Unproven));
     std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("chmod");
     assert!(crate::ground::files::exists(&under(bare.path(), &[".stop.lock"])));
   }
@@ -490,15 +484,15 @@ mod tests {
   #[test]
   fn lines_are_appended_under_the_lock() {
     let d = TempDir::new();
-    assert!(read(d.path()).expect("none").is_empty());
-    with_lock(d.path(), || append(d.path(), || Ok(line("a")))).expect("a");
-    with_lock(d.path(), || append(d.path(), || Ok(line("recover")))).expect("b");
-    let lines = read(d.path()).expect("read");
+    assert!(read(&d.journal()).expect("none").is_empty());
+    with_lock(&d.journal(), || append(&d.journal(), || Ok(line("a")))).expect("a");
+    with_lock(&d.journal(), || append(&d.journal(), || Ok(line("recover")))).expect("b");
+    let lines = read(&d.journal()).expect("read");
     assert!(lines[0].reason_is("a") && lines[1].reason_is("recover"));
     assert!(!is_ours(&lines));
     std::fs::create_dir(under(d.path(), &[".stop.lock"])).expect("held");
     assert_eq!(
-      with_lock(d.path(), || Ok::<_, JournalError>(())),
+      with_lock(&d.journal(), || Ok::<_, JournalError>(())),
       Err(JournalError::failed("STOP update is locked; refusing"))
     );
   }
@@ -507,15 +501,15 @@ mod tests {
   fn processing_stops_are_verified_and_exact() {
     let d = TempDir::new();
     let gen = || Ok::<_, JournalError>(processing_reason(GEN));
-    request_processing(d.path(), gen, |r| Ok(line(&String::from_utf16_lossy(r)))).expect("request");
-    request_processing(d.path(), gen, |_| unreachable!("already present")).expect("idempotent");
-    assert_eq!(processing_rows(d.path()).map(|r| r.len()), Some(1));
+    request_processing(&d.journal(), gen, |r| Ok(line(&String::from_utf16_lossy(r)))).expect("request");
+    request_processing(&d.journal(), gen, |_| unreachable!("already present")).expect("idempotent");
+    assert_eq!(processing_rows(&d.journal()).map(|r| r.len()), Some(1));
     let other = || Ok::<_, JournalError>(processing_reason("1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"));
-    assert_eq!(clear_processing(d.path(), other), Ok(false));
-    assert_eq!(clear_processing(d.path(), gen), Ok(true));
-    assert!(!requested(d.path()));
-    std::fs::write(stop_path(d.path()), "{bad\n").expect("write");
-    assert_eq!(processing_rows(d.path()), None);
+    assert_eq!(clear_processing(&d.journal(), other), Ok(false));
+    assert_eq!(clear_processing(&d.journal(), gen), Ok(true));
+    assert!(!requested(&d.journal()));
+    std::fs::write(d.journal().stop(), "{bad\n").expect("write");
+    assert_eq!(processing_rows(&d.journal()), None);
   }
 
   /// The reason is made once per line that reaches the comparison, as the
@@ -530,19 +524,19 @@ mod tests {
       (format!("{ours}\n[1]\n{ours}\n"), 1, false),
       (format!("5\n{ours}\n"), 0, false),
     ] {
-      std::fs::write(stop_path(d.path()), text).expect("write");
-      std::fs::set_permissions(stop_path(d.path()), std::fs::Permissions::from_mode(0o600)).expect("chmod");
+      std::fs::write(d.journal().stop(), text).expect("write");
+      std::fs::set_permissions(d.journal().stop(), std::fs::Permissions::from_mode(0o600)).expect("chmod");
       let mut n = 0;
-      let got = clear_processing(d.path(), || {
+      let got = clear_processing(&d.journal(), || {
         n += 1;
         Ok::<_, JournalError>(processing_reason(GEN))
       });
       assert_eq!((got, n), (Ok(cleared), made));
     }
     let mut n = 0;
-    std::fs::write(stop_path(d.path()), "").expect("empty");
+    std::fs::write(d.journal().stop(), "").expect("empty");
     request_processing(
-      d.path(),
+      &d.journal(),
       || {
         n += 1;
         Ok::<_, JournalError>(processing_reason(GEN))

@@ -22,8 +22,9 @@ use nix::libc;
 
 use crate::ground::error::{fs_code, quiet_fs, quiet_io, JournalError, Result};
 use crate::ground::files::{exists, open_dir, Link};
+use crate::ground::journal::Journal;
 use crate::ground::json::Doc;
-use crate::ground::paths::{journal_label, turn_label, under};
+use crate::ground::paths::turn_label;
 use crate::ground::text::decode_utf8;
 
 /// A record being made: `create` made its inode, `finish` writes it and
@@ -268,10 +269,10 @@ pub fn not_json(id: &str) -> JournalError {
 /// to `f` with its id; the first (in that order) that cannot be read or
 /// parsed refuses the whole list. Records are read on two threads: a
 /// journal holds thousands, and each read is a few system calls.
-pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
+pub fn list<T: Send>(j: &Journal, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) -> Result<Vec<T>> {
   let mut all = Vec::new();
   let keep = |id: &str, text: String| Doc::parse(&text).map(|doc| f(id, &text, &doc));
-  list_batches(dir, usize::MAX, keep, |batch| {
+  list_batches(j, usize::MAX, keep, |batch| {
     all.extend(batch);
     Ok::<(), JournalError>(())
   })?;
@@ -285,22 +286,16 @@ pub fn list<T: Send>(dir: &str, f: impl Fn(&str, &str, &Doc<'_>) -> T + Sync) ->
 /// refuses the list) and may keep the text itself. A record that refuses
 /// the list refuses it before `each` sees its batch.
 pub fn list_batches<T: Send, E: From<JournalError>>(
-  dir: &str,
+  j: &Journal,
   batch: usize,
   keep: impl Fn(&str, String) -> Option<T> + Sync,
   mut each: impl FnMut(Vec<T>) -> std::result::Result<(), E>,
 ) -> std::result::Result<(), E> {
-  let turns = under(dir, &["turns"]);
+  let turns = j.turns();
   if !exists(&turns) {
     return Ok(());
   }
-  let refuse = |e: &std::io::Error| {
-    E::from(quiet_fs(
-      fs_code(e).as_deref(),
-      &format!("the turns directory in {}", journal_label(dir)),
-      "read",
-    ))
-  };
+  let refuse = |e: &std::io::Error| E::from(quiet_fs(fs_code(e).as_deref(), &j.named("the turns directory"), "read"));
   let mut names: Vec<Vec<u8>> = Vec::new();
   // The listing's descriptor is closed before any record is opened.
   for entry in std::fs::read_dir(&turns).map_err(|e| refuse(&e))? {
@@ -333,7 +328,7 @@ pub fn list_batches<T: Send, E: From<JournalError>>(
         dirfd = None;
         part
           .iter()
-          .map(|(name, id)| parse_with(crate::ground::files::read(&under(&turns, &[name])), id, &keep))
+          .map(|(name, id)| parse_with(crate::ground::files::read(&j.turn(name)), id, &keep))
           .collect()
       }
     };
@@ -381,6 +376,7 @@ fn read_fast<T: Send>(
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::ground::journal::Journal;
   use crate::testutil::TempDir;
 
   fn turns(d: &TempDir) -> String {
@@ -509,7 +505,7 @@ mod tests {
     assert_eq!(n.len(), 2);
     assert!(n[0].starts_with(".turn-") && n[0].ends_with(".tmp"), "{n:?}");
     std::fs::write(format!("{t}/{}", n[0]), "torn").expect("torn temporary");
-    let listed = list(d.path(), |_, text, _| text.to_string()).expect("list");
+    let listed = list(&d.journal(), |_, text, _| text.to_string()).expect("list");
     assert_eq!(listed, ["{\"a\":1}\n"]);
   }
   fn err(e: JournalError) -> String {
@@ -608,7 +604,7 @@ mod tests {
 
   /// Each listed record as (id, text, its `id` field).
   fn listed(dir: &str) -> Result<Vec<(String, String, Option<String>)>> {
-    list(dir, |id, text, doc| {
+    list(&Journal::new(dir), |id, text, doc| {
       (
         id.to_string(),
         text.to_string(),
@@ -646,7 +642,7 @@ mod tests {
     let d = TempDir::new();
     let mut calls = 0;
     list_batches(
-      d.path(),
+      &d.journal(),
       2,
       |_, _| Some(()),
       |_| {
@@ -681,7 +677,7 @@ mod tests {
     let batches = |size: usize| {
       let mut seen: Vec<Vec<String>> = Vec::new();
       list_batches(
-        d.path(),
+        &d.journal(),
         size,
         |id, text| id_and_text(id, text).map(|(id, _)| id),
         |b| {
@@ -698,7 +694,7 @@ mod tests {
     // The caller's refusal ends the listing.
     let mut calls = 0;
     let stopped = list_batches(
-      d.path(),
+      &d.journal(),
       1,
       |_, _| Some(()),
       |_| {
@@ -715,7 +711,7 @@ mod tests {
     std::fs::write(format!("{t}/t3.json"), "{\"n\":").expect("torn");
     let mut seen = Vec::new();
     let refused = list_batches(
-      d.path(),
+      &d.journal(),
       2,
       |id, text| id_and_text(id, text).map(|(id, _)| id),
       |b| {
@@ -784,7 +780,7 @@ mod tests {
       std::fs::write(format!("{t}/{id}.json"), text).expect("record");
     }
     let count = |date: &str| {
-      let started = list(d.path(), |_, _, doc| crate::records::started_day(doc))?;
+      let started = list(&d.journal(), |_, _, doc| crate::records::started_day(doc))?;
       crate::records::count_started_on(&started, Some(&date.encode_utf16().collect::<Vec<_>>()))
     };
     assert_eq!(count("2026-01-02"), Ok(1));

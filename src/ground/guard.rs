@@ -36,7 +36,7 @@ use nix::fcntl::Flock;
 use crate::ground::error::JournalError;
 use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
 use crate::ground::holder::{flock_holders, Holder};
-use crate::ground::paths::under;
+use crate::ground::journal::Journal;
 
 /// How long an operation waits for another to finish before it refuses.
 /// Every operation under the guard is a handful of system calls and at most
@@ -82,32 +82,32 @@ impl Guard {
   }
 }
 
-/// Takes the guard of the journal `dir`, waiting for another process's
+/// Takes the journal's guard, waiting for another process's
 /// operation to end; refuses once it has waited `PATIENCE`, or sooner once
 /// the holder is seen stopped, naming the holder (#44).
-pub fn take(dir: &str) -> Result<Guard, JournalError> {
-  take_within(dir, PATIENCE)
+pub fn take(j: &Journal) -> Result<Guard, JournalError> {
+  take_within(j, PATIENCE)
 }
 
 /// `take`, waiting `patience` at most (a holder seen stopped ends it
 /// sooner).
-pub fn take_within(dir: &str, patience: Duration) -> Result<Guard, JournalError> {
+pub fn take_within(j: &Journal, patience: Duration) -> Result<Guard, JournalError> {
   // A journal without turns/ is guarded by a flock on the journal
   // directory itself, for as long as it has none: turns/ is made only
   // under that flock (`making_turns`), so once it exists no holder of the
   // directory's flock is still inside an operation, and every later one
   // takes turns/'s (#44).
   for _ in 0..8 {
-    let (file, journal) = match open_dir(&under(dir, &["turns"]), Link::Follow) {
+    let (file, journal) = match open_dir(&j.turns(), Link::Follow) {
       Ok(file) => (file, false),
-      Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&under(dir, &["."]), Link::Follow) {
+      Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&j.itself(), Link::Follow) {
         Ok(file) => (file, true),
         Err(_) => return Ok(Guard { held: None }),
       },
       Err(_) => return Ok(Guard { held: None }),
     };
     let guard = take_on(file, patience)?;
-    if journal && guard.held() && std::fs::symlink_metadata(under(dir, &["turns"])).is_ok() {
+    if journal && guard.held() && std::fs::symlink_metadata(j.turns()).is_ok() {
       // turns/ was made meanwhile (by a process that takes no guard, or
       // before this flock): its flock is the guard now.
       continue;
@@ -121,11 +121,11 @@ pub fn take_within(dir: &str, patience: Duration) -> Result<Guard, JournalError>
 /// journal has none: the journal directory's flock, so that no operation
 /// guarded by it is still inside when turns/ appears (`take`). Nothing
 /// where turns/ is there (the common call) or the journal is not made yet.
-pub fn making_turns(dir: &str) -> Result<Guard, JournalError> {
-  if std::fs::symlink_metadata(under(dir, &["turns"])).is_ok() {
+pub fn making_turns(j: &Journal) -> Result<Guard, JournalError> {
+  if std::fs::symlink_metadata(j.turns()).is_ok() {
     return Ok(Guard { held: None });
   }
-  match open_dir(&under(dir, &["."]), Link::Follow) {
+  match open_dir(&j.itself(), Link::Follow) {
     Ok(file) => take_on(file, PATIENCE),
     Err(_) => Ok(Guard { held: None }),
   }
@@ -191,22 +191,20 @@ fn busy(meta: &std::fs::Metadata) -> JournalError {
   ))
 }
 
-/// Who holds the guard of `dir` now, as the kernel shows it (for the
+/// Who holds the journal's guard now, as the kernel shows it (for the
 /// command's verdict: a start, a release, unlock, recover or a repair in
 /// progress, or stopped inside one).
-pub fn holder(dir: &str) -> Option<Holder> {
-  let meta = std::fs::metadata(under(dir, &["turns"]))
-    .or_else(|_| std::fs::metadata(under(dir, &["."])))
-    .ok()?;
+pub fn holder(j: &Journal) -> Option<Holder> {
+  let meta = std::fs::metadata(j.turns()).or_else(|_| std::fs::metadata(j.itself())).ok()?;
   flock_holders(&meta).into_iter().next()
 }
-/// Why the guard of `dir` cannot be had here, or `None` where it can (or
+/// Why the journal's guard cannot be had here, or `None` where it can (or
 /// the journal cannot be looked at): for the command, which says so when
 /// it acts on a journal unguarded (#44).
-pub fn unguarded(dir: &str) -> Option<String> {
-  let (file, name) = match open_dir(&under(dir, &["turns"]), Link::Follow) {
+pub fn unguarded(j: &Journal) -> Option<String> {
+  let (file, name) = match open_dir(&j.turns(), Link::Follow) {
     Ok(file) => (file, "turns/"),
-    Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&under(dir, &["."]), Link::Follow) {
+    Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&j.itself(), Link::Follow) {
       Ok(file) => (file, "the journal directory"),
       Err(_) => return None,
     },
@@ -225,9 +223,9 @@ pub fn unguarded(dir: &str) -> Option<String> {
   }
 }
 
-/// Runs `action` holding the guard of `dir`.
-pub fn guarded<T, E: From<JournalError>>(dir: &str, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-  let _guard = take(dir)?;
+/// Runs `action` holding the journal's guard.
+pub fn guarded<T, E: From<JournalError>>(j: &Journal, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
+  let _guard = take(j)?;
   action()
 }
 
@@ -240,17 +238,17 @@ mod tests {
   fn the_guard_excludes_another_holder_and_is_reentrant_on_its_thread() {
     let d = TempDir::new();
     std::fs::create_dir(format!("{}/turns", d.path())).expect("turns");
-    let first = take(d.path()).expect("first");
+    let first = take(&d.journal()).expect("first");
     assert!(first.held());
     // The same thread, inside: not waited for.
-    let inner = take(d.path()).expect("inner");
+    let inner = take(&d.journal()).expect("inner");
     assert!(!inner.held());
     drop(inner);
     // Another thread waits until the first is dropped.
     let path = d.path().to_string();
     let (tx, rx) = std::sync::mpsc::channel();
     let other = std::thread::spawn(move || {
-      let g = take(&path).expect("other");
+      let g = take(&Journal::new(&path)).expect("other");
       tx.send(g.held()).expect("send");
     });
     assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "the other thread waits");
@@ -262,9 +260,9 @@ mod tests {
   #[test]
   fn a_journal_that_cannot_be_opened_runs_unguarded() {
     let d = TempDir::new();
-    let g = take(&format!("{}/missing", d.path())).expect("unguarded");
+    let g = take(&Journal::new(format!("{}/missing", d.path()))).expect("unguarded");
     assert!(!g.held());
-    assert_eq!(unguarded(d.path()), None);
+    assert_eq!(unguarded(&d.journal()), None);
   }
 
   /// No turns/: the journal directory's flock guards, and turns/ is made
@@ -273,12 +271,12 @@ mod tests {
   #[test]
   fn a_journal_without_turns_is_guarded_by_its_directory_until_turns_is_made() {
     let d = TempDir::new();
-    let first = take(d.path()).expect("first");
+    let first = take(&d.journal()).expect("first");
     assert!(first.held(), "guarded without turns/");
     let path = d.path().to_string();
     let (tx, rx) = std::sync::mpsc::channel();
     let maker = std::thread::spawn(move || {
-      let g = making_turns(&path).expect("making");
+      let g = making_turns(&Journal::new(&path)).expect("making");
       std::fs::create_dir(format!("{path}/turns")).expect("turns");
       tx.send(()).expect("send");
       drop(g);
@@ -288,11 +286,11 @@ mod tests {
     assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(()));
     maker.join().expect("join");
     // From now on turns/'s flock is the guard: the directory's is free.
-    let g = take(d.path()).expect("turns");
+    let g = take(&d.journal()).expect("turns");
     assert!(g.held());
     let dir = File::open(d.path()).expect("open");
     assert!(nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).is_ok());
     // And making turns/ where it is takes nothing.
-    assert!(!making_turns(d.path()).expect("nothing").held());
+    assert!(!making_turns(&d.journal()).expect("nothing").held());
   }
 }

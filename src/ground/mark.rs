@@ -19,6 +19,8 @@
 
 use std::fs::File;
 
+use super::journal::Journal;
+
 /// A mark held until dropped (closing the descriptor drops the lock).
 pub struct Mark {
   _held: Option<File>,
@@ -32,8 +34,8 @@ impl Mark {
 
 /// The journal directory, opened for reading (OFD locks need a descriptor
 /// with read access).
-fn open(dir: &str) -> Option<File> {
-  crate::ground::files::open_dir(&crate::ground::paths::under(dir, &["."]), crate::ground::files::Link::Follow).ok()
+fn open(j: &Journal) -> Option<File> {
+  crate::ground::files::open_dir(&j.itself(), crate::ground::files::Link::Follow).ok()
 }
 
 #[cfg(target_os = "linux")]
@@ -47,10 +49,10 @@ fn region(kind: nix::libc::c_int) -> nix::libc::flock {
   }
 }
 
-/// Takes the mark of the journal `dir`; never waits.
-pub fn take(dir: &str) -> Mark {
+/// Takes the mark of the journal; never waits.
+pub fn take(j: &Journal) -> Mark {
   #[cfg(target_os = "linux")]
-  if let Some(file) = open(dir) {
+  if let Some(file) = open(j) {
     // One descriptor more than the mark's must be free: the update itself
     // needs one (STOP), as the reference's does with one free.
     if nix::unistd::dup(&file).is_err() {
@@ -62,34 +64,34 @@ pub fn take(dir: &str) -> Mark {
     }
   }
   #[cfg(not(target_os = "linux"))]
-  let _ = open(dir);
+  let _ = open(j);
   Mark { _held: None }
 }
 
-/// Whether a live process holds the mark of `dir`: `None` where that
+/// Whether a live process holds the journal's mark: `None` where that
 /// cannot be asked here.
-pub fn marked(dir: &str) -> Option<bool> {
+pub fn marked(j: &Journal) -> Option<bool> {
   #[cfg(target_os = "linux")]
   {
-    let file = open(dir)?;
+    let file = open(j)?;
     let mut region = region(nix::libc::F_WRLCK);
     nix::fcntl::fcntl(&file, nix::fcntl::FcntlArg::F_OFD_GETLK(&mut region)).ok()?;
     Some(i32::from(region.l_type) != nix::libc::F_UNLCK)
   }
   #[cfg(not(target_os = "linux"))]
   {
-    let _ = open(dir)?;
+    let _ = open(j)?;
     None
   }
 }
 
-/// The pids of the processes whose open descriptors hold the mark of
-/// `dir`: OFD locks show no pid in /proc/locks, so each process's
+/// The pids of the processes whose open descriptors hold the journal's
+/// mark: OFD locks show no pid in /proc/locks, so each process's
 /// descriptors are asked (`/proc/PID/fdinfo`, which lists the locks held
 /// through each). Only processes this one may look into are found.
-pub fn holders(dir: &str) -> Vec<u32> {
+pub fn holders(j: &Journal) -> Vec<u32> {
   use std::os::unix::fs::MetadataExt;
-  let Ok(meta) = std::fs::metadata(crate::ground::paths::under(dir, &["."])) else {
+  let Ok(meta) = std::fs::metadata(j.itself()) else {
     return Vec::new();
   };
   let key = crate::ground::holder::inode_key(meta.dev(), meta.ino());
@@ -126,21 +128,22 @@ mod tests {
   #[test]
   fn a_mark_is_seen_while_held_and_never_waits() {
     let d = TempDir::new();
-    assert_eq!(marked(d.path()), Some(false));
-    let one = take(d.path());
+    let j = d.journal();
+    assert_eq!(marked(&j), Some(false));
+    let one = take(&j);
     assert!(one.held());
     // A second mark is taken at once: marks never exclude one another.
-    let two = take(d.path());
+    let two = take(&j);
     assert!(two.held());
-    assert_eq!(marked(d.path()), Some(true));
-    assert_eq!(holders(d.path()), [std::process::id()]);
+    assert_eq!(marked(&j), Some(true));
+    assert_eq!(holders(&j), [std::process::id()]);
     drop(one);
-    assert_eq!(marked(d.path()), Some(true));
+    assert_eq!(marked(&j), Some(true));
     drop(two);
-    assert_eq!(marked(d.path()), Some(false));
+    assert_eq!(marked(&j), Some(false));
     // Apart from flock: an operator's flock on the directory changes nothing.
     let file = std::fs::File::open(d.path()).expect("open");
     let _flocked = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).expect("flock");
-    assert!(take(d.path()).held());
+    assert!(take(&j).held());
   }
 }

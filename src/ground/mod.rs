@@ -9,6 +9,7 @@ pub mod files;
 pub mod flock;
 pub mod guard;
 pub mod holder;
+pub mod journal;
 pub mod json;
 pub mod mark;
 pub mod paths;

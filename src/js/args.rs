@@ -7,14 +7,15 @@ use napi::sys;
 use super::export::fail;
 use super::{Js, JsResult, Thrown, Val};
 use crate::ground::error::JournalError;
+use crate::ground::journal::Journal;
 
 /// A `dir` argument: `path.join` refuses anything but a string.
 pub struct Dir<'e> {
   /// The string itself, read as UTF-16 only when a path is returned.
   v: Val<'e>,
-  /// The path for the file system: what V8 hands it (each lone surrogate
-  /// as U+FFFD).
-  fs: String,
+  /// The journal, its path for the file system what V8 hands it (each
+  /// lone surrogate as U+FFFD): the handle every part takes.
+  journal: Journal,
 }
 
 impl<'e> Dir<'e> {
@@ -26,7 +27,10 @@ impl<'e> Dir<'e> {
     if !js.is(v, sys::ValueType::napi_string)? {
       return Err(invalid_path(js, v));
     }
-    Ok(Dir { v, fs: js.utf8(v)? })
+    Ok(Dir {
+      v,
+      journal: Journal::new(js.utf8(v)?),
+    })
   }
 
   /// The argument as it was passed.
@@ -34,8 +38,8 @@ impl<'e> Dir<'e> {
     self.v
   }
 
-  pub fn fs(&self) -> &str {
-    &self.fs
+  pub fn journal(&self) -> &Journal {
+    &self.journal
   }
 
   /// `path.join(dir, ...names)` as the string the API returns.

@@ -18,7 +18,7 @@ use crate::stop;
 /// `"left"` (proved left over by an update that died) or `"unproven"`.
 #[napi(js_name = "stopLockLeft")]
 pub fn stop_lock_left<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| Ok(js.str(stop::left(dir.fs()).name())?))
+  export(env, |js| Ok(js.str(stop::left(dir.journal()).name())?))
 }
 
 /// Why the last STOP update of this thread was refused as "locked": the
@@ -41,17 +41,17 @@ pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
 #[napi(js_name = "holders")]
 pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let dir = dir.fs();
+    let j = dir.journal();
     let one = |h: Option<crate::ground::holder::Holder>| h.map_or(serde_json::Value::Null, |h| h.to_json());
-    let stop_lock = match stop::left(dir) {
-      stop::StopLock::Held => crate::ground::mark::holders(dir)
+    let stop_lock = match stop::left(j) {
+      stop::StopLock::Held => crate::ground::mark::holders(j)
         .first()
         .map(|pid| crate::ground::holder::process(*pid)),
       _ => None,
     };
     let out = json!({
-      "guard": one(crate::ground::guard::holder(dir)),
-      "lock": one(crate::lock::holder(dir)),
+      "guard": one(crate::ground::guard::holder(j)),
+      "lock": one(crate::lock::holder(j)),
       "stopLock": one(stop_lock),
     });
     Ok(js.str(&out.to_string())?)
@@ -61,7 +61,7 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 /// Why the journal's lock guard cannot be had here, or `null` (#44).
 #[napi(js_name = "unguarded")]
 pub fn unguarded<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| match crate::ground::guard::unguarded(dir.fs()) {
+  export(env, |js| match crate::ground::guard::unguarded(dir.journal()) {
     Some(why) => Ok(js.str(&why)?),
     None => Ok(js.null()?),
   })
@@ -70,7 +70,7 @@ pub fn unguarded<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 /// Whether a repair holds the binding: run.lock flocked by one.
 #[napi(js_name = "repairRunning")]
 pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| Ok(js.boolean(repair::running(dir.fs()))?))
+  export(env, |js| Ok(js.boolean(repair::running(dir.journal()))?))
 }
 
 /// The record files, in the order the command lists them: the one
@@ -83,7 +83,7 @@ pub fn record_files<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
 /// Every line of a record file judged; `null` when there is no file.
 #[napi(js_name = "scanLines")]
 pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Result<Val<'e>> {
-  export(env, |js| match inspect::scan_lines(dir.fs(), file.name())? {
+  export(env, |js| match inspect::scan_lines(dir.journal(), file.name())? {
     Some(scan) => Ok(js.str(&scan.to_json().to_string())?),
     None => Ok(js.null()?),
   })
@@ -92,7 +92,7 @@ pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Re
 /// Every turn record judged.
 #[napi(js_name = "scanTurns")]
 pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| Ok(js.str(&inspect::scan_turns(dir.fs())?.to_json().to_string())?))
+  export(env, |js| Ok(js.str(&inspect::scan_turns(dir.journal())?.to_json().to_string())?))
 }
 
 /// `discord-journal repair`: the plan (`apply` false, nothing changed), or
@@ -102,6 +102,6 @@ pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 #[napi(js_name = "repair")]
 pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    Ok(js.str(&repair::run(dir.fs(), apply, || js.now_iso())?.to_json().to_string())?)
+    Ok(js.str(&repair::run(dir.journal(), apply, || js.now_iso())?.to_json().to_string())?)
   })
 }

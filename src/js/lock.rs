@@ -15,7 +15,7 @@ use crate::lock::{self, Field, Identity, Owner, OwnerState, OwnerView, Recovered
 
 #[napi(js_name = "readPid")]
 pub fn read_pid<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| owner_object(js, lock::read_pid(dir.fs()).as_ref()))
+  export(env, |js| owner_object(js, lock::read_pid(dir.journal()).as_ref()))
 }
 
 #[napi(js_name = "ownerState")]
@@ -42,7 +42,7 @@ pub fn unlock<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val
       None => js.str("unlock")?,
     };
     let d = Dir::from(js, dir)?;
-    let unlocked = lock::unlock(d.fs(), &mut JsSeams::new(js, identity, before_remove), || {
+    let unlocked = lock::unlock(d.journal(), &mut JsSeams::new(js, identity, before_remove), || {
       append_stop(js, &d, reason).map(drop)
     });
     match unlocked? {
@@ -58,7 +58,7 @@ pub fn recover<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<&'
     let [identity, before_remove] = options(js, opts, ["identity", "beforeRemove"])?;
     let d = Dir::from(js, dir)?;
     let mut thrown = None;
-    let recovered = lock::recover(d.fs(), &mut JsSeams::new(js, identity, before_remove), |reason| {
+    let recovered = lock::recover(d.journal(), &mut JsSeams::new(js, identity, before_remove), |reason| {
       keep(&mut thrown, own_stop_line(js, reason))
     });
     Ok(match after(thrown, recovered)? {
@@ -71,7 +71,7 @@ pub fn recover<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<&'
 #[napi(js_name = "stopTarget")]
 pub fn stop_target<'e>(env: &'e Env, dir: Dir<'e>, opts: Val<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let rec = lock::read_pid(dir.fs());
+    let rec = lock::read_pid(dir.journal());
     let [identity] = options(js, opts, ["identity"])?;
     match lock::stop_target(rec, &mut JsSeams::new(js, identity, None))? {
       Some(pid) => Ok(js.number(pid)?),
@@ -82,7 +82,7 @@ pub fn stop_target<'e>(env: &'e Env, dir: Dir<'e>, opts: Val<'e>) -> napi::Resul
 
 #[napi(js_name = "clearPid")]
 pub fn clear_pid<'e>(env: &'e Env, dir: Dir<'e>, pid: Val<'e>) -> napi::Result<()> {
-  export(env, |js| Ok(lock::clear_pid(dir.fs(), number_arg(js, pid)?)?))
+  export(env, |js| Ok(lock::clear_pid(dir.journal(), number_arg(js, pid)?)?))
 }
 
 /// The seams of one call, as the reference received them.
@@ -283,7 +283,7 @@ fn claim<'e>(js: Js<'e>, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) -> JsResult<
   // The record's text where it is known without V8 (owner_text_fast): it
   // can then be written before the mkdir (lock::claim).
   let early = owner_text_fast(js, pid, start, boot, &now)?;
-  let claimed = lock::claim(d.fs(), pid_number, &mut JsSeams::new(js, identity, None), early, || {
+  let claimed = lock::claim(d.journal(), pid_number, &mut JsSeams::new(js, identity, None), early, || {
     keep(&mut thrown, owner_text(js, pid, start, boot, &now))
   });
   after(thrown, claimed)

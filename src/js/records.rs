@@ -9,7 +9,6 @@ use napi_derive::napi;
 
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::ground::error::{fs_code, JournalError};
-use crate::ground::paths;
 use crate::lines;
 use crate::read::incremental::{self, Piece};
 use crate::read::part::{Part, Shared};
@@ -48,10 +47,10 @@ impl Texts for Pieces<'_> {
 #[napi(js_name = "ensureJournal")]
 pub fn ensure_journal<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |_| {
-    let turns = paths::under(dir.fs(), &["turns"]);
+    let turns = dir.journal().turns();
     // A journal without turns/ is guarded by its directory's flock until
     // turns/ exists: it is made under that flock (src/ground/guard.rs).
-    let _guard = crate::ground::guard::making_turns(dir.fs())?;
+    let _guard = crate::ground::guard::making_turns(dir.journal())?;
     mkdir_p(&turns)?;
     Ok(dir.val())
   })
@@ -111,14 +110,14 @@ pub fn append_line<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile, line: Val<
     if !js.is(line, sys::ValueType::napi_string)? {
       return Err(JournalError::read_of_undefined("includes").into());
     }
-    lines::append_with(dir.fs(), file.name(), |buf| js.utf8_onto(line, buf).map_err(Thrown::from))
+    lines::append_with(dir.journal(), file.name(), |buf| js.utf8_onto(line, buf).map_err(Thrown::from))
   })
 }
 
 #[napi(js_name = "readInboxIds")]
 pub fn read_inbox_ids<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let ids = incremental::read::<Inbox, _, Thrown>(dir.fs(), lines::INBOX, |file, inbox| {
+    let ids = incremental::read::<Inbox, _, Thrown>(dir.journal(), lines::INBOX, |file, inbox| {
       js.parse_array(Pieces {
         name: lines::INBOX,
         file: Arc::new(file),
@@ -226,7 +225,7 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
   // unresolvedOutbox needs the bytes of the unresolved deliveries alone:
   // they are made from those bytes, packed, and an outbox of their own.
   let parsed = match unresolved_only {
-    true => incremental::read_picked::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, Outbox::unresolved_spans, |packed, outbox| {
+    true => incremental::read_picked::<Outbox, _, Thrown>(d.journal(), lines::OUTBOX, Outbox::unresolved_spans, |packed, outbox| {
       let picked = outbox.unresolved()?;
       let alone = outbox
         .packed(&picked, &packed)
@@ -234,7 +233,7 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
       let all = alone.deliveries()?.iter().collect();
       answer(packed.bytes, &alone, all)
     })?,
-    false => incremental::read::<Outbox, _, Thrown>(d.fs(), lines::OUTBOX, |file, outbox| {
+    false => incremental::read::<Outbox, _, Thrown>(d.journal(), lines::OUTBOX, |file, outbox| {
       answer(file, outbox, outbox.deliveries()?.iter().collect())
     })?,
   };
@@ -256,7 +255,7 @@ pub fn unresolved_outbox<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>
 
 /// Every line of a file, parsed: one JSON.parse of the lines as an array.
 fn read_all<'e>(js: Js<'e>, d: &Dir<'e>, name: &'static str) -> JsResult<Val<'e>> {
-  let parsed = incremental::read::<AllLines, _, Thrown>(d.fs(), name, |file, all| {
+  let parsed = incremental::read::<AllLines, _, Thrown>(d.journal(), name, |file, all| {
     js.parse_array(Pieces {
       name,
       file: Arc::new(file),
@@ -283,7 +282,7 @@ pub fn read_reloads<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 pub fn count_admissions_on<'e>(env: &'e Env, dir: Dir<'e>, date: Val<'e>) -> napi::Result<u32> {
   export(env, |js| {
     let date = date_arg(js, date)?;
-    let n = incremental::read::<Admissions, _, JournalError>(dir.fs(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
+    let n = incremental::read::<Admissions, _, JournalError>(dir.journal(), lines::ADMISSIONS, |_, a| a.count_on(date.as_deref()))?;
     Ok(n.unwrap_or(0) as u32)
   })
 }
@@ -292,7 +291,7 @@ pub fn count_admissions_on<'e>(env: &'e Env, dir: Dir<'e>, date: Val<'e>) -> nap
 pub fn notice_on<'e>(env: &'e Env, dir: Dir<'e>, kind: Val<'e>, date: Val<'e>) -> napi::Result<bool> {
   export(env, |js| {
     let (kind, date) = (js.cmp(kind)?, js.cmp(date)?);
-    Ok(incremental::read::<Notices, _, JournalError>(dir.fs(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
+    Ok(incremental::read::<Notices, _, JournalError>(dir.journal(), lines::NOTICES, |_, n| n.on(&kind, &date))?.unwrap_or(false))
   })
 }
 

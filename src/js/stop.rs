@@ -41,11 +41,11 @@ pub fn stop_line_text(at: &str, reason: &str) -> String {
 /// (so a STOP that cannot be opened never converts the reason); returns
 /// STOP's path.
 pub fn append_stop<'e>(js: Js<'e>, dir: &Dir<'e>, reason: Val<'e>) -> JsResult<Val<'e>> {
-  stop::with_lock(dir.fs(), || {
+  stop::with_lock(dir.journal(), || {
     // An exception the line cannot be reduced to a code for (a `code`
     // getter that throws) is the one the call throws.
     let mut thrown = None;
-    let appended = stop::append(dir.fs(), || keep(&mut thrown, stop_line(js, reason)));
+    let appended = stop::append(dir.journal(), || keep(&mut thrown, stop_line(js, reason)));
     after(thrown, appended)
   })?;
   dir.join(js, &["STOP"])
@@ -53,7 +53,7 @@ pub fn append_stop<'e>(js: Js<'e>, dir: &Dir<'e>, reason: Val<'e>) -> JsResult<V
 
 #[napi(js_name = "stopRequested")]
 pub fn stop_requested<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<bool> {
-  export(env, |_| Ok(stop::requested(dir.fs())))
+  export(env, |_| Ok(stop::requested(dir.journal())))
 }
 
 #[napi(js_name = "requestStop")]
@@ -100,7 +100,7 @@ pub fn request_processing_stop<'e>(env: &'e Env, dir: Val<'e>, gen: Val<'e>) -> 
       Err(_) => stop_line(js, js.str16(units)?),
     };
     let mut thrown = None;
-    let requested = stop::request_processing(d.fs(), || reason(js, gen, &checked), |units| keep(&mut thrown, line(units)));
+    let requested = stop::request_processing(d.journal(), || reason(js, gen, &checked), |units| keep(&mut thrown, line(units)));
     after(thrown, requested)?;
     d.join(js, &["STOP"])
   })
@@ -111,19 +111,19 @@ pub fn clear_processing_stop<'e>(env: &'e Env, dir: Val<'e>, gen: Val<'e>) -> na
   export(env, |js| {
     let Some(checked) = generation(js, gen)? else { return Ok(false) };
     let d = Dir::from(js, dir)?;
-    stop::clear_processing(d.fs(), || reason(js, gen, &checked))
+    stop::clear_processing(d.journal(), || reason(js, gen, &checked))
   })
 }
 
 #[napi(js_name = "clearStop")]
 pub fn clear_stop<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<()> {
-  export(env, |_| Ok(stop::clear(dir.fs())?))
+  export(env, |_| Ok(stop::clear(dir.journal())?))
 }
 
 #[napi(js_name = "readStop")]
 pub fn read_stop<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
-    let lines = stop::read(dir.fs())?;
+    let lines = stop::read(dir.journal())?;
     let arr = js.array(lines.len())?;
     for (i, line) in lines.iter().enumerate() {
       let v = match &line.text {

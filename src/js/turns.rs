@@ -44,7 +44,7 @@ impl<'e> TurnPath<'e> {
   }
 
   fn fs(&self) -> String {
-    paths::under(self.dir.fs(), &["turns", &self.file])
+    self.dir.journal().turn(&self.file)
   }
 
   fn js(&self, js: Js<'e>) -> JsResult<Val<'e>> {
@@ -163,7 +163,7 @@ pub fn list_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
     // peak 31 MiB against the reference's 44; 40 with a batch's text in one
     // parse). A batch is read on two threads, so it is not made smaller.
     let mut parts = Vec::new();
-    turns::list_batches(dir.fs(), 1024, turns::id_and_text, |batch| {
+    turns::list_batches(dir.journal(), 1024, turns::id_and_text, |batch| {
       js.parse_parts(Records(batch), YOUNG, &mut parts)
     })?;
     js.concat(&parts)
@@ -174,7 +174,7 @@ pub fn list_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 pub fn count_turns_on<'e>(env: &'e Env, dir: Dir<'e>, date: Val<'e>) -> napi::Result<u32> {
   export(env, |js| {
     let date = date_arg(js, date)?;
-    let started = turns::list(dir.fs(), |_, _, doc| records::started_day(doc))?;
+    let started = turns::list(dir.journal(), |_, _, doc| records::started_day(doc))?;
     Ok(records::count_started_on(&started, date.as_deref())? as u32)
   })
 }

@@ -9,13 +9,13 @@ use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 
 use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::ground::files::{open_dir, Link};
-use crate::ground::paths::{journal_label, under};
+use crate::ground::journal::Journal;
 use crate::stop;
 
 use nix::fcntl::Flock;
 use std::time::Instant;
 
-use super::owner::{lock_path, parse_owner};
+use super::owner::parse_owner;
 use super::remove::{self, lock_refusal, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
 use crate::ground::guard::guarded;
@@ -36,14 +36,14 @@ use crate::ground::holder::Holder;
 /// (#44: a `journal.mjs` recover clears a lock without a record, and met an
 /// addon's claim there three times as often as its own).
 pub fn claim<S: Seams>(
-  dir: &str,
+  j: &Journal,
   pid: Option<f64>,
   seams: &mut S,
   early: Option<String>,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
-  let mut written = early.and_then(|text| prewrite(dir, &text).map(|file| (file, text)));
-  let marked = guarded(dir, || claim_gated(dir, pid, seams, owner_text, true, written.take()))?;
+  let mut written = early.and_then(|text| prewrite(j, &text).map(|file| (file, text)));
+  let marked = guarded(j, || claim_gated(j, pid, seams, owner_text, true, written.take()))?;
   // The mark stays while the claim stands: its release finds it (held.rs).
   if let Some(marked) = marked {
     super::held::keep(marked);
@@ -57,34 +57,34 @@ pub fn claim<S: Seams>(
 /// the directory held, open with its shared mark (none where a descriptor
 /// or a flock could not be had).
 pub fn hold<S: Seams>(
-  dir: &str,
+  j: &Journal,
   pid: f64,
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<Option<Flock<File>>, S::Error> {
-  guarded(dir, || claim_gated(dir, Some(pid), seams, owner_text, false, None))
+  guarded(j, || claim_gated(j, Some(pid), seams, owner_text, false, None))
 }
 
 fn claim_gated<S: Seams>(
-  dir: &str,
+  j: &Journal,
   pid: Option<f64>,
   seams: &mut S,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
   gate: bool,
   written: Option<(File, String)>,
 ) -> Result<Option<Flock<File>>, S::Error> {
-  let lock = lock_path(dir);
+  let lock = j.lock();
   let waited = Instant::now();
   while let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
-      return Err(quiet_io(&e, &format!("run.lock in {}", journal_label(dir)), "create").into());
+      return Err(quiet_io(&e, &j.named(crate::ground::journal::LOCK), "create").into());
     }
     // A lock without a record that a live process holds marked is a
     // release in progress (or a claim of a process that takes no guard):
     // waited for, as the guard waits, and named if it does not end.
-    match releasing(dir, waited) {
+    match releasing(j, waited) {
       Releasing::Gone => continue,
-      Releasing::No => return Err(refusal(dir, seams)?.into()),
+      Releasing::No => return Err(refusal(j, seams)?.into()),
       Releasing::Stuck(who) => return Err(held_refusal(&who).into()),
     }
   }
@@ -95,7 +95,7 @@ fn claim_gated<S: Seams>(
   // overwrite that claimant's record (and this claim's STOP gate would
   // remove its lock). Into a removed directory, the publish fails instead.
   let mine = open_dir(&lock, Link::NoFollow);
-  let label = format!("run.lock/owner.json in {}", journal_label(dir));
+  let label = j.named("run.lock/owner.json");
   let (written, text) = match written {
     Some((file, text)) => (Some(file), text),
     None => (None, owner_text().map_err(|code| code.refusal(&label, "write"))?),
@@ -120,14 +120,14 @@ fn claim_gated<S: Seams>(
           lock: Some(stamp),
           record: Record::Absent,
         };
-        let _ = remove::remove(dir, &judged, None, 0);
+        let _ = remove::remove(j, &judged, None, 0);
       }
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
   let published = match written {
-    Some(file) => link_written(dir, &made, file),
-    None => publish(dir, &mut made, &text),
+    Some(file) => link_written(j, &made, file),
+    None => publish(j, &mut made, &text),
   };
   let record = match published {
     Ok(record) => record,
@@ -142,7 +142,7 @@ fn claim_gated<S: Seams>(
         lock: Some(made.stamp),
         record: linked.map_or(Record::Absent, Record::File),
       };
-      let _ = remove::remove(dir, &judged, made.held.take().map(Into::into), 0);
+      let _ = remove::remove(j, &judged, made.held.take().map(Into::into), 0);
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
@@ -154,11 +154,11 @@ fn claim_gated<S: Seams>(
   // this claim must not stand, however it interleaved with an unlock. The
   // claim releases the directory it made (`clearPid`), not whatever the
   // path names by now; the record in it is the one this claim wrote.
-  if gate && stop::requested(dir) {
+  if gate && stop::requested(j) {
     if parse_owner(&text).names(pid) {
-      remove::remove(dir, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(dir, &e))?;
+      remove::remove(j, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(j, &e))?;
     }
-    return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", journal_label(dir))).into());
+    return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", j.label())).into());
   }
   // Beyond the reference: the claim stands only if its directory still is
   // run.lock and still holds its record. `recover` removes an ownerless lock
@@ -186,13 +186,13 @@ enum Releasing {
 /// Whether run.lock is a lock without a record that a live process holds
 /// marked, and if so waits (up to the guard's patience since `since`) for
 /// it to go.
-fn releasing(dir: &str, since: Instant) -> Releasing {
-  let path = lock_path(dir);
+fn releasing(j: &Journal, since: Instant) -> Releasing {
+  let path = j.lock();
   loop {
     let Some(stamp) = Stamp::at(&path) else { return Releasing::Gone };
     // A record (published meanwhile, or there all along) is judged as the
     // reference judges it.
-    if !stamp.dir || crate::ground::files::exists(&super::owner::owner_path(dir)) {
+    if !stamp.dir || crate::ground::files::exists(&j.owner()) {
       return Releasing::No;
     }
     let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
@@ -263,7 +263,7 @@ const TMP: &str = "owner.json.tmp";
 /// this claim made and the temporary file in it is the one just written
 /// (#10). A temporary file that went elsewhere (run.lock swapped meanwhile)
 /// is left there: no path to it is one this claim may trust.
-fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished> {
+fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublished> {
   use nix::errno::Errno;
   use nix::fcntl::{openat, OFlag};
   use nix::sys::stat::Mode;
@@ -289,7 +289,7 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
     Err(Errno::EEXIST) => return Err(Unpublished::Lost),
     Err(Errno::EMFILE | Errno::ENFILE) => {
       made.held = None;
-      let path = under(dir, &["run.lock", TMP]);
+      let path = j.in_lock(TMP);
       let file = OpenOptions::new()
         .write(true)
         .create_new(true)
@@ -339,7 +339,7 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
   // record, which `recover` clears; see docs/durability.md.
   crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
   if crate::ground::durable::on() {
-    crate::ground::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+    crate::ground::durable::dir(j.dir()).map_err(|e| Unpublished::Fault(e, Some(record)))?;
   }
   Ok(record)
 }
@@ -349,13 +349,13 @@ fn publish(dir: &str, made: &mut Made, text: &str) -> Result<Stamp, Unpublished>
 /// be had (no O_TMPFILE here, one descriptor free, a full disk): the claim
 /// then writes it as `publish` does, after its mkdir, where a fault is
 /// reported as the reference reports it.
-fn prewrite(dir: &str, text: &str) -> Option<File> {
+fn prewrite(j: &Journal, text: &str) -> Option<File> {
   #[cfg(target_os = "linux")]
   {
     use nix::fcntl::{open, OFlag};
     use nix::sys::stat::Mode;
     let fd = open(
-      under(dir, &["."]).as_str(),
+      j.itself().as_str(),
       OFlag::O_TMPFILE | OFlag::O_WRONLY | OFlag::O_CLOEXEC,
       Mode::from_bits_truncate(0o600),
     )
@@ -368,14 +368,14 @@ fn prewrite(dir: &str, text: &str) -> Option<File> {
   }
   #[cfg(not(target_os = "linux"))]
   {
-    let _ = (dir, text);
+    let _ = (j, text);
     None
   }
 }
 
 /// Links a record `prewrite` made into the directory this claim made, as
 /// `owner.json` (fails if a record is there: another claim shares it).
-fn link_written(dir: &str, made: &Made, file: File) -> Result<Stamp, Unpublished> {
+fn link_written(j: &Journal, made: &Made, file: File) -> Result<Stamp, Unpublished> {
   use nix::errno::Errno;
   let fault = |e: std::io::Error| Unpublished::Fault(e, None);
   let Some(held) = &made.held else {
@@ -397,7 +397,7 @@ fn link_written(dir: &str, made: &Made, file: File) -> Result<Stamp, Unpublished
   }
   crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
   if crate::ground::durable::on() {
-    crate::ground::durable::dir(dir).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+    crate::ground::durable::dir(j.dir()).map_err(|e| Unpublished::Fault(e, Some(record)))?;
   }
   Ok(record)
 }
@@ -415,8 +415,9 @@ fn write_record(mut file: File, text: &str) -> std::io::Result<Stamp> {
 mod tests {
   use super::*;
   use crate::ground::files::exists;
+  use crate::ground::paths::under;
   use crate::lock::fixtures::*;
-  use crate::lock::owner::{owner_path, read_pid, Owner};
+  use crate::lock::owner::{read_pid, Owner};
   use crate::lock::unlock::clear_pid;
   use crate::testutil::TempDir;
 
@@ -424,27 +425,27 @@ mod tests {
   fn claim_publishes_and_refuses_a_second_claim() {
     let d = TempDir::new();
     let mut seams = fixed("5");
-    claim_as_me(d.path(), &mut seams).expect("claim");
+    claim_as_me(&d.journal(), &mut seams).expect("claim");
     assert_eq!(
-      std::fs::read_to_string(owner_path(d.path())).expect("record"),
+      std::fs::read_to_string(d.journal().owner()).expect("record"),
       record(ME, "5") + "\n"
     );
-    assert!(!exists(&under(&lock_path(d.path()), &["owner.json.tmp"])));
+    assert!(!exists(&under(&d.journal().lock(), &["owner.json.tmp"])));
     assert_eq!(
-      read_pid(d.path()),
+      read_pid(&d.journal()),
       Some(Owner::Valid {
         pid: ME,
         start: Some("5".into()),
         boot: Some(BOOT.into())
       })
     );
-    let err = claim_as_me(d.path(), &mut seams).expect_err("held");
+    let err = claim_as_me(&d.journal(), &mut seams).expect_err("held");
     assert_eq!(err, JournalError::brake("another connector is running for this binding (pid 1)"));
     assert_eq!(seams.calls, 1);
-    clear_pid(d.path(), Some(2.0)).expect("not ours");
-    assert!(exists(&lock_path(d.path())));
-    clear_pid(d.path(), Some(ME)).expect("ours");
-    assert!(!exists(&lock_path(d.path())));
+    clear_pid(&d.journal(), Some(2.0)).expect("not ours");
+    assert!(exists(&d.journal().lock()));
+    clear_pid(&d.journal(), Some(ME)).expect("ours");
+    assert!(!exists(&d.journal().lock()));
   }
 
   /// Two claims can end up holding one directory (a mkdir, an unlock
@@ -455,8 +456,8 @@ mod tests {
   fn a_claim_sharing_its_directory_with_another_is_lost_and_removes_nothing() {
     for (other, name) in [("half a record", "owner.json.tmp"), ("{\"pid\":2}", "owner.json")] {
       let d = TempDir::new();
-      let lock = lock_path(d.path());
-      let err = claim(d.path(), Some(ME), &mut fixed("5"), None, || {
+      let lock = d.journal().lock();
+      let err = claim(&d.journal(), Some(ME), &mut fixed("5"), None, || {
         std::fs::write(under(&lock, &[name]), other).map_err(|_| ThrownCode(None))?;
         Ok(record(ME, "5"))
       })
@@ -478,22 +479,22 @@ mod tests {
   fn a_record_written_before_the_mkdir_is_linked_whole() {
     let d = TempDir::new();
     let text = record(ME, "5");
-    claim(d.path(), Some(ME), &mut fixed("5"), Some(text.clone()), || {
+    claim(&d.journal(), Some(ME), &mut fixed("5"), Some(text.clone()), || {
       panic!("the text was known")
     })
     .expect("claim");
-    assert_eq!(std::fs::read_to_string(owner_path(d.path())).expect("record"), text.clone() + "\n");
-    let left: Vec<_> = std::fs::read_dir(lock_path(d.path()))
+    assert_eq!(std::fs::read_to_string(d.journal().owner()).expect("record"), text.clone() + "\n");
+    let left: Vec<_> = std::fs::read_dir(d.journal().lock())
       .expect("lock")
       .map(|e| e.expect("entry").file_name())
       .collect();
     assert_eq!(left, ["owner.json"]);
-    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(owner_path(d.path())).expect("meta").permissions());
+    let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(d.journal().owner()).expect("meta").permissions());
     assert_eq!(mode & 0o077, 0, "0600 under the umask");
     // Refused (the binding held): nothing is left of the record written.
-    let err = claim(d.path(), Some(ME), &mut fixed("5"), Some(text), || panic!("not asked")).expect_err("held");
+    let err = claim(&d.journal(), Some(ME), &mut fixed("5"), Some(text), || panic!("not asked")).expect_err("held");
     assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
-    clear_pid(d.path(), Some(ME)).expect("release");
+    clear_pid(&d.journal(), Some(ME)).expect("release");
     let entries: Vec<_> = std::fs::read_dir(d.path()).expect("dir").collect();
     assert!(entries.is_empty(), "no file of the claim's stays");
   }
@@ -501,10 +502,10 @@ mod tests {
   #[test]
   fn the_stop_gate_releases_the_claim() {
     let d = TempDir::new();
-    std::fs::write(stop::stop_path(d.path()), "").expect("STOP");
+    std::fs::write(d.journal().stop(), "").expect("STOP");
     let mut seams = fixed("5");
-    let err = claim_as_me(d.path(), &mut seams).expect_err("gated");
+    let err = claim_as_me(&d.journal(), &mut seams).expect_err("gated");
     assert!(matches!(err, JournalError::Discord { exit_code: 3, .. }));
-    assert!(!exists(&lock_path(d.path())));
+    assert!(!exists(&d.journal().lock()));
   }
 }

@@ -3,6 +3,7 @@
 use super::claim::claim;
 use super::state::{Field, Identity, Seams};
 use crate::ground::error::{JournalError, Result};
+use crate::ground::journal::Journal;
 
 /// Seams answering a fixed identity, counting their calls.
 pub struct Fixed {
@@ -42,6 +43,6 @@ pub fn record(pid: f64, start: &str) -> String {
 }
 
 /// A claim by pid 1 with start "5".
-pub fn claim_as_me(dir: &str, seams: &mut Fixed) -> Result<()> {
-  claim(dir, Some(ME), seams, None, || Ok(record(ME, "5")))
+pub fn claim_as_me(j: &Journal, seams: &mut Fixed) -> Result<()> {
+  claim(j, Some(ME), seams, None, || Ok(record(ME, "5")))
 }

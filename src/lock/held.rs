@@ -24,6 +24,7 @@ use super::stamp::Stamp;
 use crate::ground::files::{open_dir, Link};
 use crate::ground::guard::{FIRST_LOOK, LOOK_EVERY};
 use crate::ground::holder::{flock_holders, Holder};
+use crate::ground::journal::Journal;
 
 /// The directories this process holds the binding by, marked: a release
 /// finds its own here by the inode it judged.
@@ -133,8 +134,8 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
 /// The live process that holds the run.lock directory of `dir` marked,
 /// as the kernel shows it (none where nothing does, or it is not a
 /// directory).
-pub fn holder(dir: &str) -> Option<Holder> {
-  let path = super::owner::lock_path(dir);
+pub fn holder(j: &Journal) -> Option<Holder> {
+  let path = j.lock();
   let meta = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_dir())?;
   flock_holders(&meta).into_iter().next()
 }

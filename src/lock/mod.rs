@@ -37,7 +37,7 @@ mod unlock;
 pub use crate::ground::guard::guarded;
 pub use claim::{claim, hold};
 pub use held::{holder, keep as keep_mark};
-pub use owner::{lock_path, owner_path, read_pid, Owner};
+pub use owner::{read_pid, Owner};
 pub use recover::{recover, Recovered};
 pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams, UNLOCK_HINT};
 pub use system::System;

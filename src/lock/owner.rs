@@ -3,21 +3,13 @@
 //! boot kept only where they are of the identity syntax. A record that
 //! cannot be read or has no usable pid is `Invalid`, which fails closed.
 
+use crate::ground::journal::Journal;
 use crate::ground::json::{Doc, Scalar};
-use crate::ground::paths::under;
 use crate::ground::text::decode_utf8;
 use crate::ground::text::js_number;
 use crate::identity::{valid_boot, valid_start};
 
 use super::stamp::{Record, Stamp};
-
-pub fn lock_path(dir: &str) -> String {
-  under(dir, &["run.lock"])
-}
-
-pub fn owner_path(dir: &str) -> String {
-  under(dir, &["run.lock", "owner.json"])
-}
 
 /// The published owner record, as `readPid` reads it.
 #[derive(Clone, Debug, PartialEq)]
@@ -45,16 +37,16 @@ impl Owner {
 
 /// `readPid`: `None` when there is no record file (the STOP-gated
 /// publication interval).
-pub fn read_pid(dir: &str) -> Option<Owner> {
-  read_owner(dir).0
+pub fn read_pid(j: &Journal) -> Option<Owner> {
+  read_owner(j).0
 }
 
 /// `readPid`, with the file the record was read from. The record is read by
 /// path, as the reference reads it (one descriptor), and a removal proves
 /// afterwards, by `fstatat` on the directory it holds, that this file is the
 /// one in it (#10).
-pub(super) fn read_owner(dir: &str) -> (Option<Owner>, Record) {
-  let path = owner_path(dir);
+pub(super) fn read_owner(j: &Journal) -> (Option<Owner>, Record) {
+  let path = j.owner();
   // files::open refuses a record that is not a regular file (a FIFO would
   // block): it exists, so it is an unreadable record (#10). Its fstat is
   // also the record's stamp: device and inode cannot change while the

@@ -5,10 +5,10 @@
 use crate::ground::error::{JournalError, Result, ThrownCode};
 use crate::ground::files::exists;
 use crate::ground::guard::guarded;
-use crate::ground::paths::journal_label;
+use crate::ground::journal::Journal;
 use crate::stop;
 
-use super::owner::{lock_path, read_owner};
+use super::owner::read_owner;
 use super::remove;
 use super::state::{identified, refusal, state_of, Identity, OwnerState, Seams};
 use super::unlock::unlock_after_stop;
@@ -24,12 +24,12 @@ pub enum Recovered {
 /// without a hand, while every operator brake holds. `stop_line(reason)`
 /// makes a STOP line for `unlock`'s STOP. docs/operators.md gives each refusal.
 pub fn recover<S: Seams>(
-  dir: &str,
+  j: &Journal,
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  let mut seams = Prescanned::before_guard(dir, seams);
-  guarded(dir, || recover_guarded(dir, &mut seams, stop_line))
+  let mut seams = Prescanned::before_guard(j, seams);
+  guarded(j, || recover_guarded(j, &mut seams, stop_line))
 }
 
 /// The seams, with the namespace scan for the owner record made before the
@@ -47,8 +47,8 @@ struct Prescanned<'a, S> {
 }
 
 impl<'a, S: Seams> Prescanned<'a, S> {
-  fn before_guard(dir: &str, seams: &'a mut S) -> Self {
-    let (rec, _) = read_owner(dir);
+  fn before_guard(j: &Journal, seams: &'a mut S) -> Self {
+    let (rec, _) = read_owner(j);
     let scanned = identified(rec.as_ref()).and_then(|(pid, start, boot)| {
       // An owner alive here by its identity needs no scan.
       let here = Identity::of(pid);
@@ -89,36 +89,36 @@ impl<S: Seams> Seams for Prescanned<'_, S> {
 }
 
 fn recover_guarded<S: Seams>(
-  dir: &str,
+  j: &Journal,
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  let label = journal_label(dir);
-  if stop::requested(dir) {
-    clear_own_stop(dir, || format!("STOP is present in {label}; the brake is on. Remove it to run"))?;
+  let label = j.label();
+  if stop::requested(j) {
+    clear_own_stop(j, || format!("STOP is present in {label}; the brake is on. Remove it to run"))?;
   }
   // A record opened through run.lock answers the reference's
   // `existsSync(lock)` before its readPid (the readers take a successful
   // open as existsSync's yes, see files::missing); anything else asks it.
-  let (rec, record) = read_owner(dir);
-  if !matches!(record, remove::Record::File(_)) && !exists(&lock_path(dir)) {
+  let (rec, record) = read_owner(j);
+  if !matches!(record, remove::Record::File(_)) && !exists(&j.lock()) {
     return Ok(Recovered::Clean);
   }
   let state = state_of(rec.as_ref(), seams)?;
   if matches!(state, OwnerState::Live | OwnerState::Unknown | OwnerState::Invalid) {
-    return Err(refusal(dir, seams)?.into());
+    return Err(refusal(j, seams)?.into());
   }
   // A lock a live process holds marked (a release in progress, or an owner
   // this process cannot judge) is refused before recover's STOP is written.
-  let path = lock_path(dir);
+  let path = j.lock();
   if let Some(lock) = remove::Stamp::at(&path).filter(|s| s.is_dir()) {
     if let Err(who) = super::held::vacant(&path, lock, std::time::Duration::ZERO) {
       return Err(super::claim::held_refusal(&who).into());
     }
   }
-  stop::with_lock(dir, || stop::append(dir, || stop_line(stop::RECOVER_REASON)))?;
-  unlock_after_stop(dir, seams)?;
-  clear_own_stop(dir, || {
+  stop::with_lock(j, || stop::append(j, || stop_line(stop::RECOVER_REASON)))?;
+  unlock_after_stop(j, seams)?;
+  clear_own_stop(j, || {
     format!("STOP was written by an operator while recovering {label}; the brake stays. Remove it to run")
   })?;
   Ok(Recovered::Cleared)
@@ -132,12 +132,12 @@ fn recover_guarded<S: Seams>(
 /// about 1 of 1,500 racing trials). A `.stop.lock` that another update
 /// holds refuses as that update's own would ("STOP update is locked"):
 /// a supervisor retries, and then sees the brake.
-fn clear_own_stop(dir: &str, brake: impl FnOnce() -> String) -> Result<()> {
-  stop::with_lock(dir, || {
-    if !stop::is_ours(&stop::read(dir)?) {
+fn clear_own_stop(j: &Journal, brake: impl FnOnce() -> String) -> Result<()> {
+  stop::with_lock(j, || {
+    if !stop::is_ours(&stop::read(j)?) {
       return Err(JournalError::brake(brake()));
     }
-    stop::clear_read(dir)
+    stop::clear_read(j)
   })
 }
 
@@ -170,12 +170,12 @@ mod tests {
   #[test]
   fn the_namespace_scan_is_made_before_the_guard() {
     let d = TempDir::new();
-    std::fs::create_dir(lock_path(d.path())).expect("lock");
+    std::fs::create_dir(d.journal().lock()).expect("lock");
     let gone = 0x3fff_fff0 as f64; // past pid_max: no process here
     let rec = record(gone, "5");
-    std::fs::write(format!("{}/owner.json", lock_path(d.path())), rec).expect("record");
+    std::fs::write(format!("{}/owner.json", d.journal().lock()), rec).expect("record");
     let mut seams = Scans(fixed("5"), 0);
-    let mut pre = Prescanned::before_guard(d.path(), &mut seams);
+    let mut pre = Prescanned::before_guard(&d.journal(), &mut seams);
     assert!(matches!(pre.scanned, Some((_, None))));
     assert_eq!(pre.elsewhere(gone, "5", BOOT), Ok(false));
     assert_eq!(pre.elsewhere(gone, "6", BOOT), Ok(false));
@@ -188,13 +188,13 @@ mod tests {
   fn recover_clears_a_stale_lock_and_its_own_stop() {
     let d = TempDir::new();
     let line = |reason: &str| Ok(format!(r#"{{"at":"2021-01-01T00:00:00.000Z","reason":"{reason}"}}"#));
-    assert_eq!(recover(d.path(), &mut fixed("5"), line), Ok(Recovered::Clean));
-    std::fs::create_dir(lock_path(d.path())).expect("ownerless lock");
-    assert_eq!(recover(d.path(), &mut fixed("5"), line), Ok(Recovered::Cleared));
-    assert!(!stop::requested(d.path()) && !exists(&lock_path(d.path())));
-    stop::with_lock(d.path(), || stop::append(d.path(), || line("operator"))).expect("STOP");
+    assert_eq!(recover(&d.journal(), &mut fixed("5"), line), Ok(Recovered::Clean));
+    std::fs::create_dir(d.journal().lock()).expect("ownerless lock");
+    assert_eq!(recover(&d.journal(), &mut fixed("5"), line), Ok(Recovered::Cleared));
+    assert!(!stop::requested(&d.journal()) && !exists(&d.journal().lock()));
+    stop::with_lock(&d.journal(), || stop::append(&d.journal(), || line("operator"))).expect("STOP");
     assert!(matches!(
-      recover(d.path(), &mut fixed("5"), line),
+      recover(&d.journal(), &mut fixed("5"), line),
       Err(JournalError::Discord { exit_code: 3, .. })
     ));
   }

@@ -28,9 +28,9 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 
 use crate::ground::error::{quiet_io, JournalError};
 use crate::ground::files::{open_dir_at, Link};
-use crate::ground::paths::journal_label;
+use crate::ground::journal::Journal;
 
-use super::owner::{lock_path, read_owner, Owner};
+use super::owner::{read_owner, Owner};
 pub use super::stamp::{Judged, Record, Stamp};
 
 /// Subdirectories deeper than this (only a hand makes any) are refused
@@ -44,13 +44,13 @@ const MAX_DEPTH: usize = 1024;
 /// What was judged and is no longer there (the name now holds another
 /// directory, a link, or nothing; the directory holds another record) is
 /// left alone: that is another claim's lock, or something a hand put there.
-pub fn remove(dir: &str, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
+pub fn remove(j: &Journal, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
   let Some(lock) = judged.lock else { return Ok(()) };
   let mut held = held;
   let mut attempt = 0;
   loop {
     attempt += 1;
-    let err = match remove_once(dir, lock, (attempt == 1).then_some(judged.record), held.take()) {
+    let err = match remove_once(j, lock, (attempt == 1).then_some(judged.record), held.take()) {
       Ok(()) => return Ok(()),
       Err(e) => e,
     };
@@ -64,13 +64,13 @@ pub fn remove(dir: &str, judged: &Judged, held: Option<OwnedFd>, max_retries: u3
 
 /// One attempt. `record` is checked on the first attempt only: the first
 /// emptying removes the record it proved.
-fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<OwnedFd>) -> nix::Result<()> {
+fn remove_once(j: &Journal, lock: Stamp, record: Option<Record>, held: Option<OwnedFd>) -> nix::Result<()> {
   if !lock.dir {
-    return unlink_name(dir, lock);
+    return unlink_name(j, lock);
   }
   let held = match held {
     Some(fd) => fd,
-    None => match open_dir_at(AT_FDCWD, lock_path(dir).as_str(), Link::NoFollow) {
+    None => match open_dir_at(AT_FDCWD, j.lock().as_str(), Link::NoFollow) {
       Ok(fd) => fd,
       Err(Errno::ENOENT | Errno::ENOTDIR | Errno::ELOOP) => return Ok(()),
       Err(e) => return Err(e),
@@ -86,10 +86,10 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
     // The directory still holds the record judged: another record (a claim
     // published into an ownerless lock after the judgement) is not removed.
     Some(record) if !holds(&held, record) => Ok(()),
-    Some(record) => remove_judged(dir, lock, record, held),
+    Some(record) => remove_judged(j, lock, record, held),
     None => {
       empty_held(held)?;
-      unlink_name(dir, lock)
+      unlink_name(j, lock)
     }
   }
 }
@@ -107,7 +107,7 @@ fn remove_once(dir: &str, lock: Stamp, record: Option<Record>, held: Option<Owne
 /// The two descriptors are held together only when both can be had: with
 /// one free, the journal's open fails EMFILE, and the removal then goes in
 /// the order that needs one at a time (empty, close, open the journal).
-fn remove_judged(dir: &str, lock: Stamp, record: Record, held: OwnedFd) -> nix::Result<()> {
+fn remove_judged(j: &Journal, lock: Stamp, record: Record, held: OwnedFd) -> nix::Result<()> {
   if let Record::File(_) = record {
     // The name, never followed: a record that is a link goes as a link.
     match unlinkat(&held, c"owner.json", UnlinkatFlags::NoRemoveDir) {
@@ -115,11 +115,11 @@ fn remove_judged(dir: &str, lock: Stamp, record: Record, held: OwnedFd) -> nix::
       Err(e) => return Err(e),
     }
   }
-  let journal = match open_journal(dir) {
+  let journal = match open_journal(j) {
     Ok(fd) => fd,
     Err(Errno::EMFILE | Errno::ENFILE) => {
       empty_held(held)?;
-      return unlink_name(dir, lock);
+      return unlink_name(j, lock);
     }
     Err(e) => return Err(e),
   };
@@ -134,7 +134,7 @@ fn remove_judged(dir: &str, lock: Stamp, record: Record, held: OwnedFd) -> nix::
     Err(Errno::ENOTEMPTY) => {
       drop(journal);
       empty_held(held)?;
-      unlink_name(dir, lock)
+      unlink_name(j, lock)
     }
     Err(e) => Err(e),
   }
@@ -150,24 +150,20 @@ fn empty_held(held: OwnedFd) -> nix::Result<()> {
 /// The journal directory, as a place to unlink in: O_PATH (macOS: O_SEARCH),
 /// which needs search permission alone, as the reference's rmSync by path
 /// does (a journal of mode 0300 can be cleaned by its owner; #22).
-fn open_journal(dir: &str) -> nix::Result<OwnedFd> {
+fn open_journal(j: &Journal) -> nix::Result<OwnedFd> {
   #[cfg(target_os = "linux")]
   const SEARCH: OFlag = OFlag::O_PATH;
   #[cfg(target_vendor = "apple")]
   const SEARCH: OFlag = OFlag::O_SEARCH;
-  open(
-    crate::ground::paths::under(dir, &["."]).as_str(),
-    SEARCH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC,
-    Mode::empty(),
-  )
+  open(j.itself().as_str(), SEARCH | OFlag::O_DIRECTORY | OFlag::O_CLOEXEC, Mode::empty())
 }
 
 /// Removes the name `run.lock` through the journal directory's descriptor,
 /// only while it still is the judged inode.
-fn unlink_name(dir: &str, lock: Stamp) -> nix::Result<()> {
-  let journal = match open_journal(dir) {
+fn unlink_name(j: &Journal, lock: Stamp) -> nix::Result<()> {
+  let journal = match open_journal(j) {
     Ok(fd) => fd,
-    Err(Errno::EMFILE | Errno::ENFILE) => return unlink_by_path(dir, lock),
+    Err(Errno::EMFILE | Errno::ENFILE) => return unlink_by_path(j, lock),
     Err(e) => return Err(e),
   };
   rmdir_if_judged(&journal, lock).map(|_| ())
@@ -212,8 +208,8 @@ fn rmdir_if_judged(journal: &OwnedFd, lock: Stamp) -> nix::Result<bool> {
 /// taken it): the name is checked and removed by path. rmdir(2) and
 /// unlink(2) act on the final name itself and never follow it, so the only
 /// path walked is the journal directory's own.
-fn unlink_by_path(dir: &str, lock: Stamp) -> nix::Result<()> {
-  let path = lock_path(dir);
+fn unlink_by_path(j: &Journal, lock: Stamp) -> nix::Result<()> {
+  let path = j.lock();
   if Stamp::at(&path) != Some(lock) {
     return Ok(());
   }
@@ -285,24 +281,25 @@ fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
 
 /// `run.lock` as it is now, and the owner record read from it by path (the
 /// reference's `readPid`, with the file it read): what a removal acts on.
-pub fn judge(dir: &str) -> (Option<Owner>, Judged) {
-  judge_at(dir, Stamp::at(&lock_path(dir)))
+pub fn judge(j: &Journal) -> (Option<Owner>, Judged) {
+  judge_at(j, Stamp::at(&j.lock()))
 }
 
 /// `judge`, with `run.lock` as the caller's lstat just saw it.
-pub fn judge_at(dir: &str, lock: Option<Stamp>) -> (Option<Owner>, Judged) {
-  let (rec, record) = read_owner(dir);
+pub fn judge_at(j: &Journal, lock: Option<Stamp>) -> (Option<Owner>, Judged) {
+  let (rec, record) = read_owner(j);
   (rec, Judged { lock, record })
 }
 
 /// A removal that failed, as the operation that attempted it refuses.
-pub(super) fn lock_refusal(dir: &str, e: &std::io::Error) -> JournalError {
-  quiet_io(e, &format!("run.lock in {}", journal_label(dir)), "remove")
+pub(super) fn lock_refusal(j: &Journal, e: &std::io::Error) -> JournalError {
+  quiet_io(e, &j.named(crate::ground::journal::LOCK), "remove")
 }
 
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::ground::journal::Journal;
   use crate::testutil::TempDir;
   use std::fs::File;
   use std::os::unix::fs::symlink;
@@ -355,7 +352,7 @@ mod tests {
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("record");
     std::fs::write(format!("{lock}/a/b/c/f"), "x").expect("file");
     std::fs::write(format!("{lock}/a/g"), "x").expect("file");
-    remove(&dir, &judged_now(&dir), None, 0).expect("removed");
+    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("removed");
     assert!(Stamp::at(&lock).is_none());
   }
 
@@ -366,7 +363,7 @@ mod tests {
     std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
     symlink(&out, format!("{lock}/link")).expect("link");
     symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
-    remove(&dir, &judged_now(&dir), None, 0).expect("removed");
+    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("removed");
     assert!(Stamp::at(&lock).is_none());
     assert!(intact(&out));
   }
@@ -379,7 +376,7 @@ mod tests {
     let judged = judged_now(&dir);
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&dir, &judged, None, 10).expect("nothing judged is there");
+    remove(&Journal::new(&dir), &judged, None, 10).expect("nothing judged is there");
     assert!(intact(&out));
     assert!(std::fs::symlink_metadata(&lock).is_ok_and(|m| m.file_type().is_symlink()));
   }
@@ -396,7 +393,7 @@ mod tests {
     let held = File::open(&lock).expect("held");
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&dir, &judged, Some(held.into()), 0).expect("removed");
+    remove(&Journal::new(&dir), &judged, Some(held.into()), 0).expect("removed");
     assert!(intact(&out));
     assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
   }
@@ -417,7 +414,7 @@ mod tests {
         std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
         symlink(&out, &lock).expect("swap");
       }
-      remove(&dir, &judged, Some(held.into()), 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, Some(held.into()), 0).expect("removed");
       assert!(intact(&out));
       if moved {
         assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
@@ -435,12 +432,12 @@ mod tests {
     std::fs::create_dir_all(&lock).expect("lock");
     let absent = judged_now(&dir);
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("a record published since");
-    remove(&dir, &absent, None, 0).expect("left");
+    remove(&Journal::new(&dir), &absent, None, 0).expect("left");
     assert!(std::fs::read(format!("{lock}/owner.json")).is_ok());
     let judged = judged_now(&dir);
     std::fs::remove_dir_all(&lock).expect("gone");
     std::fs::create_dir_all(&lock).expect("another claim's");
-    remove(&dir, &judged, None, 0).expect("left");
+    remove(&Journal::new(&dir), &judged, None, 0).expect("left");
     assert!(Stamp::at(&lock).is_some());
   }
 
@@ -457,7 +454,7 @@ mod tests {
         lock: Stamp::at(&lock),
         record: Record::Absent,
       };
-      remove(&dir, &judged, None, 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, None, 0).expect("removed");
       assert!(Stamp::at(&lock).is_none(), "{target}");
     }
   }
@@ -468,7 +465,7 @@ mod tests {
     let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(&dir).expect("journal");
     symlink(&out, &lock).expect("link");
-    remove(&dir, &judged_now(&dir), None, 0).expect("unlinked");
+    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("unlinked");
     assert!(Stamp::at(&lock).is_none());
     assert!(intact(&out));
   }

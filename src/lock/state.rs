@@ -4,7 +4,7 @@
 //! signaled; an owner whose identity cannot be proven refuses everything.
 
 use crate::ground::error::{JournalError, Result};
-use crate::ground::paths::journal_label;
+use crate::ground::journal::Journal;
 use crate::ground::text::js_number;
 
 use super::owner::{pid_text, read_pid, Owner};
@@ -203,14 +203,14 @@ pub fn state_of<S: Seams>(rec: Option<&Owner>, seams: &mut S) -> Result<OwnerSta
 }
 
 /// Why an existing lock refuses a new claim. Always a brake.
-pub fn refusal<S: Seams>(dir: &str, seams: &mut S) -> Result<JournalError, S::Error> {
-  let existing = read_pid(dir);
+pub fn refusal<S: Seams>(j: &Journal, seams: &mut S) -> Result<JournalError, S::Error> {
+  let existing = read_pid(j);
   let pid = pid_text(&existing);
   Ok(JournalError::brake(match state_of(existing.as_ref(), seams)? {
     OwnerState::Absent => format!("run.lock exists without an owner record: a start is in progress or was interrupted; {UNLOCK_HINT}"),
     OwnerState::Invalid => format!(
       "run.lock has an owner record that cannot be read; refusing. Inspect run.lock/owner.json in {} by hand",
-      journal_label(dir)
+      j.label()
     ),
     OwnerState::Live => format!("another connector is running for this binding (pid {pid})"),
     OwnerState::Unknown => format!("run.lock belongs to pid {pid}, which is alive but whose identity cannot be verified; refusing"),

@@ -5,10 +5,10 @@
 use crate::ground::error::{JournalError, Result};
 use crate::ground::files::exists;
 use crate::ground::guard::guarded;
-use crate::ground::paths::journal_label;
+use crate::ground::journal::Journal;
 
 use super::held;
-use super::owner::{lock_path, pid_text, Owner};
+use super::owner::{pid_text, Owner};
 use super::remove::{self, judge, judge_at, lock_refusal};
 use super::state::{state_of, OwnerState, Seams};
 
@@ -24,8 +24,8 @@ pub enum Unlocked {
 /// `unlock` after STOP was written: refuses a live, unverifiable or
 /// unreadable owner; otherwise runs `beforeRemove` and removes the lock
 /// that was judged (whatever the path names by then is not removed: #10).
-pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked, S::Error> {
-  let path = lock_path(dir);
+pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocked, S::Error> {
+  let path = j.lock();
   let settled = settle(&path);
   // The judgement's lstat also answers the reference's `existsSync(lock)`
   // where it can: no name is no lock, and a name that is not a link exists
@@ -41,7 +41,7 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
   if !present {
     return Ok(Unlocked::NoLock);
   }
-  let (rec, judged) = judge_at(dir, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
+  let (rec, judged) = judge_at(j, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
   let pid = pid_text(&rec);
   match state_of(rec.as_ref(), seams)? {
     OwnerState::Live => {
@@ -64,7 +64,7 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
       return Err(
         JournalError::failed(format!(
           "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in {} by hand",
-          journal_label(dir)
+          j.label()
         ))
         .into(),
       )
@@ -91,7 +91,7 @@ pub fn unlock_after_stop<S: Seams>(dir: &str, seams: &mut S) -> Result<Unlocked,
   };
   seams.before_remove()?;
   let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
-  remove::remove(dir, &judged, fd, 10).map_err(|e| lock_refusal(dir, &e))?;
+  remove::remove(j, &judged, fd, 10).map_err(|e| lock_refusal(j, &e))?;
   drop(vacant);
   Ok(Unlocked::Cleared(rec))
 }
@@ -151,8 +151,8 @@ const RELEASE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(2
 /// connector's shutdown (#44; the argument is docs/lock.md's "Release").
 /// Any other release (a record that names this pid but was not made by
 /// this process's claim) is judged again under the guard.
-pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
-  let (rec, judged) = judge(dir);
+pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
+  let (rec, judged) = judge(j);
   if !rec.is_some_and(|rec| rec.names(pid)) {
     return Ok(());
   }
@@ -162,14 +162,14 @@ pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
     // refuse (a restart's new connector behind its old one); held by a
     // process that does not let go at once (stopped, perhaps), the release
     // goes on without it.
-    let _guard = crate::ground::guard::take_within(dir, RELEASE_PATIENCE);
+    let _guard = crate::ground::guard::take_within(j, RELEASE_PATIENCE);
     let fd = marked.try_clone().ok().map(Into::into);
-    let removed = remove::remove(dir, &judged, fd, 0).map_err(|e| lock_refusal(dir, &e));
+    let removed = remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e));
     drop(marked);
     return removed;
   }
-  guarded(dir, || {
-    let (rec, judged) = judge(dir);
+  guarded(j, || {
+    let (rec, judged) = judge(j);
     if !rec.is_some_and(|rec| rec.names(pid)) {
       return Ok(());
     }
@@ -177,25 +177,25 @@ pub fn clear_pid(dir: &str, pid: Option<f64>) -> Result<()> {
     // its record names (two containers' connectors are each pid 1 in
     // their own namespace): left, as recover and unlock leave it.
     let vacant = match judged.lock {
-      Some(lock) if lock.dir => match held::vacant(&lock_path(dir), lock, std::time::Duration::ZERO) {
+      Some(lock) if lock.dir => match held::vacant(&j.lock(), lock, std::time::Duration::ZERO) {
         Ok(vacant) => vacant,
         Err(_) => return Ok(()),
       },
       _ => None,
     };
     let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
-    remove::remove(dir, &judged, fd, 0).map_err(|e| lock_refusal(dir, &e))
+    remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e))
   })
 }
 
 /// `unlock`: `request_stop` writes its STOP line (the reference's
-/// `requestStop(dir, reason)`), then the lock is judged and removed, all
+/// `requestStop(j, reason)`), then the lock is judged and removed, all
 /// under the guard, so that no claim, release or recover of this package
 /// runs between the STOP and the removal.
-pub fn unlock<S: Seams>(dir: &str, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
-  guarded(dir, || {
+pub fn unlock<S: Seams>(j: &Journal, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
+  guarded(j, || {
     request_stop()?;
-    unlock_after_stop(dir, seams)
+    unlock_after_stop(j, seams)
   })
 }
 
@@ -218,12 +218,12 @@ mod tests {
   fn unlock_judges_and_clears() {
     let d = TempDir::new();
     let mut live = fixed("5");
-    assert_eq!(unlock_after_stop(d.path(), &mut live), Ok(Unlocked::NoLock));
-    claim_as_me(d.path(), &mut live).expect("claim");
-    assert!(unlock_after_stop(d.path(), &mut live).is_err());
+    assert_eq!(unlock_after_stop(&d.journal(), &mut live), Ok(Unlocked::NoLock));
+    claim_as_me(&d.journal(), &mut live).expect("claim");
+    assert!(unlock_after_stop(&d.journal(), &mut live).is_err());
     assert_eq!(live.removes, 0);
     let mut other = fixed("6");
-    let cleared = unlock_after_stop(d.path(), &mut other).expect("mismatch clears");
+    let cleared = unlock_after_stop(&d.journal(), &mut other).expect("mismatch clears");
     assert_eq!(
       cleared,
       Unlocked::Cleared(Some(Owner::Valid {
@@ -233,7 +233,7 @@ mod tests {
       }))
     );
     assert_eq!(other.removes, 1);
-    assert!(!exists(&lock_path(d.path())));
+    assert!(!exists(&d.journal().lock()));
   }
 
   /// A lock without a record, made a moment ago, is a claim being made by
@@ -243,7 +243,7 @@ mod tests {
   #[test]
   fn a_young_lock_without_a_record_is_given_its_claimants_moment() {
     let d = TempDir::new();
-    let lock = lock_path(d.path());
+    let lock = d.journal().lock();
     std::fs::create_dir(&lock).expect("mkdir");
     let publish = {
       let lock = lock.clone();
@@ -252,12 +252,12 @@ mod tests {
         std::fs::write(format!("{lock}/owner.json"), record(ME, "5") + "\n").expect("publish");
       })
     };
-    assert!(unlock_after_stop(d.path(), &mut fixed("5")).is_err());
+    assert!(unlock_after_stop(&d.journal(), &mut fixed("5")).is_err());
     publish.join().expect("publisher");
     assert!(exists(&format!("{lock}/owner.json")));
     std::fs::remove_file(format!("{lock}/owner.json")).expect("unpublish");
     std::thread::sleep(CLAIMANT_GRACE);
-    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
+    assert_eq!(unlock_after_stop(&d.journal(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
     assert!(!exists(&lock));
   }
 
@@ -266,15 +266,15 @@ mod tests {
   #[test]
   fn unlock_asks_existence_as_exists_sync_does() {
     let d = TempDir::new();
-    let lock = lock_path(d.path());
+    let lock = d.journal().lock();
     std::os::unix::fs::symlink(format!("{}/nowhere", d.path()), &lock).expect("dangling");
-    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::NoLock));
+    assert_eq!(unlock_after_stop(&d.journal(), &mut fixed("5")), Ok(Unlocked::NoLock));
     assert!(std::fs::symlink_metadata(&lock).is_ok());
     std::fs::remove_file(&lock).expect("unlink");
     let target = format!("{}/target", d.path());
     std::fs::create_dir(&target).expect("target");
     std::os::unix::fs::symlink(&target, &lock).expect("link");
-    assert_eq!(unlock_after_stop(d.path(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
+    assert_eq!(unlock_after_stop(&d.journal(), &mut fixed("5")), Ok(Unlocked::Cleared(None)));
     assert!(std::fs::symlink_metadata(&lock).is_err() && exists(&target));
   }
 }

@@ -11,7 +11,8 @@ use serde_json::{json, Value};
 
 use crate::ground::error::{fs_code, quiet_fs, quiet_io, Result};
 use crate::ground::files::{open_dir, open_dir_at, Link};
-use crate::ground::paths::{journal_label, turn_label, under};
+use crate::ground::journal::Journal;
+use crate::ground::paths::turn_label;
 use crate::ground::text::decode_utf8;
 use crate::operator::judge::{each_line, is_null, judge_file, Damage};
 
@@ -51,8 +52,8 @@ pub struct LineScan {
 /// Scans `dir/name`; `None` when the file does not exist. A file that
 /// cannot be read is refused as the readers refuse it
 /// (`could not read inbox.jsonl (EFTYPE)`).
-pub fn scan_lines(dir: &str, name: &str) -> Result<Option<LineScan>> {
-  let path = under(dir, &[name]);
+pub fn scan_lines(j: &Journal, name: &str) -> Result<Option<LineScan>> {
+  let path = j.file(name);
   let file = match crate::ground::files::open(&path, crate::ground::files::Access::Read, 0) {
     Ok(file) => file,
     Err(e) if crate::ground::files::missing(&e, &path) => return Ok(None),
@@ -120,15 +121,9 @@ pub struct TurnScan {
 
 /// Scans the turn records in the order the readers list them, each read
 /// through the directory held open. No `turns/` is no record.
-pub fn scan_turns(dir: &str) -> Result<TurnScan> {
-  let turns = under(dir, &["turns"]);
-  let refuse = |e: &std::io::Error| {
-    quiet_fs(
-      fs_code(e).as_deref(),
-      &format!("the turns directory in {}", journal_label(dir)),
-      "read",
-    )
-  };
+pub fn scan_turns(j: &Journal) -> Result<TurnScan> {
+  let turns = j.turns();
+  let refuse = |e: &std::io::Error| quiet_fs(fs_code(e).as_deref(), &j.named("the turns directory"), "read");
   // O_DIRECTORY: a FIFO put where turns/ belongs is ENOTDIR, never waited on.
   let held = match open_dir(&turns, Link::Follow) {
     Ok(held) => held,
@@ -230,7 +225,7 @@ mod tests {
   fn every_line_is_numbered_as_the_readers_number_it() {
     let d = crate::testutil::TempDir::new();
     std::fs::write(format!("{}/t.jsonl", d.path()), "{\"a\":1}\n\n{bad\nnull\n{\"a\":\n\0\0").expect("write");
-    let scan = scan_lines(d.path(), "t.jsonl").expect("read").expect("exists");
+    let scan = scan_lines(&d.journal(), "t.jsonl").expect("read").expect("exists");
     assert_eq!(scan.lines, 5);
     assert_eq!(scan.size, 27);
     assert!(scan.unterminated);
@@ -240,7 +235,7 @@ mod tests {
       bad,
       vec![(3, 9, 4, Damage::Invalid), (5, 19, 5, Damage::Cut), (6, 25, 2, Damage::Zeros)]
     );
-    assert_eq!(scan_lines(d.path(), "none.jsonl").expect("read"), None);
+    assert_eq!(scan_lines(&d.journal(), "none.jsonl").expect("read"), None);
   }
 
   #[test]
@@ -252,7 +247,7 @@ mod tests {
     )
     .expect("fifo");
     assert_eq!(
-      scan_lines(d.path(), "t.jsonl"),
+      scan_lines(&d.journal(), "t.jsonl"),
       Err(JournalError::failed("could not read t.jsonl (EFTYPE)"))
     );
   }
@@ -267,7 +262,7 @@ mod tests {
     std::fs::write(format!("{turns}/c.json"), "{\n  \"id\": \"c\",\n  \"st").expect("write");
     std::fs::write(format!("{turns}/d.txt"), "").expect("write");
     std::fs::write(format!("{turns}/e.json"), "\u{feff} null \n").expect("write");
-    let scan = scan_turns(d.path()).expect("scan");
+    let scan = scan_turns(&d.journal()).expect("scan");
     assert_eq!(scan.records, 4);
     let bad: Vec<_> = scan.bad.iter().map(|b| (b.file.as_str(), b.damage)).collect();
     assert_eq!(bad, vec![("b.json", Some(Damage::Cut)), ("c.json", Some(Damage::Cut))]);

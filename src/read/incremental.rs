@@ -17,8 +17,8 @@ use std::io::{Read, Seek, SeekFrom};
 use std::ops::Range;
 
 use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::journal::Journal;
 use crate::ground::json::Doc;
-use crate::ground::paths;
 use crate::read::cache;
 pub use crate::read::cache::kept_bytes;
 pub use crate::read::pieces::{Piece, Pieces};
@@ -160,24 +160,26 @@ fn feed<F: Fold>(fold: &mut F, data: &[u8], origin: usize, range: Range<usize>, 
   None
 }
 
-/// Reads `dir/name` through its cache and answers with `f(file bytes, fold)`
-/// (no bytes for a fold without spans); `Ok(None)` when the file does not
-/// exist. A line that does not parse refuses the read with
-/// `<name>:<n>: not valid JSON`. `f` owns the bytes, so that it can free
-/// them as soon as it has made what it returns from them (#10: a reader's
-/// peak memory is the file and its result, not the file twice).
-pub fn read<F: Fold, R, E: From<JournalError>>(dir: &str, name: &str, f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>) -> Result<Option<R>, E> {
-  let Some((file, size, key)) = open::<F>(dir, name)? else {
+/// Reads the journal's `name` through its cache, answering `f(file bytes,
+/// fold)` (no bytes for a fold without spans), `Ok(None)` with no file; a
+/// line that does not parse refuses with `<name>:<n>: not valid JSON`. `f`
+/// owns the bytes, to free them once it has made its answer (#10: a
+/// reader's peak is the file and its result, not the file twice).
+pub fn read<F: Fold, R, E: From<JournalError>>(
+  j: &Journal,
+  name: &str,
+  f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>,
+) -> Result<Option<R>, E> {
+  let Some((file, size, key)) = open::<F>(j, name)? else {
     return Ok(None);
   };
   let entry: Entry<F> = take(&key);
   whole(file, size, key, entry, name, f).map(Some)
 }
 
-/// The file, its size when opened, and its cache key; `None` when it does
-/// not exist.
-fn open<F: Fold>(dir: &str, name: &str) -> Result<Option<(File, u64, Key)>> {
-  let path = paths::under(dir, &[name]);
+/// The file, its size when opened and its cache key; `None` where it is not.
+fn open<F: Fold>(j: &Journal, name: &str) -> Result<Option<(File, u64, Key)>> {
+  let path = j.file(name);
   match crate::ground::files::open_sized(&path, crate::ground::files::Access::Read, 0) {
     Ok((file, size)) => Ok(Some((file, size, (std::any::TypeId::of::<F>(), path)))),
     Err(e) if crate::ground::files::missing(&e, &path) => Ok(None),
@@ -235,12 +237,12 @@ impl Packed {
 /// and the appended ones, packed (the whole file where the read is whole:
 /// the first, and after any change to the old part, which starts over).
 pub fn read_picked<F: Fold, R, E: From<JournalError>>(
-  dir: &str,
+  j: &Journal,
   name: &str,
   wanted: impl Fn(&F) -> Vec<Range<usize>>,
   f: impl FnOnce(Packed, &F) -> Result<R, E>,
 ) -> Result<Option<R>, E> {
-  let Some((mut file, size, key)) = open::<F>(dir, name)? else {
+  let Some((mut file, size, key)) = open::<F>(j, name)? else {
     return Ok(None);
   };
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
@@ -449,7 +451,9 @@ fn not_json(name: &str, n: usize) -> JournalError {
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::ground::journal::Journal;
   use crate::ground::json::Scalar;
+  use crate::ground::paths::under;
 
   /// Every line's `n` field, and how many lines the fold was fed.
   #[derive(Clone, Default)]
@@ -490,8 +494,8 @@ mod tests {
 
   /// Reads through both paths, which must agree on every answer.
   fn ns(dir: &str) -> Result<Option<(Vec<f64>, usize)>> {
-    let held = read::<Seen, _, JournalError>(dir, "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)));
-    let streamed = read::<Streamed, _, JournalError>(dir, "t.jsonl", |bytes, s| {
+    let held = read::<Seen, _, JournalError>(&Journal::new(dir), "t.jsonl", |_, s| Ok((s.ns.clone(), s.fed)));
+    let streamed = read::<Streamed, _, JournalError>(&Journal::new(dir), "t.jsonl", |bytes, s| {
       assert!(bytes.is_empty());
       Ok((s.0.ns.clone(), s.0.fed))
     });
@@ -569,7 +573,7 @@ mod tests {
   #[test]
   fn an_entry_is_sized_by_what_its_fold_holds() {
     let d = crate::testutil::TempDir::new();
-    let key: Key = (std::any::TypeId::of::<All>(), paths::under(d.path(), &["t.jsonl"]));
+    let key: Key = (std::any::TypeId::of::<All>(), under(d.path(), &["t.jsonl"]));
     let mut entry = Entry::<All>::default();
     let empty = size_of_entry(&key, &entry);
     for n in 0..1000 {
@@ -594,7 +598,7 @@ mod tests {
   }
 
   fn pieces(dir: &str) -> Vec<String> {
-    let got = read::<All, _, JournalError>(dir, "t.jsonl", |file, all| {
+    let got = read::<All, _, JournalError>(&Journal::new(dir), "t.jsonl", |file, all| {
       Ok(
         all
           .0
@@ -623,7 +627,7 @@ mod tests {
   fn picked(dir: &str) -> Vec<String> {
     let every_other = |all: &All| all.0.iter().step_by(2).collect::<Vec<_>>();
     let got = read_picked::<All, _, JournalError>(
-      dir,
+      &Journal::new(dir),
       "t.jsonl",
       |all| {
         every_other(all)
@@ -684,6 +688,6 @@ mod tests {
     std::fs::write(&path, lines(0, 10)).expect("truncate");
     assert_eq!(picked(d.path()), fresh(&path), "shorter");
     std::fs::write(&path, format!("{}x\n", lines(0, 10))).expect("bad line");
-    assert!(read_picked::<All, _, JournalError>(d.path(), "t.jsonl", |_| Vec::new(), |_, _| Ok(())).is_err());
+    assert!(read_picked::<All, _, JournalError>(&d.journal(), "t.jsonl", |_| Vec::new(), |_, _| Ok(())).is_err());
   }
 }

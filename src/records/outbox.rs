@@ -388,14 +388,15 @@ impl Delivery {
 mod tests {
   use super::*;
   use crate::ground::json::Doc;
+  use crate::ground::paths::under;
 
   use crate::testutil::TempDir;
 
   /// Writes `text` as a fresh journal's outbox.jsonl and reads it through the fold.
   fn read_outbox<R>(text: &[u8], f: impl FnOnce(Vec<u8>, &Outbox) -> Result<R>) -> Result<R> {
     let d = TempDir::new();
-    std::fs::write(crate::ground::paths::under(d.path(), &["outbox.jsonl"]), text).expect("write");
-    crate::read::incremental::read::<Outbox, R, JournalError>(d.path(), "outbox.jsonl", f).map(|r| r.expect("the file exists"))
+    std::fs::write(under(d.path(), &["outbox.jsonl"]), text).expect("write");
+    crate::read::incremental::read::<Outbox, R, JournalError>(&d.journal(), "outbox.jsonl", f).map(|r| r.expect("the file exists"))
   }
 
   /// Feeds each text as a line whose bytes are `file[offset..]`.
@@ -469,8 +470,8 @@ mod tests {
   /// Each nonce's `shares_at`, in first-seen order.
   fn shares(lines: &str) -> Vec<bool> {
     let d = TempDir::new();
-    std::fs::write(crate::ground::paths::under(d.path(), &["outbox.jsonl"]), lines).expect("write");
-    crate::read::incremental::read::<Outbox, _, JournalError>(d.path(), "outbox.jsonl", |_, o| {
+    std::fs::write(under(d.path(), &["outbox.jsonl"]), lines).expect("write");
+    crate::read::incremental::read::<Outbox, _, JournalError>(&d.journal(), "outbox.jsonl", |_, o| {
       Ok(o.deliveries()?.iter().map(|g| g.shares_at).collect())
     })
     .expect("read")

@@ -9,7 +9,7 @@ use nix::fcntl::{openat, renameat, OFlag};
 use nix::sys::stat::Mode;
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
-use super::{stamp_of, FilePlan, Journal, Plan, TurnPlan};
+use super::{stamp_of, FilePlan, Opened, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::files::{open_dir_at, Link};
 
@@ -27,7 +27,7 @@ pub struct Done {
 /// after each step (a test seam: it may stop the process there). `stamp`
 /// names the quarantine files. Each file is mended whole or not at all; a
 /// failure stops the repair, with the files mended before it mended.
-pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) -> Result<Vec<Done>> {
+pub fn apply(j: &Opened, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) -> Result<Vec<Done>> {
   let mut done = Vec::new();
   apply_into(j, plan, stamp, step, &mut done)?;
   Ok(done)
@@ -35,7 +35,7 @@ pub fn apply(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str)) 
 
 /// `apply`, with what it finished in `done` as it goes: where a later file
 /// fails, the caller still says which were mended (#34).
-pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str), done: &mut Vec<Done>) -> Result<()> {
+pub fn apply_into(j: &Opened, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&str), done: &mut Vec<Done>) -> Result<()> {
   if let Some(f) = plan.files.iter().find(|f| f.link && f.changes()) {
     return Err(JournalError::failed(format!(
       "{} is a symlink: a repair changes only the journal's own files, and nothing was changed. Mend the file it leads to by hand, or put the file itself in its place",
@@ -119,7 +119,7 @@ pub fn apply_into(j: &Journal, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&s
 /// (`turns-<file>.aside-<stamp>`, never over anything there), or, where
 /// only zero bytes follow its whole text, the zeros to such a file and the
 /// record written anew without them.
-fn set_aside_turn(j: &Journal, t: &TurnPlan, stamp: &str) -> std::io::Result<String> {
+fn set_aside_turn(j: &Opened, t: &TurnPlan, stamp: &str) -> std::io::Result<String> {
   let turns = File::from(open_dir_at(&j.fd, "turns", Link::Follow)?);
   let q = format!("turns-{}.aside-{stamp}", t.file);
   Ok(match t.keep {
@@ -186,7 +186,7 @@ fn sync(f: &File) -> std::io::Result<()> {
   f.sync_all()
 }
 
-fn open_rw(j: &Journal, name: &str) -> std::io::Result<File> {
+fn open_rw(j: &Opened, name: &str) -> std::io::Result<File> {
   let fd = openat(&j.fd, name, OFlag::O_RDWR | OFlag::O_CLOEXEC | OFlag::O_NOFOLLOW, Mode::empty())?;
   Ok(File::from(fd))
 }
@@ -261,7 +261,7 @@ fn publish(dir: &File, name: &str, replace: bool, fill: impl FnOnce(&mut File) -
 /// Writes the parts of `f` set aside to its quarantine file, unless one
 /// from an earlier repair that stopped before the file was mended already
 /// holds exactly them. Returns its name, and whether it was made now.
-pub(super) fn quarantine(j: &Journal, f: &FilePlan, source: &File, stamp: &str) -> std::io::Result<(String, bool)> {
+pub(super) fn quarantine(j: &Opened, f: &FilePlan, source: &File, stamp: &str) -> std::io::Result<(String, bool)> {
   // Truncation sets aside the whole tail, empty lines between cut ones too.
   let ranges: Vec<(u64, u64)> = match f.truncate {
     true => vec![(f.aside[0].start, f.size)],
@@ -287,7 +287,7 @@ pub(super) fn quarantine(j: &Journal, f: &FilePlan, source: &File, stamp: &str) 
 /// Whether the journal's file `name` holds exactly the bytes `ranges` of
 /// `source`, compared a buffer at a time (a set-aside run of zeros may be
 /// gigabytes long).
-fn holds(j: &Journal, name: &str, source: &File, ranges: &[(u64, u64)]) -> std::io::Result<bool> {
+fn holds(j: &Opened, name: &str, source: &File, ranges: &[(u64, u64)]) -> std::io::Result<bool> {
   use std::os::unix::fs::FileExt;
   let Ok(file) = crate::ground::files::open_at(&j.fd, name, 0) else {
     return Ok(false);
@@ -331,7 +331,7 @@ fn copy_sparse(from: &File, to: &mut File, keep: &[(u64, u64)]) -> std::io::Resu
 /// Writes the file without the parts set aside (a whole record's newline
 /// restored where zeros followed it, and added where the last line lacked
 /// one) beside it, and renames it over the file.
-fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str)) -> std::io::Result<()> {
+fn rewrite(j: &Opened, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str)) -> std::io::Result<()> {
   let mut keep = Vec::new();
   let mut at = 0;
   for a in &f.aside {
@@ -374,7 +374,7 @@ fn rewrite(j: &Journal, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str))
 }
 
 /// The names in the journal directory.
-fn entries(j: &Journal, name: &str) -> std::io::Result<Vec<String>> {
+fn entries(j: &Opened, name: &str) -> std::io::Result<Vec<String>> {
   let mut names = Vec::new();
   for entry in j.listing(name)? {
     let entry = entry.map_err(std::io::Error::from)?;
@@ -387,7 +387,7 @@ fn entries(j: &Journal, name: &str) -> std::io::Result<Vec<String>> {
 
 /// Removes the temporary files a repair killed midway left (`.repair-*`):
 /// each holds bytes that are still in the file it was made from.
-pub fn clean(j: &Journal) -> Result<Vec<String>> {
+pub fn clean(j: &Opened) -> Result<Vec<String>> {
   let mut removed = Vec::new();
   for dir in [".", "turns"] {
     let names = match entries(j, dir) {

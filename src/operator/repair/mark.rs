@@ -8,7 +8,7 @@ use std::io::Write;
 use nix::fcntl::{openat, OFlag};
 use nix::sys::stat::Mode;
 
-use super::{FilePlan, Journal};
+use super::{FilePlan, Opened};
 
 /// Appends a space to the file a rewrite is about to rename over, as the
 /// last step before the rename, holding its flock (#47). An appender that
@@ -29,7 +29,7 @@ use super::{FilePlan, Journal};
 /// the repair may read but not write is one no appender of this user
 /// writes either, and is left as it is. Returns the file written and its
 /// size before.
-pub(super) fn leave_behind(j: &Journal, f: &FilePlan, source: &File) -> std::io::Result<Option<(File, u64)>> {
+pub(super) fn leave_behind(j: &Opened, f: &FilePlan, source: &File) -> std::io::Result<Option<(File, u64)>> {
   use std::os::unix::fs::{FileExt, MetadataExt};
   let st = source.metadata()?;
   let mut last = [0u8; 1];

@@ -35,6 +35,7 @@ use serde_json::{json, Value};
 
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::files::{open_dir, open_dir_at, Link};
+use crate::ground::journal::Journal;
 use crate::lock::{self, OwnerState, System};
 use crate::operator::judge::Damage;
 
@@ -137,14 +138,14 @@ impl Plan {
 /// The journal directory, held open: every step of a repair is taken
 /// relative to it, so a directory swapped for another at its path meanwhile
 /// is not the one written into.
-pub struct Journal {
+pub struct Opened {
   fd: File,
 }
 
-impl Journal {
+impl Opened {
   /// The journal to plan or repair.
-  pub fn open(dir: &str) -> Result<Journal> {
-    Ok(Journal { fd: open_journal(dir)? })
+  pub fn open(j: &Journal) -> Result<Opened> {
+    Ok(Opened { fd: open_journal(j)? })
   }
 
   /// A descriptor of its own for a listing, so that no read position is
@@ -157,8 +158,8 @@ impl Journal {
   }
 }
 
-fn open_journal(dir: &str) -> Result<File> {
-  open_dir(dir, Link::Follow).map_err(|e| quiet_io(&e, "the journal directory", "read"))
+fn open_journal(j: &Journal) -> Result<File> {
+  open_dir(j.dir(), Link::Follow).map_err(|e| quiet_io(&e, "the journal directory", "read"))
 }
 
 /// What a file is and how long: device, inode, size.
@@ -225,24 +226,24 @@ pub struct Held {
 /// or unverifiable, as a claim would. The judgement, the clearing and the
 /// claim are one operation under the lock guard (docs/lock.md): no
 /// `recover` or claim runs between them.
-pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
-  lock::guarded(dir, || {
-    if running(dir) {
+pub fn hold(j: &Journal, now_iso: &str) -> Result<Held> {
+  lock::guarded(j, || {
+    if running(j) {
       return Err(JournalError::brake(
         "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
       ));
     }
     let mut system = System;
     let mut took_over = None;
-    if crate::ground::files::exists(&lock::lock_path(dir)) {
-      let existing = lock::read_pid(dir);
+    if crate::ground::files::exists(&j.lock()) {
+      let existing = lock::read_pid(j);
       match lock::state_of(existing.as_ref(), &mut system)? {
         OwnerState::Dead | OwnerState::Mismatch => {
-          if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(dir, &mut system)? {
+          if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(j, &mut system)? {
             took_over = Some(format!("{pid}"));
           }
         }
-        _ => return Err(lock::refusal(dir, &mut system)?),
+        _ => return Err(lock::refusal(j, &mut system)?),
       }
     }
     let pid = f64::from(std::process::id());
@@ -253,7 +254,7 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
       ));
     };
     let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
-    let held = lock::hold(dir, pid, &mut system, || Ok(text))?;
+    let held = lock::hold(j, pid, &mut system, || Ok(text))?;
     let only = held.and_then(mark);
     Ok(Held {
       pid,
@@ -268,8 +269,8 @@ pub fn hold(dir: &str, now_iso: &str) -> Result<Held> {
 /// another; a repair marking its lock in that instant tries again
 /// (`mark`). Another process's exclusive flock on run.lock would read as a
 /// repair: only a message tells it, since a live owner is refused alike.
-pub fn running(dir: &str) -> bool {
-  let Ok(lock) = open_dir(&lock::lock_path(dir), Link::NoFollow) else {
+pub fn running(j: &Journal) -> bool {
+  let Ok(lock) = open_dir(&j.lock(), Link::NoFollow) else {
     return false;
   };
   matches!(
@@ -301,25 +302,26 @@ fn mark(held: nix::fcntl::Flock<File>) -> Option<nix::fcntl::Flock<File>> {
 /// Releases what `hold` took: its mark handed to the holders' list, so
 /// that the release is a holder's own, which no stopped process can hold
 /// up (#44).
-pub fn release(dir: &str, held: Held) -> Result<()> {
+pub fn release(j: &Journal, held: Held) -> Result<()> {
   if let Some(marked) = held._only {
     lock::keep_mark(marked);
   }
-  lock::clear_pid(dir, Some(held.pid))
+  lock::clear_pid(j, Some(held.pid))
 }
 
 #[cfg(test)]
 mod tests {
   use super::apply::quarantine;
   use super::*;
+  use crate::ground::journal::Journal;
   use crate::testutil::TempDir;
 
   fn planned(d: &TempDir) -> Plan {
-    plan(&Journal::open(d.path()).expect("open")).expect("plan")
+    plan(&Opened::open(&d.journal()).expect("open")).expect("plan")
   }
 
   fn repaired(d: &TempDir) -> Vec<Done> {
-    let j = Journal::open(d.path()).expect("open");
+    let j = Opened::open(&d.journal()).expect("open");
     let p = plan(&j).expect("plan");
     apply(&j, &p, "T", &mut |_| {}).expect("apply")
   }
@@ -421,14 +423,14 @@ mod tests {
     let (appended, first) = channel::<()>();
     let dir = d.path().to_string();
     let appender = std::thread::spawn(move || {
-      crate::lines::append(&dir, "inbox.jsonl", "{\"id\":\"w1\"}")?;
+      crate::lines::append(&Journal::new(&dir), "inbox.jsonl", "{\"id\":\"w1\"}")?;
       let _ = appended.send(());
       let _ = wait.recv();
-      crate::lines::append(&dir, "inbox.jsonl", "{\"id\":\"w2\"}")
+      crate::lines::append(&Journal::new(&dir), "inbox.jsonl", "{\"id\":\"w2\"}")
     });
     first.recv().expect("first append");
     between(&path);
-    let j = Journal::open(d.path()).expect("open");
+    let j = Opened::open(&d.journal()).expect("open");
     let p = plan(&j).expect("plan");
     assert!(!p.files[0].truncate, "a rewrite");
     apply(&j, &p, "T", &mut |step| {
@@ -458,7 +460,7 @@ mod tests {
       assert_eq!(std::fs::read_to_string(name).expect("read"), format!("{A}{B}"));
       assert_eq!(std::fs::metadata(name).expect("stat").nlink(), 1);
     }
-    crate::lines::append(d.path(), "inbox.jsonl", "{\"id\":\"c\"}").expect("append");
+    crate::lines::append(&d.journal(), "inbox.jsonl", "{\"id\":\"c\"}").expect("append");
     assert_eq!(
       std::fs::read_to_string(&theirs).expect("read"),
       format!("{A}{B}"),
@@ -561,7 +563,7 @@ mod tests {
   #[test]
   fn a_repair_stopped_after_its_quarantine_is_not_set_aside_twice() {
     let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"cut\n{B}"));
-    let j = Journal::open(d.path()).expect("open");
+    let j = Opened::open(&d.journal()).expect("open");
     let p = plan(&j).expect("plan");
     // The first repair stops once its quarantine is made (a kill there).
     let source = crate::ground::files::open_at(&j.fd, "inbox.jsonl", 0).expect("open");
@@ -581,13 +583,13 @@ mod tests {
   #[test]
   fn a_second_repair_at_once_is_refused() {
     let d = TempDir::new();
-    let first = hold(d.path(), "2021-01-01T00:00:00.000Z").expect("first");
+    let first = hold(&d.journal(), "2021-01-01T00:00:00.000Z").expect("first");
     assert!(matches!(
-      hold(d.path(), "2021-01-01T00:00:00.000Z"),
+      hold(&d.journal(), "2021-01-01T00:00:00.000Z"),
       Err(JournalError::Discord { exit_code: 3, ref message }) if message.starts_with("another repair is running")
     ));
-    release(d.path(), first).expect("released");
-    let again = hold(d.path(), "2021-01-01T00:00:00.000Z").expect("after the first");
-    release(d.path(), again).expect("released");
+    release(&d.journal(), first).expect("released");
+    let again = hold(&d.journal(), "2021-01-01T00:00:00.000Z").expect("after the first");
+    release(&d.journal(), again).expect("released");
   }
 }

@@ -3,7 +3,7 @@
 
 use std::fs::File;
 
-use super::{stamp_of, Aside, Corrupt, FilePlan, Journal, Null, Plan, TurnPlan};
+use super::{stamp_of, Aside, Corrupt, FilePlan, Null, Opened, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, Result};
 use crate::ground::files::{open_dir_at, Link};
 use crate::lines::RECORD_FILES;
@@ -12,7 +12,7 @@ use crate::operator::judge::{each_line, is_null, judge_file, Damage};
 
 /// Plans the repair of the journal: reads every record file and turn
 /// record, changes nothing.
-pub fn plan(j: &Journal) -> Result<Plan> {
+pub fn plan(j: &Opened) -> Result<Plan> {
   let mut plan = Plan::default();
   for name in RECORD_FILES {
     if let Some(file) = plan_file(j, name, &mut plan.corrupt, &mut plan.nulls)? {
@@ -23,7 +23,7 @@ pub fn plan(j: &Journal) -> Result<Plan> {
   Ok(plan)
 }
 
-fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Option<FilePlan>> {
+fn plan_file(j: &Opened, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Option<FilePlan>> {
   let link = nix::sys::stat::fstatat(&j.fd, name, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
     .is_ok_and(|st| st.st_mode & nix::libc::S_IFMT == nix::libc::S_IFLNK);
   let file = match crate::ground::files::open_at(&j.fd, name, 0) {
@@ -93,7 +93,7 @@ fn plan_file(j: &Journal, name: &'static str, corrupt: &mut Vec<Corrupt>, nulls:
   Ok(Some(plan))
 }
 
-fn plan_turns(j: &Journal, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Vec<TurnPlan>> {
+fn plan_turns(j: &Opened, corrupt: &mut Vec<Corrupt>, nulls: &mut Vec<Null>) -> Result<Vec<TurnPlan>> {
   let turns = match open_dir_at(&j.fd, "turns", Link::Follow) {
     Ok(fd) => File::from(fd),
     Err(nix::errno::Errno::ENOENT) => return Ok(Vec::new()),

@@ -4,8 +4,9 @@
 
 use serde_json::{json, Value};
 
-use super::{clean, hold, pause, plan, release, Done, Journal, Plan};
+use super::{clean, hold, pause, plan, release, Done, Opened, Plan};
 use crate::ground::error::JournalError;
+use crate::ground::journal::Journal;
 use crate::stop::{self, StopLock};
 
 /// What a repair found and did.
@@ -43,10 +44,10 @@ impl Outcome {
 /// `.stop.lock` removed: it stamps the owner record and the quarantine
 /// files. Its error type is the caller's, so that the boundary can ask
 /// JavaScript's own `Date`.
-pub fn run<E: From<JournalError>>(dir: &str, apply: bool, now: impl FnOnce() -> Result<String, E>) -> Result<Outcome, E> {
+pub fn run<E: From<JournalError>>(j: &Journal, apply: bool, now: impl FnOnce() -> Result<String, E>) -> Result<Outcome, E> {
   if !apply {
-    let plan = plan(&Journal::open(dir)?)?;
-    let stop_lock = stop::left(dir);
+    let plan = plan(&Opened::open(j)?)?;
+    let stop_lock = stop::left(j);
     return Ok(Outcome {
       took_over: None,
       cleaned: Vec::new(),
@@ -55,30 +56,30 @@ pub fn run<E: From<JournalError>>(dir: &str, apply: bool, now: impl FnOnce() -> 
       stop_lock,
     });
   }
-  let j = Journal::open(dir)?;
+  let opened = Opened::open(j)?;
   // A .stop.lock that an update which died left refuses every STOP
   // update (#34): removed first, under the guard that proves it left.
-  let stop_lock = crate::lock::guarded(dir, || stop::clear_left(dir))?;
+  let stop_lock = crate::lock::guarded(j, || stop::clear_left(j))?;
   let noted = |e: JournalError| match stop_lock {
     StopLock::Left => e.with_note(".stop.lock, left by a STOP update that did not finish, was removed first"),
     _ => e,
   };
   let now = now()?;
   let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
-  let held = hold(dir, &now).map_err(noted)?;
+  let held = hold(j, &now).map_err(noted)?;
   pause::at("held");
   let mut mended = Vec::new();
   let outcome = (|| {
-    let cleaned = clean(&j)?;
-    let plan = plan(&j)?;
+    let cleaned = clean(&opened)?;
+    let plan = plan(&opened)?;
     if !plan.corrupt.is_empty() {
       return Ok((cleaned, plan, None));
     }
-    super::apply::apply_into(&j, &plan, &stamp, &mut pause::at, &mut mended)?;
+    super::apply::apply_into(&opened, &plan, &stamp, &mut pause::at, &mut mended)?;
     Ok::<_, JournalError>((cleaned, plan, Some(std::mem::take(&mut mended))))
   })();
   let took_over = held.took_over.clone();
-  let released = release(dir, held);
+  let released = release(j, held);
   // A failure says what was changed before it (#34): the files mended,
   // a dead owner's lock cleared to hold the binding, a .stop.lock removed.
   let (cleaned, plan, done) = outcome.map_err(|e| noted(stopped(e, &mended, took_over.as_deref())))?;
@@ -138,7 +139,7 @@ mod tests {
   #[test]
   fn a_plan_alone_changes_nothing_and_never_asks_the_time() {
     let d = journal("{\"id\":\"a\"}\n{\"id\":\"b");
-    let out = run(d.path(), false, || -> Result<String> { Err(JournalError::failed("asked")) }).expect("plan");
+    let out = run(&d.journal(), false, || -> Result<String> { Err(JournalError::failed("asked")) }).expect("plan");
     let json = out.to_json();
     assert_eq!(json["applied"], false);
     assert_eq!(json["tookOver"], Value::Null);
@@ -152,7 +153,7 @@ mod tests {
   #[test]
   fn the_json_text_is_the_one_the_command_parses() {
     let d = journal("{\"id\":\"a\"}\n");
-    let text = run(d.path(), false, now).expect("plan").to_json().to_string();
+    let text = run(&d.journal(), false, now).expect("plan").to_json().to_string();
     assert_eq!(
       text,
       r#"{"applied":false,"cleaned":[],"done":[],"plan":{"corrupt":[],"files":[{"aside":[],"asideBytes":0,"bytes":11,"file":"inbox.jsonl","kept":1,"mend":"none","shared":false,"terminate":false}],"nulls":[],"turns":[]},"stopLock":"absent","tookOver":null}"#
@@ -162,7 +163,7 @@ mod tests {
   #[test]
   fn applied_it_mends_stamps_the_quarantine_with_now_and_releases_the_binding() {
     let d = journal("{\"id\":\"a\"}\n{\"id\":\"b");
-    let out = run(d.path(), true, now).expect("repair");
+    let out = run(&d.journal(), true, now).expect("repair");
     let json = out.to_json();
     assert_eq!(json["applied"], true);
     let quarantine = "inbox.jsonl.aside-20260102T030405.678Z";
@@ -171,20 +172,20 @@ mod tests {
       std::fs::read_to_string(format!("{}/{quarantine}", d.path())).expect("q"),
       "{\"id\":\"b"
     );
-    assert!(!crate::ground::files::exists(&crate::lock::lock_path(d.path())), "released");
-    let again = run(d.path(), true, now).expect("again").to_json();
+    assert!(!crate::ground::files::exists(&d.journal().lock()), "released");
+    let again = run(&d.journal(), true, now).expect("again").to_json();
     assert_eq!((again["applied"].clone(), again["done"].clone()), (json!(true), json!([])));
   }
 
   #[test]
   fn corruption_refuses_the_repair_with_nothing_changed() {
     let d = journal("{\"id\":\"a\"}\n{bad\n{\"id\":\"b");
-    let json = run(d.path(), true, now).expect("repair").to_json();
+    let json = run(&d.journal(), true, now).expect("repair").to_json();
     assert_eq!((json["applied"].clone(), json["done"].clone()), (json!(false), json!([])));
     assert_eq!(json["plan"]["corrupt"][0]["line"], 2);
     let inbox = std::fs::read_to_string(format!("{}/inbox.jsonl", d.path())).expect("read");
     assert_eq!(inbox, "{\"id\":\"a\"}\n{bad\n{\"id\":\"b");
-    assert!(!crate::ground::files::exists(&crate::lock::lock_path(d.path())), "released");
+    assert!(!crate::ground::files::exists(&d.journal().lock()), "released");
   }
 
   #[test]
@@ -192,9 +193,9 @@ mod tests {
     let d = journal("{\"id\":\"a\"}\n");
     let stop_lock = format!("{}/.stop.lock", d.path());
     std::fs::create_dir(&stop_lock).expect("mkdir");
-    assert_eq!(run(d.path(), false, now).expect("plan").to_json()["stopLock"], "left");
+    assert_eq!(run(&d.journal(), false, now).expect("plan").to_json()["stopLock"], "left");
     assert!(std::fs::metadata(&stop_lock).is_ok(), "a plan removes nothing");
-    assert_eq!(run(d.path(), true, now).expect("repair").to_json()["stopLock"], "left");
+    assert_eq!(run(&d.journal(), true, now).expect("repair").to_json()["stopLock"], "left");
     assert!(std::fs::metadata(&stop_lock).is_err());
   }
 
