@@ -84,8 +84,11 @@ function connector(dir) {
 }
 
 /** `flock` holding the lock guard of `dir` (its turns/ directory), stopped. */
-async function stoppedInGuard(dir) {
-  const child = spawn("flock", ["-x", join(dir, "turns"), "sh", "-c", "echo locked; exec sleep 600"], {
+const stoppedInGuard = (dir) => stoppedHolding(join(dir, "turns"));
+
+/** `flock` holding an exclusive flock on `path`, stopped. */
+async function stoppedHolding(path) {
+  const child = spawn("flock", ["-x", path, "sh", "-c", "echo locked; exec sleep 600"], {
     stdio: ["ignore", "pipe", "inherit"],
     detached: true,
   });
@@ -100,6 +103,33 @@ async function stoppedInGuard(dir) {
 const stateOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
 
 describe("a stopped process holds no binding hostage", hasFlock, () => {
+  // #55: an appender stopped while it held a record file's append lock
+  // (the addon's, #31) held every other append for 10 s, which then
+  // failed naming no one. journal.mjs takes no such lock and appends.
+  test("a stopped appender: another append ends its wait early and names it", async () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "before" });
+    const s = await stoppedHolding(join(dir, "inbox.jsonl"));
+    const t = Date.now();
+    let refused = null;
+    try {
+      M.appendInbox(dir, { id: "after" });
+    } catch (e) {
+      refused = e;
+    }
+    const ms = Date.now() - t;
+    console.log(`# figure an append beside a stopped appender: ${ms} ms, ${refused ? "refused" : "appended"}`);
+    if (!isAddon) return assert.equal(refused, null);
+    assert.ok(refused, "refused");
+    const [first, note] = refused.message.split("\n");
+    assert.equal(first, "could not append to inbox.jsonl (EAGAIN)");
+    assert.match(note, /^pid (\d+) \(stopped: .*\) holds its append lock and has not let go: `kill -CONT \1` lets it finish$/);
+    assert.ok([s.pid, s.pid + 1].includes(Number(note.match(/^pid (\d+)/)[1])), note);
+    // Ended on the holder seen stopped, well before its 10 s patience.
+    assert.ok(ms < 9000, `${ms} ms`);
+    assert.deepEqual([...M.readInboxIds(dir)], ["before"]);
+  });
+
   test("a start stopped inside the lock guard: the brake, the processing brake and a holder's release do not wait", async () => {
     const dir = journal();
     const a = connector(dir);

@@ -90,7 +90,16 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   let path = j.file(name);
   let refuse = |e: std::io::Error| {
     ends::forget(&path);
-    quiet_io(&e, name, "append to")
+    let refusal = quiet_io(&e, name, "append to");
+    // A wait that ended on the lock's holder names it (#55).
+    match (e.raw_os_error() == Some(nix::libc::EWOULDBLOCK)).then(|| holder(&path)).flatten() {
+      Some(h) => refusal.with_note(&format!(
+        "{} holds its append lock and has not let go: {}",
+        h.describe(),
+        h.remedy()
+      )),
+      None => refusal,
+    }
   };
   let opened = open_locked(&path, ends::of(&path)).map_err(refuse)?;
   let (mut file, size) = (opened.file, opened.size);
@@ -106,6 +115,13 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
     crate::ground::durable::dir(j.dir()).map_err(refuse)?;
   }
   Ok(())
+}
+
+/// Who holds the append lock of the file at `path` now, as the kernel
+/// shows it.
+fn holder(path: &str) -> Option<crate::ground::holder::Holder> {
+  let meta = std::fs::metadata(path).ok()?;
+  crate::ground::holder::flock_holders(&meta).into_iter().next()
 }
 
 thread_local! {
@@ -170,7 +186,8 @@ mod ends {
 }
 
 /// How long an append waits for the file's flock: an appender holds it for
-/// a write, a repair for the check, quarantine and mend of one file.
+/// a write, a repair for the check, quarantine and mend of one file. A
+/// holder seen stopped ends the wait sooner, and the refusal names it (#55).
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// A line file opened for appending and flocked, with its size and
@@ -188,7 +205,8 @@ struct Opened {
 /// `end`: where the file ended after this thread's last append to it.
 fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
   use crate::ground::files::{flock_until_closed, open_path, size_linked, Access, Unflocked};
-  let deadline = std::time::Instant::now() + PATIENCE;
+  let start = std::time::Instant::now();
+  let deadline = start + PATIENCE;
   // A repair renames a file over at most once per run; a few rounds are
   // many.
   for _ in 0..8 {
@@ -204,7 +222,8 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
       Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
       opened => opened,
     }?;
-    let locked = flock_until_closed(file, deadline).map_err(|e| match e {
+    let stopped = crate::ground::guard::gives_up(start, || std::fs::metadata(path).ok());
+    let locked = flock_until_closed(file, deadline, stopped).map_err(|e| match e {
       Unflocked::TimedOut => std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK),
       Unflocked::Failed(e) => e,
     })?;

@@ -69,13 +69,17 @@ pub fn flock_until(
 /// file's only descriptor (O_CLOEXEC, never duplicated). A child forked
 /// meanwhile by another thread shares it until its exec or exit, and the
 /// lock with it (docs/durability.md). The file, locked (or unlocked where
-/// the file system has no flock).
-pub fn flock_until_closed(file: File, deadline: std::time::Instant) -> std::result::Result<File, Unflocked> {
+/// the file system has no flock). `give_up` as `flock_until`'s.
+pub fn flock_until_closed(
+  file: File,
+  deadline: std::time::Instant,
+  give_up: impl FnMut(std::time::Instant) -> bool,
+) -> std::result::Result<File, Unflocked> {
   use rustix::fs::{flock, FlockOperation};
   wait(
     file,
     deadline,
-    |_| false,
+    give_up,
     |file| match flock(&file, FlockOperation::NonBlockingLockExclusive) {
       Ok(()) => Ok(file),
       Err(e) => Err((file, nix::errno::Errno::from_raw(e.raw_os_error()))),

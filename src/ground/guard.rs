@@ -98,16 +98,11 @@ pub fn take_within(j: &Journal, patience: Duration) -> Result<Guard, JournalErro
   // directory's flock is still inside an operation, and every later one
   // takes turns/'s (#44).
   for _ in 0..8 {
-    let (file, journal) = match open_dir(&j.turns(), Link::Follow) {
-      Ok(file) => (file, false),
-      Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&j.itself(), Link::Follow) {
-        Ok(file) => (file, true),
-        Err(_) => return Ok(Guard { held: None }),
-      },
-      Err(_) => return Ok(Guard { held: None }),
+    let Ok((file, journal)) = guard_dir(j) else {
+      return Ok(Guard { held: None });
     };
     let guard = take_on(file, patience)?;
-    if journal && guard.held() && std::fs::symlink_metadata(j.turns()).is_ok() {
+    if journal && guard.held() && turns_made(j) {
       // turns/ was made meanwhile (by a process that takes no guard, or
       // before this flock): its flock is the guard now.
       continue;
@@ -122,13 +117,39 @@ pub fn take_within(j: &Journal, patience: Duration) -> Result<Guard, JournalErro
 /// guarded by it is still inside when turns/ appears (`take`). Nothing
 /// where turns/ is there (the common call) or the journal is not made yet.
 pub fn making_turns(j: &Journal) -> Result<Guard, JournalError> {
-  if std::fs::symlink_metadata(j.turns()).is_ok() {
+  if turns_made(j) {
     return Ok(Guard { held: None });
   }
   match open_dir(&j.itself(), Link::Follow) {
     Ok(file) => take_on(file, PATIENCE),
     Err(_) => Ok(Guard { held: None }),
   }
+}
+
+/// The directory whose flock is the guard, and whether it is the journal
+/// directory: turns/ where it opens as a directory, else the journal
+/// directory where turns/ is none to open: absent, or a name that leads to
+/// no directory (a dangling link, a loop, a file). Those too are guarded by
+/// the journal directory until a directory is at turns/: a guard that
+/// stood aside for them let claims and recovers run at once, and a
+/// recover's STOP line stay behind (#55). `Err(Some(e))`: turns/ cannot
+/// be opened otherwise (EACCES), for the caller to name; `Err(None)`: nor
+/// can the journal directory.
+fn guard_dir(j: &Journal) -> Result<(File, bool), Option<std::io::Error>> {
+  use nix::libc::{ELOOP, ENOENT, ENOTDIR};
+  match open_dir(&j.turns(), Link::Follow) {
+    Ok(file) => Ok((file, false)),
+    Err(e) if matches!(e.raw_os_error(), Some(ENOENT | ENOTDIR | ELOOP)) => match open_dir(&j.itself(), Link::Follow) {
+      Ok(file) => Ok((file, true)),
+      Err(_) => Err(None),
+    },
+    Err(e) => Err(Some(e)),
+  }
+}
+
+/// Whether turns/ is a directory now, its flock the guard.
+fn turns_made(j: &Journal) -> bool {
+  std::fs::metadata(j.turns()).is_ok_and(|m| m.is_dir())
 }
 
 /// The flock on `file` (turns/ or the journal directory), waited for.
@@ -167,14 +188,22 @@ pub const LOOK_EVERY: Duration = Duration::from_millis(500);
 /// the wait.
 fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result::Result<Flocked, Unflocked> {
   let start = Instant::now();
+  crate::ground::files::flock_until(file, start + patience, gives_up(start, || Some(meta.clone())))
+}
+
+/// What a flock's waiter asks between tries (`flock_until`'s `give_up`):
+/// from `FIRST_LOOK` on, every `LOOK_EVERY`, whether a holder of the lock
+/// on the file `meta` names is stopped, so that the wait ends early: a
+/// stopped holder does not let go on its own (#44, #55).
+pub fn gives_up(start: Instant, meta: impl Fn() -> Option<std::fs::Metadata>) -> impl FnMut(Instant) -> bool {
   let mut look = start + FIRST_LOOK;
-  crate::ground::files::flock_until(file, start + patience, |now| {
+  move |now| {
     if now < look {
       return false;
     }
     look = now + LOOK_EVERY;
-    flock_holders(meta).iter().any(Holder::stalled)
-  })
+    meta().is_some_and(|m| flock_holders(&m).iter().any(Holder::stalled))
+  }
 }
 
 /// The refusal of an operation that could not have the guard: who holds it
@@ -195,20 +224,21 @@ fn busy(meta: &std::fs::Metadata) -> JournalError {
 /// command's verdict: a start, a release, unlock, recover or a repair in
 /// progress, or stopped inside one).
 pub fn holder(j: &Journal) -> Option<Holder> {
-  let meta = std::fs::metadata(j.turns()).or_else(|_| std::fs::metadata(j.itself())).ok()?;
+  let meta = match guard_dir(j) {
+    Ok((file, _)) => file.metadata().ok()?,
+    Err(_) => std::fs::metadata(j.turns()).ok()?,
+  };
   flock_holders(&meta).into_iter().next()
 }
 /// Why the journal's guard cannot be had here, or `None` where it can (or
 /// the journal cannot be looked at): for the command, which says so when
 /// it acts on a journal unguarded (#44).
 pub fn unguarded(j: &Journal) -> Option<String> {
-  let (file, name) = match open_dir(&j.turns(), Link::Follow) {
-    Ok(file) => (file, "turns/"),
-    Err(e) if e.kind() == std::io::ErrorKind::NotFound => match open_dir(&j.itself(), Link::Follow) {
-      Ok(file) => (file, "the journal directory"),
-      Err(_) => return None,
-    },
-    Err(e) => {
+  let (file, name) = match guard_dir(j) {
+    Ok((file, false)) => (file, "turns/"),
+    Ok((file, true)) => (file, "the journal directory"),
+    Err(None) => return None,
+    Err(Some(e)) => {
       let code = crate::ground::error::fs_code(&e).unwrap_or_else(|| e.to_string());
       return Some(format!(
         "turns/ cannot be opened for reading ({code}), and the guard is a flock on it"
@@ -292,5 +322,33 @@ mod tests {
     assert!(nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).is_ok());
     // And making turns/ where it is takes nothing.
     assert!(!making_turns(&d.journal()).expect("nothing").held());
+  }
+
+  /// A turns/ that leads to no directory (a dangling link, a file) is
+  /// guarded as a journal without turns/: by the journal directory's
+  /// flock, which excludes, never by no guard at all (#55).
+  #[test]
+  fn a_turns_that_is_no_directory_is_guarded_by_the_journal_directory() {
+    for make in [
+      |t: &str| std::os::unix::fs::symlink(format!("{t}.gone"), t).expect("link"),
+      |t: &str| std::fs::write(t, "").expect("file"),
+    ] {
+      let d = TempDir::new();
+      let j = d.journal();
+      make(&j.turns());
+      let first = take(&j).expect("first");
+      assert!(first.held(), "guarded");
+      assert_eq!(unguarded(&j), None);
+      let path = d.path().to_string();
+      let (tx, rx) = std::sync::mpsc::channel();
+      let other = std::thread::spawn(move || {
+        let g = take(&Journal::new(path)).expect("other");
+        tx.send(g.held()).expect("send");
+      });
+      assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "the other waits");
+      drop(first);
+      assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(true));
+      other.join().expect("join");
+    }
   }
 }
