@@ -198,6 +198,8 @@ export interface Status {
   };
   /** The process holding the journal's lock guard (a start, release, unlock, recover or repair inside it), as the kernel shows it; null where none does. */
   guard: Holder | null;
+  /** Each record file's append lock holder, by the file's name, where a process holds it (#55). */
+  appendLocks: { [file: string]: Holder };
   /** The journal's own entries as the directory lists them; `links`: a file's names where it has more than one. */
   entries: Record<string, { kind: string; mode: string; uid: number; size: number; mtime: string; to?: string; links?: number }>;
   /** The quarantine files repairs left (<file>.aside-<UTC time>), kept for a person. */

@@ -98,12 +98,15 @@ describe("discord-journal command", addonOnly, () => {
       "stop",
       "lock",
       "guard",
+      "appendLocks",
       "entries",
       "setAside",
     ];
     assert.deepEqual(Object.keys(s), keys);
-    // No process holds the lock guard or run.lock's mark (#44).
+    // No process holds the lock guard or run.lock's mark (#44), nor a
+    // record file's append lock (#55).
     assert.equal(s.guard, null);
+    assert.deepEqual(s.appendLocks, {});
     assert.equal(s.lock.holder, null);
     assert.deepEqual(Object.keys(s.verdict), ["canStart", "state", "why", "next", "problems"]);
     assert.equal(s.verdict.state, "braked");

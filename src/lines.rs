@@ -118,8 +118,8 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
 }
 
 /// Who holds the append lock of the file at `path` now, as the kernel
-/// shows it.
-fn holder(path: &str) -> Option<crate::ground::holder::Holder> {
+/// shows it (a refusal names it; so does the command's verdict).
+pub fn holder(path: &str) -> Option<crate::ground::holder::Holder> {
   let meta = std::fs::metadata(path).ok()?;
   crate::ground::holder::flock_holders(&meta).into_iter().next()
 }
@@ -190,6 +190,12 @@ mod ends {
 /// holder seen stopped ends the wait sooner, and the refusal names it (#55).
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// When an append's wait first asks the kernel whether the holder is
+/// stopped: a holder that is not takes microseconds (an append) or the
+/// mend of one file (a repair), so a wait this long is rare, and one on a
+/// stopped holder ends within about a second (#55).
+const FIRST_LOOK: std::time::Duration = std::time::Duration::from_millis(500);
+
 /// A line file opened for appending and flocked, with its size and
 /// whether its last line is cut.
 struct Opened {
@@ -222,7 +228,7 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
       Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
       opened => opened,
     }?;
-    let stopped = crate::ground::guard::gives_up(start, || std::fs::metadata(path).ok());
+    let stopped = crate::ground::guard::gives_up(start + FIRST_LOOK, || std::fs::metadata(path).ok());
     let locked = flock_until_closed(file, deadline, stopped).map_err(|e| match e {
       Unflocked::TimedOut => std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK),
       Unflocked::Failed(e) => e,

@@ -259,7 +259,8 @@ function status(target, now = Date.now()) {
     };
   }
   // Who holds what an operation would wait for, from the kernel (#44): the
-  // lock guard, run.lock marked by a live process, .stop.lock.
+  // lock guard, run.lock marked by a live process, .stop.lock, and the
+  // record files' append locks (#55).
   const held = holders(at);
   if (lock) lock.holder = held.lock;
   const s = {
@@ -285,6 +286,8 @@ function status(target, now = Date.now()) {
     stop,
     lock,
     guard: held.guard,
+    // Each record file's append lock holder, where one holds it (#55).
+    appendLocks: held.records,
     entries: seen.entries,
     // What repairs set aside here, kept for a person to look at.
     setAside: target.entries.filter((n) => n.includes(".aside-") && !n.startsWith(".")).sort(),
@@ -511,6 +514,14 @@ function verdict(target, s, found, inboxIds) {
         what: `${s.lock.holder.is} holds run.lock and is stopped in a start or a release: recover and unlock refuse it, and every start waits for it, then refuses`,
         fix: s.lock.holder.fix,
       },
+    // A stopped holder of a record file's append lock (#55): every append
+    // to it ends in a refusal naming it.
+    ...Object.entries(s.appendLocks ?? {})
+      .filter(([, h]) => h.stalled)
+      .map(([file, h]) => ({
+        what: `${h.is} holds the append lock of ${file} and is stopped: every append to ${file} waits for it, then refuses`,
+        fix: h.fix,
+      })),
     // A dead owner its parent has not reaped holds run.lock as a live one
     // would, until it is reaped (#45).
     lockState === "live" && s.lock.zombie && zombieProblem(dir, s.lock.zombie),

@@ -188,15 +188,15 @@ pub const LOOK_EVERY: Duration = Duration::from_millis(500);
 /// the wait.
 fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result::Result<Flocked, Unflocked> {
   let start = Instant::now();
-  crate::ground::files::flock_until(file, start + patience, gives_up(start, || Some(meta.clone())))
+  crate::ground::files::flock_until(file, start + patience, gives_up(start + FIRST_LOOK, || Some(meta.clone())))
 }
 
 /// What a flock's waiter asks between tries (`flock_until`'s `give_up`):
-/// from `FIRST_LOOK` on, every `LOOK_EVERY`, whether a holder of the lock
-/// on the file `meta` names is stopped, so that the wait ends early: a
+/// from `first` on, every `LOOK_EVERY`, whether a holder of the lock on
+/// the file `meta` names is stopped, so that the wait ends early: a
 /// stopped holder does not let go on its own (#44, #55).
-pub fn gives_up(start: Instant, meta: impl Fn() -> Option<std::fs::Metadata>) -> impl FnMut(Instant) -> bool {
-  let mut look = start + FIRST_LOOK;
+pub fn gives_up(first: Instant, meta: impl Fn() -> Option<std::fs::Metadata>) -> impl FnMut(Instant) -> bool {
+  let mut look = first;
   move |now| {
     if now < look {
       return false;

@@ -37,7 +37,8 @@ pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
 /// `{pid, state, command, stalled, is, fix}` or null: the lock guard's
 /// holder (a start, release, unlock, recover or repair inside it), the
 /// live process holding run.lock marked, and a STOP update inside
-/// `.stop.lock`.
+/// `.stop.lock`; and `records`, each record file's append lock holder by
+/// the file's name, where one holds it (#55).
 #[napi(js_name = "holders")]
 pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
@@ -53,6 +54,10 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
       "guard": one(crate::ground::guard::holder(j)),
       "lock": one(crate::lock::holder(j)),
       "stopLock": one(stop_lock),
+      "records": crate::lines::RECORD_FILES
+        .iter()
+        .filter_map(|name| Some((name.to_string(), crate::lines::holder(&j.file(name))?.to_json())))
+        .collect::<serde_json::Map<_, _>>(),
     });
     Ok(js.str(&out.to_string())?)
   })
