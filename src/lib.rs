@@ -63,6 +63,15 @@ pub(crate) mod testutil {
     }
   }
 
+  /// Asserts that the file at `path` has mode 0600 under the umask.
+  pub fn assert_0600(path: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
+    let mode = std::fs::metadata(path).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600 & !(umask.bits() as u32), "{path}");
+  }
+
   impl Drop for TempDir {
     fn drop(&mut self) {
       let _ = std::fs::remove_dir_all(&self.0);
