@@ -377,7 +377,7 @@ fn read_fast<T: Send>(
 mod tests {
   use super::*;
   use crate::ground::journal::Journal;
-  use crate::testutil::TempDir;
+  use crate::testutil::{names, TempDir};
 
   /// A journal with an empty turns directory, and that directory.
   fn turns() -> (TempDir, String) {
@@ -385,15 +385,6 @@ mod tests {
     let t = format!("{}/turns", d.path());
     std::fs::create_dir(&t).expect("turns");
     (d, t)
-  }
-
-  fn names(dir: &str) -> Vec<String> {
-    let mut n: Vec<String> = std::fs::read_dir(dir)
-      .expect("readdir")
-      .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-      .collect();
-    n.sort();
-    n
   }
 
   fn kind(r: std::io::Result<Draft>) -> Option<i32> {

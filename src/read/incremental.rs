@@ -587,15 +587,7 @@ mod tests {
   }
 
   fn pieces(dir: &str) -> Vec<String> {
-    let got = read::<All, _, JournalError>(&Journal::new(dir), "t.jsonl", |file, all| {
-      Ok(
-        all
-          .0
-          .iter()
-          .map(|p| String::from_utf8_lossy(p.bytes(&file)).into_owned())
-          .collect::<Vec<_>>(),
-      )
-    });
+    let got = read::<All, _, JournalError>(&Journal::new(dir), "t.jsonl", |file, all| Ok(crate::testutil::texts(&file, &all.0)));
     got.expect("read").expect("exists")
   }
 
