@@ -345,10 +345,7 @@ fn is_ascii_space(b: u8) -> bool {
 fn last_byte(file: &File, size: u64) -> Option<u8> {
   use std::os::unix::fs::FileExt;
   let mut b = [0u8; 1];
-  match file.read_at(&mut b, size - 1) {
-    Ok(1) => Some(b[0]),
-    _ => None,
-  }
+  (file.read_at(&mut b, size - 1).ok() == Some(1)).then_some(b[0])
 }
 
 /// Writes a whole line, or none of it: when the file system fills (or

@@ -328,10 +328,7 @@ pub fn exists(path: &str) -> bool {
 /// missing file unreadable); any other failure asks existsSync's question.
 pub fn missing(err: &std::io::Error, path: &str) -> bool {
   // A file of another kind is there (#10).
-  if is_not_regular(err) {
-    return false;
-  }
-  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !exists(path)
+  !is_not_regular(err) && (matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !exists(path))
 }
 
 /// Node's `mkdirSync(path, { recursive: true, mode })`, step for step as
