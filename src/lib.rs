@@ -63,6 +63,30 @@ pub(crate) mod testutil {
     }
   }
 
+  /// The text of each piece of `file`.
+  pub fn texts(file: &[u8], pieces: &crate::read::incremental::Pieces) -> Vec<String> {
+    pieces.iter().map(|p| String::from_utf8_lossy(p.bytes(file)).into_owned()).collect()
+  }
+
+  /// The names in the directory `dir`, sorted.
+  pub fn names(dir: &str) -> Vec<String> {
+    let mut n: Vec<String> = std::fs::read_dir(dir)
+      .expect("readdir")
+      .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
+      .collect();
+    n.sort();
+    n
+  }
+
+  /// Asserts that the file at `path` has mode 0600 under the umask.
+  pub fn assert_0600(path: &str) {
+    use std::os::unix::fs::PermissionsExt;
+    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
+    nix::sys::stat::umask(umask);
+    let mode = std::fs::metadata(path).expect("meta").permissions().mode();
+    assert_eq!(mode & 0o777, 0o600 & !(umask.bits() as u32), "{path}");
+  }
+
   impl Drop for TempDir {
     fn drop(&mut self) {
       let _ = std::fs::remove_dir_all(&self.0);

@@ -351,10 +351,7 @@ fn is_ascii_space(b: u8) -> bool {
 fn last_byte(file: &File, size: u64) -> Option<u8> {
   use std::os::unix::fs::FileExt;
   let mut b = [0u8; 1];
-  match file.read_at(&mut b, size - 1) {
-    Ok(1) => Some(b[0]),
-    _ => None,
-  }
+  (file.read_at(&mut b, size - 1).ok() == Some(1)).then_some(b[0])
 }
 
 /// Writes a whole line, or none of it: when the file system fills (or
@@ -394,18 +391,12 @@ mod tests {
 
   #[test]
   fn append_writes_one_line_0600() {
-    use std::os::unix::fs::PermissionsExt;
     let d = crate::testutil::TempDir::new();
     append(&d.journal(), INBOX, r#"{"id":"1"}"#).expect("append");
     append(&d.journal(), INBOX, "2").expect("append");
     let path = format!("{}/{INBOX}", d.path());
     assert_eq!(std::fs::read_to_string(&path).expect("file"), "{\"id\":\"1\"}\n2\n");
-    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
-    nix::sys::stat::umask(umask);
-    assert_eq!(
-      std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
-      0o600 & !(umask.bits() as u32)
-    );
+    crate::testutil::assert_0600(&path);
   }
 
   /// `cut_tail` against its definition, on tails of every kind: the bytes

@@ -69,10 +69,7 @@ fn cmp_key(c: &Cmp) -> Option<Key> {
 }
 
 fn null_read(null: bool, key: &str) -> Result<()> {
-  if null {
-    return Err(JournalError::read_of_null(key));
-  }
-  Ok(())
+  (!null).then_some(()).ok_or_else(|| JournalError::read_of_null(key))
 }
 
 /// readInboxIds: the string ids' JSON tokens in line order (the JavaScript
@@ -234,14 +231,10 @@ pub fn started_day(doc: &Doc<'_>) -> Option<Option<Vec<u16>>> {
 /// countTurnsOn: `typeof t.startedAt === "string" && t.startedAt.slice(0,
 /// 10) === date`, over every record (after all were read).
 pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16]>) -> Result<usize> {
-  let mut n = 0;
-  for day in started {
-    let Some(day) = day else {
-      return Err(JournalError::read_of_null("startedAt"));
-    };
-    n += usize::from(date.is_some() && day.as_deref() == date);
-  }
-  Ok(n)
+  started.iter().try_fold(0, |n, day| match day {
+    Some(day) => Ok(n + usize::from(date.is_some() && day.as_deref() == date)),
+    None => Err(JournalError::read_of_null("startedAt")),
+  })
 }
 
 #[cfg(test)]
@@ -251,16 +244,12 @@ mod tests {
   use crate::ground::json::Doc;
   use crate::ground::paths::under;
   use crate::read::part::Part;
-  use crate::testutil::TempDir;
+  use crate::testutil::{texts, TempDir};
 
   use crate::lines::{ADMISSIONS, DROPS, INBOX, NOTICES, OUTBOX, RELOADS};
 
   fn u(s: &str) -> Vec<u16> {
     s.encode_utf16().collect()
-  }
-
-  fn texts(file: &[u8], pieces: &Pieces) -> Vec<String> {
-    pieces.iter().map(|p| String::from_utf8_lossy(p.bytes(file)).into_owned()).collect()
   }
 
   /// Writes `text` as `dir/name` and reads it through fold `F`.

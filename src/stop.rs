@@ -456,12 +456,8 @@ mod tests {
       // not (the directory at 0300) is not proved left by the mark's
       // absence.
       let lock = under(bare.path(), &[".stop.lock"]);
-      nix::unistd::chown(
-        lock.as_str(),
-        Some(nix::unistd::Uid::from_raw(65534)),
-        Some(nix::unistd::Gid::from_raw(65534)),
-      )
-      .expect("chown");
+      let nobody = (nix::unistd::Uid::from_raw(65534), nix::unistd::Gid::from_raw(65534));
+      nix::unistd::chown(lock.as_str(), Some(nobody.0), Some(nobody.1)).expect("chown");
       std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o300)).expect("chmod");
       assert_eq!(left(&bare.journal()), StopLock::Unproven);
       std::fs::set_permissions(bare.path(), std::os::unix::fs::PermissionsExt::from_mode(0o700)).expect("chmod");

@@ -377,21 +377,14 @@ fn read_fast<T: Send>(
 mod tests {
   use super::*;
   use crate::ground::journal::Journal;
-  use crate::testutil::TempDir;
+  use crate::testutil::{names, TempDir};
 
-  fn turns(d: &TempDir) -> String {
+  /// A journal with an empty turns directory, and that directory.
+  fn turns() -> (TempDir, String) {
+    let d = TempDir::new();
     let t = format!("{}/turns", d.path());
     std::fs::create_dir(&t).expect("turns");
-    t
-  }
-
-  fn names(dir: &str) -> Vec<String> {
-    let mut n: Vec<String> = std::fs::read_dir(dir)
-      .expect("readdir")
-      .map(|e| e.expect("entry").file_name().to_string_lossy().into_owned())
-      .collect();
-    n.sort();
-    n
+    (d, t)
   }
 
   fn kind(r: std::io::Result<Draft>) -> Option<i32> {
@@ -406,20 +399,13 @@ mod tests {
 
   #[test]
   fn a_record_appears_only_when_finished_0600() {
-    use std::os::unix::fs::PermissionsExt;
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let path = format!("{t}/t1.json");
     let draft = create(&path).expect("create");
     assert!(names(&t).is_empty(), "nothing named before the text is written");
     draft.finish(b"{\"id\":\"t1\"}\n").expect("finish");
     assert_eq!(std::fs::read(&path).expect("record"), b"{\"id\":\"t1\"}\n");
-    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
-    nix::sys::stat::umask(umask);
-    assert_eq!(
-      std::fs::metadata(&path).expect("meta").permissions().mode() & 0o777,
-      0o600 & !(umask.bits() as u32)
-    );
+    crate::testutil::assert_0600(&path);
     // Dropped unfinished: no trace at all.
     drop(create(&format!("{t}/t2.json")).expect("create"));
     assert_eq!(names(&t), ["t1.json"]);
@@ -430,8 +416,7 @@ mod tests {
 
   #[test]
   fn a_named_draft_dropped_unfinished_leaves_no_temporary() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let path = format!("{t}/t1.json");
     drop(named(&path, &t).expect("named"));
     assert!(names(&t).is_empty(), "{:?}", names(&t));
@@ -441,8 +426,7 @@ mod tests {
 
   #[test]
   fn creates_refuse_as_an_exclusive_open_would() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (d, t) = turns();
     std::fs::write(format!("{t}/file.json"), "{}").expect("file");
     std::fs::create_dir(format!("{t}/dir.json")).expect("dir");
     std::os::unix::fs::symlink("/nowhere", format!("{t}/dangling.json")).expect("link");
@@ -458,8 +442,7 @@ mod tests {
 
   #[test]
   fn a_record_made_meanwhile_wins() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let path = format!("{t}/t1.json");
     let draft = create(&path).expect("create");
     std::fs::write(&path, "theirs").expect("other writer");
@@ -472,8 +455,7 @@ mod tests {
   /// Where AT_EMPTY_PATH is not permitted: the link through /proc.
   #[test]
   fn the_proc_link_names_the_inode_exclusively() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let path = format!("{t}/t1.json");
     let mut draft = create(&path).expect("create");
     draft.file.write_all(b"{}\n").expect("write");
@@ -490,8 +472,7 @@ mod tests {
   /// listing never reads, linked exclusively and then removed.
   #[test]
   fn the_temporary_name_is_never_listed() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (d, t) = turns();
     let path = format!("{t}/t1.json");
     named(&path, &t).expect("named").finish(b"{\"a\":1}\n").expect("finish");
     assert_eq!(names(&t), ["t1.json"]);
@@ -514,8 +495,7 @@ mod tests {
 
   #[test]
   fn of_two_drafts_of_one_id_the_first_to_finish_wins() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let path = format!("{t}/t1.json");
     let (one, two) = (create(&path).expect("first"), create(&path).expect("second"));
     one.finish(b"one").expect("finish");
@@ -527,8 +507,7 @@ mod tests {
 
   #[test]
   fn a_directory_removed_before_finish_refuses_and_leaves_nothing() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let draft = create(&format!("{t}/t1.json")).expect("create");
     std::fs::remove_dir(&t).expect("the unnamed inode is no entry");
     assert_eq!(draft.finish(b"{}").expect_err("gone").raw_os_error(), Some(libc::ENOENT));
@@ -537,8 +516,7 @@ mod tests {
 
   #[test]
   fn a_temporary_name_in_use_is_passed_over() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     // Names a process with this pid may have left: at most 8 of the 16 tries.
     let next = TEMP.load(Ordering::Relaxed);
     let left: Vec<String> = (next..next + 8).map(|n| format!(".turn-{}-{n}.tmp", std::process::id())).collect();
@@ -584,8 +562,7 @@ mod tests {
 
   #[test]
   fn read_text_drops_one_byte_order_mark() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (_d, t) = turns();
     let path = format!("{t}/t1.json");
     std::fs::write(&path, "\u{feff}\u{feff}{}\n").expect("write");
     assert_eq!(read_text(&path, "t1").expect("read"), "\u{feff}{}\n");
@@ -615,8 +592,7 @@ mod tests {
 
   #[test]
   fn records_are_listed_in_byte_order_and_only_json_names() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (d, t) = turns();
     assert_eq!(listed(d.path()).expect("empty"), []);
     let ids = ["b", "B", "a", "a-b", "a.b", "\u{e9}", "_x", ""];
     for id in ids {
@@ -669,8 +645,7 @@ mod tests {
 
   #[test]
   fn batches_come_in_order_and_a_bad_record_refuses_before_its_batch() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (d, t) = turns();
     for i in 0..5 {
       std::fs::write(format!("{t}/t{i}.json"), format!("{{\"n\":{i}}}")).expect("record");
     }
@@ -725,8 +700,7 @@ mod tests {
 
   #[test]
   fn the_first_record_in_order_that_fails_refuses_the_list() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (d, t) = turns();
     // Enough records for the two reading threads.
     for i in 0..150 {
       std::fs::write(format!("{t}/r{i:03}.json"), format!("{{\"id\":\"r{i:03}\"}}")).expect("record");
@@ -753,8 +727,7 @@ mod tests {
       ("\u{fffd}", "could not read turn record (ENOENT)"),
     ];
     for (id, want) in cases {
-      let d = TempDir::new();
-      let t = turns(&d);
+      let (d, t) = turns();
       let path = format!("{t}/{id}.json");
       match id {
         "fifo" => nix::unistd::mkfifo(path.as_str(), nix::sys::stat::Mode::from_bits_truncate(0o600)).expect("fifo"),
@@ -770,8 +743,7 @@ mod tests {
 
   #[test]
   fn count_turns_on_reads_every_record() {
-    let d = TempDir::new();
-    let t = turns(&d);
+    let (d, t) = turns();
     for (id, text) in [
       ("a", "{\"startedAt\":\"2026-01-02T00:00:00Z\"}"),
       ("b", "{\"startedAt\":\"2026-01-03\"}"),

@@ -328,10 +328,7 @@ pub fn exists(path: &str) -> bool {
 /// missing file unreadable); any other failure asks existsSync's question.
 pub fn missing(err: &std::io::Error, path: &str) -> bool {
   // A file of another kind is there (#10).
-  if is_not_regular(err) {
-    return false;
-  }
-  matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !exists(path)
+  !is_not_regular(err) && (matches!(err.raw_os_error(), Some(nix::libc::ENOENT | nix::libc::ENOTDIR)) || !exists(path))
 }
 
 /// Node's `mkdirSync(path, { recursive: true, mode })`, step for step as
@@ -489,7 +486,6 @@ mod tests {
 
   #[test]
   fn regular_files_directories_and_missing_files_keep_their_outcomes() {
-    use std::os::unix::fs::PermissionsExt;
     let d = crate::testutil::TempDir::new();
     let p = format!("{}/f", d.path());
     let code = |r: Result<File>| r.map(|_| ()).map_err(|e| crate::ground::error::fs_code(&e));
@@ -497,12 +493,7 @@ mod tests {
     assert!(missing(&read(&p).expect_err("missing"), &p));
     let mut f = open(&p, Access::Append, 0).expect("created");
     std::io::Write::write_all(&mut f, b"ab").expect("write");
-    let umask = nix::sys::stat::umask(nix::sys::stat::Mode::empty());
-    nix::sys::stat::umask(umask);
-    assert_eq!(
-      std::fs::metadata(&p).expect("meta").permissions().mode() & 0o777,
-      0o600 & !(umask.bits() as u32)
-    );
+    crate::testutil::assert_0600(&p);
     std::os::unix::fs::symlink(&p, format!("{}/link", d.path())).expect("link");
     assert_eq!(read(&format!("{}/link", d.path())).expect("through a link"), b"ab");
     std::fs::create_dir(format!("{}/sub", d.path())).expect("mkdir");

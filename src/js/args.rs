@@ -125,18 +125,10 @@ pub fn options<'e, const N: usize>(js: Js<'e>, opts: Val<'e>, names: [&str; N]) 
 
 /// A date argument: only a string can equal a slice of one.
 pub fn date_arg<'e>(js: Js<'e>, date: Val<'e>) -> JsResult<Option<Vec<u16>>> {
-  if js.is(date, sys::ValueType::napi_string)? {
-    Ok(Some(js.units(date)?))
-  } else {
-    Ok(None)
-  }
+  Ok(js.is(date, sys::ValueType::napi_string)?.then(|| js.units(date)).transpose()?)
 }
 
 /// A pid argument the core compares as a number: any other type is no pid.
 pub fn number_arg<'e>(js: Js<'e>, v: Val<'e>) -> JsResult<Option<f64>> {
-  if js.is(v, sys::ValueType::napi_number)? {
-    Ok(Some(js.number_value(v)?))
-  } else {
-    Ok(None)
-  }
+  Ok(js.is(v, sys::ValueType::napi_number)?.then(|| js.number_value(v)).transpose()?)
 }

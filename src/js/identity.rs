@@ -89,10 +89,7 @@ pub fn start_of<'e>(js: Js<'e>, pid: Val<'e>) -> JsResult<Option<String>> {
 
 /// A string, or null.
 pub fn opt_str<'e>(js: Js<'e>, s: Option<String>) -> JsResult<Val<'e>> {
-  match s {
-    Some(s) => Ok(js.str(&s)?),
-    None => Ok(js.null()?),
-  }
+  Ok(s.map_or_else(|| js.null(), |s| js.str(&s))?)
 }
 
 /// `identityOf(pid)`: `{start, boot}`.

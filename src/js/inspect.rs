@@ -6,6 +6,7 @@
 use napi::Env;
 use napi_derive::napi;
 
+use super::identity::opt_str;
 use super::records::JournalFile;
 use super::{export, Dir, Val};
 use serde_json::json;
@@ -26,10 +27,7 @@ pub fn stop_lock_left<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 /// holds it), or `null`.
 #[napi(js_name = "stopLockCause")]
 pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
-  export(env, |js| match stop::lock_cause() {
-    Some(code) => Ok(js.str(&code)?),
-    None => Ok(js.null()?),
-  })
+  export(env, |js| opt_str(js, stop::lock_cause()))
 }
 
 /// Who holds what another operation would wait for, as the kernel shows
@@ -66,10 +64,7 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 /// Why the journal's lock guard cannot be had here, or `null` (#44).
 #[napi(js_name = "unguarded")]
 pub fn unguarded<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| match crate::ground::guard::unguarded(dir.journal()) {
-    Some(why) => Ok(js.str(&why)?),
-    None => Ok(js.null()?),
-  })
+  export(env, |js| opt_str(js, crate::ground::guard::unguarded(dir.journal())))
 }
 
 /// Whether a repair holds the binding: run.lock flocked by one.
@@ -88,9 +83,9 @@ pub fn record_files<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
 /// Every line of a record file judged; `null` when there is no file.
 #[napi(js_name = "scanLines")]
 pub fn scan_lines<'e>(env: &'e Env, dir: Dir<'e>, file: JournalFile) -> napi::Result<Val<'e>> {
-  export(env, |js| match inspect::scan_lines(dir.journal(), file.name())? {
-    Some(scan) => Ok(js.str(&scan.to_json().to_string())?),
-    None => Ok(js.null()?),
+  export(env, |js| {
+    let scan = inspect::scan_lines(dir.journal(), file.name())?;
+    opt_str(js, scan.map(|scan| scan.to_json().to_string()))
   })
 }
 

@@ -37,10 +37,7 @@ pub fn write_pid<'e>(env: &'e Env, dir: Val<'e>, pid: Val<'e>, opts: Val<'e>) ->
 pub fn unlock<'e>(env: &'e Env, dir: Val<'e>, opts: Val<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| {
     let [before_remove, identity, reason] = options(js, opts, ["beforeRemove", "identity", "reason"])?;
-    let reason = match reason {
-      Some(r) => r,
-      None => js.str("unlock")?,
-    };
+    let reason = reason.map_or_else(|| js.str("unlock"), Ok)?;
     let d = Dir::from(js, dir)?;
     let unlocked = lock::unlock(d.journal(), &mut JsSeams::new(js, identity, before_remove), || {
       append_stop(js, &d, reason).map(drop)
@@ -73,10 +70,7 @@ pub fn stop_target<'e>(env: &'e Env, dir: Dir<'e>, opts: Val<'e>) -> napi::Resul
   export(env, |js| {
     let rec = lock::read_pid(dir.journal());
     let [identity] = options(js, opts, ["identity"])?;
-    match lock::stop_target(rec, &mut JsSeams::new(js, identity, None))? {
-      Some(pid) => Ok(js.number(pid)?),
-      None => Ok(js.null()?),
-    }
+    Ok(lock::stop_target(rec, &mut JsSeams::new(js, identity, None))?.map_or_else(|| js.null(), |pid| js.number(pid))?)
   })
 }
 

@@ -61,6 +61,15 @@ macro_rules! napi_call {
 }
 pub(super) use napi_call;
 
+/// `napi_call!` whose last argument is an out-pointer to a local that
+/// starts as `$init`: its value once the call succeeded.
+macro_rules! napi_out {
+  ($js:expr, $init:expr, $f:ident($($arg:expr),*)) => {{
+    let mut out = $init;
+    napi_call!($js, $f($($arg,)* &mut out)).map(|()| out)
+  }};
+}
+
 impl<'e> Js<'e> {
   pub fn new(env: &'e napi::Env) -> Js<'e> {
     Js {
@@ -137,72 +146,50 @@ impl<'e> Js<'e> {
   }
 
   pub fn type_of(self, v: Val<'e>) -> Result<sys::napi_valuetype, Fault> {
-    let mut t = 0;
-    napi_call!(self, napi_typeof(v.0, &mut t))?;
-    Ok(t)
+    napi_out!(self, 0, napi_typeof(v.0))
   }
 
   pub fn undefined(self) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_undefined(&mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_undefined()).map(Val::new)
   }
 
   pub fn null(self) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_null(&mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_null()).map(Val::new)
   }
 
   pub fn global(self) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_global(&mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_global()).map(Val::new)
   }
 
   pub fn boolean(self, b: bool) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_boolean(b, &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_boolean(b)).map(Val::new)
   }
 
   pub fn number(self, n: f64) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_create_double(n, &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_create_double(n)).map(Val::new)
   }
 
   pub fn object(self) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_create_object(&mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_create_object()).map(Val::new)
   }
 
   pub fn array(self, len: usize) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_create_array_with_length(len, &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_create_array_with_length(len)).map(Val::new)
   }
 
   pub fn number_value(self, v: Val<'e>) -> Result<f64, Fault> {
-    let mut n = 0.0;
-    napi_call!(self, napi_get_value_double(v.0, &mut n))?;
-    Ok(n)
+    napi_out!(self, 0.0, napi_get_value_double(v.0))
   }
 
   pub fn bool_value(self, v: Val<'e>) -> Result<bool, Fault> {
-    let mut b = false;
-    napi_call!(self, napi_get_value_bool(v.0, &mut b))?;
-    Ok(b)
+    napi_out!(self, false, napi_get_value_bool(v.0))
   }
 
   /// `obj[name]` for a value that is not null or undefined (a primitive
   /// reads through its wrapper, as in JavaScript).
   pub fn get(self, obj: Val<'e>, name: &str) -> Result<Val<'e>, Fault> {
     let key = self.str(name)?;
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_property(obj.0, key.0, &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_property(obj.0, key.0)).map(Val::new)
   }
 
   pub fn set(self, obj: Val<'e>, name: &str, value: Val<'e>) -> Result<(), Fault> {
@@ -215,9 +202,7 @@ impl<'e> Js<'e> {
   }
 
   pub fn get_index(self, arr: Val<'e>, i: u32) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_element(arr.0, i, &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_element(arr.0, i)).map(Val::new)
   }
 
   pub fn freeze(self, obj: Val<'e>) -> Result<(), Fault> {
@@ -233,29 +218,21 @@ impl<'e> Js<'e> {
 
   /// ToString, as a template literal applies it (throws for a Symbol).
   pub fn to_string(self, v: Val<'e>) -> Result<Val<'e>, Fault> {
-    let mut s = ptr::null_mut();
-    napi_call!(self, napi_coerce_to_string(v.0, &mut s))?;
-    Ok(Val::new(s))
+    napi_out!(self, ptr::null_mut(), napi_coerce_to_string(v.0)).map(Val::new)
   }
 
   pub fn strict_equals(self, a: Val<'e>, b: Val<'e>) -> Result<bool, Fault> {
-    let mut eq = false;
-    napi_call!(self, napi_strict_equals(a.0, b.0, &mut eq))?;
-    Ok(eq)
+    napi_out!(self, false, napi_strict_equals(a.0, b.0))
   }
 
   pub fn call(self, f: Val<'e>, this: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Fault> {
     let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_call_function(this.0, f.0, argv.len(), argv.as_ptr(), &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_call_function(this.0, f.0, argv.len(), argv.as_ptr())).map(Val::new)
   }
 
   pub fn construct(self, ctor: Val<'e>, args: &[Val<'e>]) -> Result<Val<'e>, Fault> {
     let argv: Vec<sys::napi_value> = args.iter().map(|a| a.0).collect();
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_new_instance(ctor.0, argv.len(), argv.as_ptr(), &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_new_instance(ctor.0, argv.len(), argv.as_ptr())).map(Val::new)
   }
 
   pub fn error(self, code: Option<&str>, message: &str) -> Result<Val<'e>, Fault> {
@@ -287,15 +264,11 @@ impl<'e> Js<'e> {
 
   /// A strong reference that keeps `v` alive for the life of the env.
   pub fn keep(self, v: Val<'e>) -> Result<sys::napi_ref, Fault> {
-    let mut r = ptr::null_mut();
-    napi_call!(self, napi_create_reference(v.0, 1, &mut r))?;
-    Ok(r)
+    napi_out!(self, ptr::null_mut(), napi_create_reference(v.0, 1))
   }
 
   pub fn kept(self, r: sys::napi_ref) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_get_reference_value(r, &mut v))?;
-    Ok(Val::new(v))
+    napi_out!(self, ptr::null_mut(), napi_get_reference_value(r)).map(Val::new)
   }
 
   /// Where the bytes of a Uint8Array are (for V8 an off-heap store from

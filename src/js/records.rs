@@ -10,7 +10,7 @@ use napi_derive::napi;
 use super::{date_arg, export, Dir, Js, JsResult, Texts, Thrown, Val};
 use crate::ground::error::{fs_code, JournalError};
 use crate::lines;
-use crate::read::incremental::{self, Piece};
+use crate::read::incremental;
 use crate::read::part::{Part, Shared};
 use crate::records::{Admissions, AllLines, Delivery, Inbox, Notices, Outbox};
 
@@ -124,11 +124,7 @@ pub fn read_inbox_ids<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
         pieces: inbox.ids()?,
       })
     })?;
-    let ids = match ids {
-      Some(ids) => ids,
-      None => js.array(0)?,
-    };
-    js.new_set(ids)
+    js.new_set(ids.map_or_else(|| js.array(0), Ok)?)
   })
 }
 
@@ -182,10 +178,7 @@ impl Texts for Merged<'_> {
   }
   fn share(&mut self, i: usize) -> Option<(Shared, Range<usize>)> {
     match self.of(i) {
-      (d, true) => match self.outbox.nonce(d) {
-        Piece::Span(r) => Some((Arc::clone(&self.file), r)),
-        Piece::Owned(_) => None,
-      },
+      (d, true) => self.outbox.nonce(d).range().map(|r| (Arc::clone(&self.file), r)),
       (_, false) => None,
     }
   }
@@ -209,14 +202,12 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
     };
     let parsed = js.parse_array(merged)?;
     for (i, shares_at) in mend.into_iter().zip(shares) {
-      let record = js.get_index(
-        parsed,
-        if unresolved_only {
-          i
-        } else {
-          i.saturating_mul(2).saturating_add(1)
-        },
-      )?;
+      let at = if unresolved_only {
+        i
+      } else {
+        i.saturating_mul(2).saturating_add(1)
+      };
+      let record = js.get_index(parsed, at)?;
       let intent_at = if shares_at { js.get(record, "at")? } else { js.undefined()? };
       js.set(record, "intentAt", intent_at)?;
     }
@@ -237,10 +228,7 @@ fn outbox<'e>(js: Js<'e>, d: &Dir<'e>, unresolved_only: bool) -> JsResult<Val<'e
       answer(file, outbox, outbox.deliveries()?.iter().collect())
     })?,
   };
-  match parsed {
-    Some(parsed) => Ok(parsed),
-    None => Ok(js.array(0)?),
-  }
+  Ok(parsed.map_or_else(|| js.array(0), Ok)?)
 }
 
 #[napi(js_name = "readOutbox")]
@@ -262,10 +250,7 @@ fn read_all<'e>(js: Js<'e>, d: &Dir<'e>, name: &'static str) -> JsResult<Val<'e>
       pieces: &all.lines,
     })
   })?;
-  match parsed {
-    Some(parsed) => Ok(parsed),
-    None => Ok(js.array(0)?),
-  }
+  Ok(parsed.map_or_else(|| js.array(0), Ok)?)
 }
 
 #[napi(js_name = "readDrops")]

@@ -14,11 +14,7 @@ impl<'e> Js<'e> {
   /// Ends the call (`Terminating`) when JavaScript can no longer run: asked
   /// before a step that would make no call into JavaScript to notice it.
   pub fn alive(self) -> JsResult<()> {
-    if self.can_run() {
-      Ok(())
-    } else {
-      Err(Thrown::Terminating)
-    }
+    self.can_run().then_some(()).ok_or(Thrown::Terminating)
   }
 
   pub fn is(self, v: Val<'e>, t: sys::napi_valuetype) -> JsResult<bool> {
@@ -41,11 +37,7 @@ impl<'e> Js<'e> {
 
   /// `typeof v === "string"`, with its text.
   pub fn string_of(self, v: Val<'e>) -> JsResult<Option<String>> {
-    if self.is(v, sys::ValueType::napi_string)? {
-      Ok(Some(self.utf8(v)?))
-    } else {
-      Ok(None)
-    }
+    Ok(self.is(v, sys::ValueType::napi_string)?.then(|| self.utf8(v)).transpose()?)
   }
 
   /// `String(v)` (a Symbol is described, not refused).

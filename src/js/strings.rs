@@ -15,9 +15,7 @@ use crate::read::part::Shared;
 
 impl<'e> Js<'e> {
   pub fn str(self, s: &str) -> Result<Val<'e>, Fault> {
-    let mut v = ptr::null_mut();
-    napi_call!(self, napi_create_string_utf8(s.as_ptr().cast(), s.len() as isize, &mut v))?;
-    Ok(Val::new(v))
+    self.str_utf8(s.as_bytes())
   }
 
   /// A string from UTF-8 bytes (invalid sequences become U+FFFD, as Node

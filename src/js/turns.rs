@@ -104,10 +104,7 @@ pub fn read_turn<'e>(env: &'e Env, dir: Val<'e>, id: Val<'e>) -> napi::Result<Va
   export(env, |js| {
     let path = TurnPath::of(js, dir, id)?;
     // `String(id)` once more, as the reference passes it on.
-    let label = match &path.text {
-      Some(text) => text.clone(),
-      None => id_text(js, id)?,
-    };
+    let label = path.text.clone().map_or_else(|| id_text(js, id), Ok)?;
     let text = turns::read_text(&path.fs(), &label)?;
     let text = js.file_text(text.as_bytes(), &paths::turn_label(&label))?;
     // One parse, V8's own: its verdict is JSON.parse's by definition.

@@ -417,7 +417,7 @@ mod tests {
   use crate::ground::files::exists;
   use crate::ground::paths::under;
   use crate::lock::fixtures::*;
-  use crate::lock::owner::{read_pid, Owner};
+  use crate::lock::owner::read_pid;
   use crate::lock::unlock::clear_pid;
   use crate::testutil::TempDir;
 
@@ -431,14 +431,7 @@ mod tests {
       record(ME, "5") + "\n"
     );
     assert!(!exists(&under(&d.journal().lock(), &["owner.json.tmp"])));
-    assert_eq!(
-      read_pid(&d.journal()),
-      Some(Owner::Valid {
-        pid: ME,
-        start: Some("5".into()),
-        boot: Some(BOOT.into())
-      })
-    );
+    assert_eq!(read_pid(&d.journal()), Some(my_record()));
     let err = claim_as_me(&d.journal(), &mut seams).expect_err("held");
     assert_eq!(err, JournalError::brake("another connector is running for this binding (pid 1)"));
     assert_eq!(seams.calls, 1);
@@ -464,12 +457,7 @@ mod tests {
       .expect_err("lost");
       assert_eq!(err, lost_claim());
       assert_eq!(std::fs::read_to_string(under(&lock, &[name])).expect("the other's file"), other);
-      let mut left: Vec<_> = std::fs::read_dir(&lock)
-        .expect("lock")
-        .map(|e| e.expect("entry").file_name())
-        .collect();
-      left.sort();
-      assert_eq!(left, [name], "only the other claim's file");
+      assert_eq!(crate::testutil::names(&lock), [name], "only the other claim's file");
     }
   }
 
@@ -484,11 +472,7 @@ mod tests {
     })
     .expect("claim");
     assert_eq!(std::fs::read_to_string(d.journal().owner()).expect("record"), text.clone() + "\n");
-    let left: Vec<_> = std::fs::read_dir(d.journal().lock())
-      .expect("lock")
-      .map(|e| e.expect("entry").file_name())
-      .collect();
-    assert_eq!(left, ["owner.json"]);
+    assert_eq!(crate::testutil::names(&d.journal().lock()), ["owner.json"]);
     let mode = std::os::unix::fs::PermissionsExt::mode(&std::fs::metadata(d.journal().owner()).expect("meta").permissions());
     assert_eq!(mode & 0o077, 0, "0600 under the umask");
     // Refused (the binding held): nothing is left of the record written.

@@ -1,6 +1,7 @@
 //! Seams and records the claim, unlock and recover tests share.
 
 use super::claim::claim;
+use super::owner::Owner;
 use super::state::{Field, Identity, Seams};
 use crate::ground::error::{JournalError, Result};
 use crate::ground::journal::Journal;
@@ -40,6 +41,15 @@ pub const ME: f64 = 1.0; // pid 1 is alive (and, as root, signalable)
 
 pub fn record(pid: f64, start: &str) -> String {
   format!(r#"{{"pid":{pid},"start":"{start}","boot":"{BOOT}","at":"2021-01-01T00:00:00.000Z"}}"#)
+}
+
+/// The owner record `claim_as_me` publishes.
+pub fn my_record() -> Owner {
+  Owner::Valid {
+    pid: ME,
+    start: Some("5".into()),
+    boot: Some(BOOT.into()),
+  }
 }
 
 /// A claim by pid 1 with start "5".

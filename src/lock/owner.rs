@@ -88,27 +88,22 @@ pub(super) fn pid_text(rec: &Option<Owner>) -> String {
 mod tests {
   use super::*;
 
+  /// A valid record of `pid` with no identity.
+  fn bare(pid: f64) -> Owner {
+    Owner::Valid {
+      pid,
+      start: None,
+      boot: None,
+    }
+  }
+
   #[test]
   fn owner_records_parse_as_read_pid_reads_them() {
     assert_eq!(parse_owner("[]"), Owner::Invalid);
     assert_eq!(parse_owner(r#"{"pid":1.5}"#), Owner::Invalid);
     assert_eq!(parse_owner(r#"{"pid":"1"}"#), Owner::Invalid);
-    assert_eq!(
-      parse_owner(r#"{"pid":7,"start":"01","boot":"X"}"#),
-      Owner::Valid {
-        pid: 7.0,
-        start: None,
-        boot: None
-      }
-    );
-    assert_eq!(
-      parse_owner(r#"{"pid":1,"pid":2}"#),
-      Owner::Valid {
-        pid: 2.0,
-        start: None,
-        boot: None
-      }
-    );
+    assert_eq!(parse_owner(r#"{"pid":7,"start":"01","boot":"X"}"#), bare(7.0));
+    assert_eq!(parse_owner(r#"{"pid":1,"pid":2}"#), bare(2.0));
   }
 
   const BOOT: &str = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
@@ -125,14 +120,7 @@ mod tests {
       }
     );
     // A number where a string is wanted is no identity, not an invalid record.
-    assert_eq!(
-      parse_owner(r#"{"pid":42,"start":123}"#),
-      Owner::Valid {
-        pid: 42.0,
-        start: None,
-        boot: None
-      }
-    );
+    assert_eq!(parse_owner(r#"{"pid":42,"start":123}"#), bare(42.0));
     for bad in ["", "{", "null", r#"{"pid":0}"#, r#"{"pid":-3}"#, r#"{"pid":null}"#, r#"{}"#] {
       assert_eq!(parse_owner(bad), Owner::Invalid, "{bad}");
     }

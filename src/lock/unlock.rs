@@ -224,14 +224,7 @@ mod tests {
     assert_eq!(live.removes, 0);
     let mut other = fixed("6");
     let cleared = unlock_after_stop(&d.journal(), &mut other).expect("mismatch clears");
-    assert_eq!(
-      cleared,
-      Unlocked::Cleared(Some(Owner::Valid {
-        pid: ME,
-        start: Some("5".into()),
-        boot: Some(BOOT.into())
-      }))
-    );
+    assert_eq!(cleared, Unlocked::Cleared(Some(my_record())));
     assert_eq!(other.removes, 1);
     assert!(!exists(&d.journal().lock()));
   }

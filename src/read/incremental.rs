@@ -70,6 +70,7 @@ pub trait Fold: Default + Clone + Send + 'static {
   fn shrink(&mut self) {}
 }
 
+#[derive(Default)]
 struct Entry<F> {
   /// Bytes parsed: always just after a newline.
   parsed: usize,
@@ -79,18 +80,6 @@ struct Entry<F> {
   /// The first line that does not parse: it decides every later read.
   invalid: Option<usize>,
   fold: F,
-}
-
-impl<F: Fold> Default for Entry<F> {
-  fn default() -> Self {
-    Entry {
-      parsed: 0,
-      proof: Proof::default(),
-      lines: 0,
-      invalid: None,
-      fold: F::default(),
-    }
-  }
 }
 
 type Key = cache::Key;
@@ -598,15 +587,7 @@ mod tests {
   }
 
   fn pieces(dir: &str) -> Vec<String> {
-    let got = read::<All, _, JournalError>(&Journal::new(dir), "t.jsonl", |file, all| {
-      Ok(
-        all
-          .0
-          .iter()
-          .map(|p| String::from_utf8_lossy(p.bytes(&file)).into_owned())
-          .collect::<Vec<_>>(),
-      )
-    });
+    let got = read::<All, _, JournalError>(&Journal::new(dir), "t.jsonl", |file, all| Ok(crate::testutil::texts(&file, &all.0)));
     got.expect("read").expect("exists")
   }
 
@@ -629,15 +610,7 @@ mod tests {
     let got = read_picked::<All, _, JournalError>(
       &Journal::new(dir),
       "t.jsonl",
-      |all| {
-        every_other(all)
-          .into_iter()
-          .filter_map(|p| match p {
-            Piece::Span(r) => Some(r),
-            Piece::Owned(_) => None,
-          })
-          .collect()
-      },
+      |all| every_other(all).iter().filter_map(Piece::range).collect(),
       |packed, all| {
         Ok(
           every_other(all)

@@ -503,11 +503,7 @@ mod tests {
     let pick = |seed: &mut u64, of: &[&'static str]| of[next(seed, of.len() as u64) as usize];
     match next(seed, if depth == 0 { 3 } else { 6 }) {
       0 => out.push_str(pick(seed, &["1", "null", "-0.5e3", "true"])),
-      1 | 2 => {
-        out.push('"');
-        out.push_str(pick(seed, &STRINGS));
-        out.push('"');
-      }
+      1 | 2 => out.push_str(&format!("\"{}\"", pick(seed, &STRINGS))),
       3 => {
         out.push('[');
         for k in 0..next(seed, 4) {
@@ -524,9 +520,7 @@ mod tests {
           if k > 0 {
             out.push(',');
           }
-          out.push('"');
-          out.push_str(pick(seed, &KEYS));
-          out.push_str("\" : ");
+          out.push_str(&format!("\"{}\" : ", pick(seed, &KEYS)));
           random_text(seed, depth - 1, out);
         }
         out.push('}');

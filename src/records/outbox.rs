@@ -469,13 +469,7 @@ mod tests {
 
   /// Each nonce's `shares_at`, in first-seen order.
   fn shares(lines: &str) -> Vec<bool> {
-    let d = TempDir::new();
-    std::fs::write(under(d.path(), &["outbox.jsonl"]), lines).expect("write");
-    crate::read::incremental::read::<Outbox, _, JournalError>(&d.journal(), "outbox.jsonl", |_, o| {
-      Ok(o.deliveries()?.iter().map(|g| g.shares_at).collect())
-    })
-    .expect("read")
-    .expect("file")
+    read_outbox(lines.as_bytes(), |_, o| Ok(o.deliveries()?.iter().map(|g| g.shares_at).collect())).expect("read")
   }
 
   #[test]

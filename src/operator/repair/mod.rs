@@ -334,6 +334,20 @@ mod tests {
     (d, path)
   }
 
+  /// The text set aside by the first file `done` names.
+  fn quarantined(d: &TempDir, done: &[Done]) -> String {
+    let q = done[0].quarantine.clone().expect("quarantine");
+    String::from_utf8_lossy(&std::fs::read(format!("{}/{q}", d.path())).expect("q")).into_owned()
+  }
+
+  /// How many entries of the journal directory have a name containing `part`.
+  fn entries_with(d: &TempDir, part: &str) -> usize {
+    let names = std::fs::read_dir(d.path()).expect("list");
+    names
+      .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().contains(part)))
+      .count()
+  }
+
   const A: &str = "{\"id\":\"a\"}\n";
   const B: &str = "{\"id\":\"b\"}\n";
 
@@ -345,23 +359,17 @@ mod tests {
     assert_eq!(p.files[0].kept, 2);
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
-    let q = done[0].quarantine.clone().expect("quarantine");
-    assert_eq!(
-      std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"),
-      "{\"id\":\"c\",\"at\":\"20"
-    );
+    assert_eq!(quarantined(&d, &done), "{\"id\":\"c\",\"at\":\"20");
     assert!(!planned(&d).changes(), "a second repair finds nothing");
   }
 
   #[test]
   fn a_cut_line_inside_and_zeros_are_set_aside_by_a_rewrite() {
-    let d = TempDir::new();
-    let path = format!("{}/outbox.jsonl", d.path());
     let mut bytes = format!("{A}{{\"id\":\"x\n").into_bytes();
     bytes.extend_from_slice(&[0u8; 9]);
     bytes.extend_from_slice(format!("\n{B}{}", A.trim_end()).as_bytes());
     bytes.extend_from_slice(&[0u8; 3]);
-    std::fs::write(&path, &bytes).expect("write");
+    let (d, path) = journal_with("outbox.jsonl", &bytes);
     let p = planned(&d);
     assert!(!p.files[0].truncate);
     assert_eq!(p.files[0].kept, 3);
@@ -378,8 +386,7 @@ mod tests {
     assert!(p.corrupt.is_empty() && !p.files[0].truncate);
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
-    let q = done[0].quarantine.clone().expect("quarantine");
-    assert_eq!(std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"), "   \n\r\n \t");
+    assert_eq!(quarantined(&d, &done), "   \n\r\n \t");
     assert!(!planned(&d).changes(), "a second repair finds nothing");
   }
 
@@ -471,8 +478,7 @@ mod tests {
 
   #[test]
   fn lines_and_turn_records_of_json_null_are_named_and_left() {
-    let d = TempDir::new();
-    std::fs::write(format!("{}/inbox.jsonl", d.path()), format!("{A}null\n{B}")).expect("write");
+    let (d, _) = journal_with("inbox.jsonl", format!("{A}null\n{B}"));
     std::fs::create_dir(format!("{}/turns", d.path())).expect("mkdir");
     std::fs::write(format!("{}/turns/t1.json", d.path()), "null\n").expect("write");
     let p = planned(&d);
@@ -483,8 +489,7 @@ mod tests {
 
   #[test]
   fn corruption_is_reported_and_a_whole_last_line_gets_its_newline() {
-    let d = TempDir::new();
-    std::fs::write(format!("{}/drops.jsonl", d.path()), format!("{A}{{bad\n{B}")).expect("write");
+    let (d, _) = journal_with("drops.jsonl", format!("{A}{{bad\n{B}"));
     let p = planned(&d);
     assert_eq!(p.corrupt.len(), 1);
     assert_eq!((p.corrupt[0].line, p.corrupt[0].offset), (2, 11));
@@ -513,11 +518,7 @@ mod tests {
     let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"c1\n\n\n{{\"id\":\"c2"));
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), A);
-    let q = done[0].quarantine.clone().expect("quarantine");
-    assert_eq!(
-      std::fs::read_to_string(format!("{}/{q}", d.path())).expect("q"),
-      "{\"id\":\"c1\n\n\n{\"id\":\"c2"
-    );
+    assert_eq!(quarantined(&d, &done), "{\"id\":\"c1\n\n\n{\"id\":\"c2");
   }
 
   /// A journal whose turns/t1.json is a whole record followed by 8 zeros,
@@ -537,8 +538,7 @@ mod tests {
     let (d, text) = zero_tailed_turn();
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
-    let q = done[0].quarantine.clone().expect("quarantine");
-    assert_eq!(std::fs::read(format!("{}/{q}", d.path())).expect("q"), vec![0u8; 8]);
+    assert_eq!(quarantined(&d, &done), "\0".repeat(8));
   }
 
   /// Killed after the zeros were set aside and before the record was
@@ -550,14 +550,7 @@ mod tests {
     let done = repaired(&d);
     assert_eq!(std::fs::read_to_string(format!("{}/turns/t1.json", d.path())).expect("read"), text);
     assert_eq!(done[0].quarantine.as_deref(), Some("turns-t1.json.aside-EARLIER"));
-    let asides = std::fs::read_dir(d.path())
-      .expect("dir")
-      .filter(|e| {
-        e.as_ref()
-          .is_ok_and(|e| e.file_name().to_string_lossy().starts_with("turns-t1.json.aside-"))
-      })
-      .count();
-    assert_eq!(asides, 1);
+    assert_eq!(entries_with(&d, "turns-t1.json.aside-"), 1);
   }
 
   #[test]
@@ -572,11 +565,7 @@ mod tests {
     clean(&j).expect("clean");
     let done = apply(&j, &plan(&j).expect("plan"), "T2", &mut |_| {}).expect("apply");
     assert_eq!(done[0].quarantine.as_deref(), Some(first.0.as_str()));
-    let asides = std::fs::read_dir(d.path())
-      .expect("list")
-      .filter(|e| e.as_ref().is_ok_and(|e| e.file_name().to_string_lossy().contains(".aside-")))
-      .count();
-    assert_eq!(asides, 1);
+    assert_eq!(entries_with(&d, ".aside-"), 1);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
   }
 
