@@ -92,14 +92,14 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
     ends::forget(&path);
     let refusal = quiet_io(&e, name, "append to");
     // A wait that ended on the lock's holder names it (#55).
-    match (e.raw_os_error() == Some(nix::libc::EWOULDBLOCK)).then(|| holder(&path)).flatten() {
-      Some(h) => refusal.with_note(&format!(
-        "{} holds its append lock and has not let go: {}",
-        h.describe(),
-        h.remedy()
-      )),
-      None => refusal,
-    }
+    let Some(h) = (e.raw_os_error() == Some(nix::libc::EWOULDBLOCK)).then(|| holder(&path)).flatten() else {
+      return refusal;
+    };
+    refusal.with_note(&format!(
+      "{} holds its append lock and has not let go: {}",
+      h.describe(),
+      h.remedy()
+    ))
   };
   let opened = open_locked(&path, ends::of(&path)).map_err(refuse)?;
   let (mut file, size) = (opened.file, opened.size);

@@ -224,10 +224,9 @@ fn busy(meta: &std::fs::Metadata) -> JournalError {
 /// command's verdict: a start, a release, unlock, recover or a repair in
 /// progress, or stopped inside one).
 pub fn holder(j: &Journal) -> Option<Holder> {
-  let meta = match guard_dir(j) {
-    Ok((file, _)) => file.metadata().ok()?,
-    Err(_) => std::fs::metadata(j.turns()).ok()?,
-  };
+  let meta = guard_dir(j)
+    .map_or_else(|_| std::fs::metadata(j.turns()), |(file, _)| file.metadata())
+    .ok()?;
   flock_holders(&meta).into_iter().next()
 }
 /// Why the journal's guard cannot be had here, or `None` where it can (or

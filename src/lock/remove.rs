@@ -110,10 +110,7 @@ fn remove_once(j: &Journal, lock: Stamp, record: Option<Record>, held: Option<Ow
 fn remove_judged(j: &Journal, lock: Stamp, record: Record, held: OwnedFd) -> nix::Result<()> {
   if let Record::File(_) = record {
     // The name, never followed: a record that is a link goes as a link.
-    match unlinkat(&held, c"owner.json", UnlinkatFlags::NoRemoveDir) {
-      Ok(()) | Err(Errno::ENOENT) => {}
-      Err(e) => return Err(e),
-    }
+    gone_too(unlinkat(&held, c"owner.json", UnlinkatFlags::NoRemoveDir))?;
   }
   let journal = match open_journal(j) {
     Ok(fd) => fd,
@@ -197,9 +194,14 @@ fn rmdir_if_judged(journal: &OwnedFd, lock: Stamp) -> nix::Result<bool> {
     // A judged link or file (a hand's): the name is unlinked, never followed.
     UnlinkatFlags::NoRemoveDir
   };
-  match unlinkat(journal, name, flag) {
-    Ok(()) | Err(Errno::ENOENT) => Ok(true),
-    Err(e) => Err(e),
+  gone_too(unlinkat(journal, name, flag)).map(|()| true)
+}
+
+/// An unlink that finds its name gone already did what it was asked.
+fn gone_too(unlinked: nix::Result<()>) -> nix::Result<()> {
+  match unlinked {
+    Err(Errno::ENOENT) => Ok(()),
+    done => done,
   }
 }
 
@@ -213,16 +215,12 @@ fn unlink_by_path(j: &Journal, lock: Stamp) -> nix::Result<()> {
   if Stamp::at(&path) != Some(lock) {
     return Ok(());
   }
-  let done = if lock.dir {
-    std::fs::remove_dir(&path)
+  let flag = if lock.dir {
+    UnlinkatFlags::RemoveDir
   } else {
-    std::fs::remove_file(&path)
+    UnlinkatFlags::NoRemoveDir
   };
-  match done {
-    Ok(()) => Ok(()),
-    Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-    Err(e) => Err(e.raw_os_error().map_or(Errno::EIO, Errno::from_raw)),
-  }
+  gone_too(unlinkat(AT_FDCWD, path.as_str(), flag))
 }
 
 /// Whether the directory held open still holds the judged record: the same
@@ -249,9 +247,8 @@ fn empty(dir: &mut Dir, depth: usize) -> nix::Result<()> {
     .collect::<nix::Result<Vec<CString>>>()?;
   for name in names {
     match unlinkat(&*dir, name.as_c_str(), UnlinkatFlags::NoRemoveDir) {
-      Ok(()) | Err(Errno::ENOENT) => {}
       Err(Errno::EISDIR) => remove_subdir(dir, &name, depth + 1)?,
-      Err(e) => return Err(e),
+      unlinked => gone_too(unlinked)?,
     }
   }
   Ok(())
@@ -270,12 +267,8 @@ fn remove_subdir(parent: &Dir, name: &CStr, depth: usize) -> nix::Result<()> {
     Err(e) => return Err(e),
   }
   match unlinkat(parent, name, UnlinkatFlags::RemoveDir) {
-    Ok(()) | Err(Errno::ENOENT) => Ok(()),
-    Err(Errno::ENOTDIR) => match unlinkat(parent, name, UnlinkatFlags::NoRemoveDir) {
-      Ok(()) | Err(Errno::ENOENT) => Ok(()),
-      Err(e) => Err(e),
-    },
-    Err(e) => Err(e),
+    Err(Errno::ENOTDIR) => gone_too(unlinkat(parent, name, UnlinkatFlags::NoRemoveDir)),
+    done => gone_too(done),
   }
 }
 
