@@ -47,9 +47,10 @@ pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, 
 /// Where this thread's last append to the path left the file ending at
 /// byte E, one read of the two bytes from E - 1 judges the file instead
 /// (#47): exactly one byte, a newline, proves under the flock that the file
-/// ends there with a whole line, whatever happened since. Anything else
-/// (more bytes, fewer, another byte, an error) takes the full check above.
-/// The remembered end only chooses where to read: the answer is the read's.
+/// ends there with a whole line, whatever happened since; the link count,
+/// asked too, that a name still holds it (#55). Anything else (more bytes,
+/// fewer, another byte, an error) takes the full check above. The
+/// remembered end only chooses where to read: the answer is the read's.
 pub fn append(j: &Journal, name: &str, line: &str) -> Result<()> {
   append_with(j, name, |buf| {
     buf.extend_from_slice(line.as_bytes());
@@ -233,7 +234,14 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
       Unflocked::TimedOut => std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK),
       Unflocked::Failed(e) => e,
     })?;
+    // The end proves the size and a whole last line, not the name: a file
+    // renamed over under the flock (by a repair, or any tool that copies
+    // and renames) leaves this one unlinked with its end intact, so the
+    // link count is asked too (#55).
     if let Some(end) = end.take().filter(|&end| ends_with_line(&locked, end)) {
+      if !size_linked(&locked)?.1 {
+        continue;
+      }
       return Ok(Opened {
         file: locked,
         size: end,
@@ -532,5 +540,36 @@ mod tests {
       append(&d.journal(), INBOX, "a\nb"),
       Err(JournalError::failed("journal line must not contain a newline"))
     );
+  }
+
+  /// A tool that takes the file's flock, copies it and renames the copy
+  /// over it (no mark of a repair's) while a thread that appended before
+  /// waits to append again: the record lands in the file the name holds,
+  /// though the old one still ends where the thread left it (#55).
+  #[test]
+  fn an_append_waiting_on_a_file_a_tool_renames_over_lands_in_the_new_one() {
+    use std::sync::mpsc::channel;
+    let d = crate::testutil::TempDir::new();
+    let path = d.journal().file(INBOX);
+    let (go, wait) = channel::<()>();
+    let (appended, first) = channel::<()>();
+    let j = d.journal();
+    let appender = std::thread::spawn(move || {
+      append(&j, INBOX, "{\"id\":\"a\"}")?;
+      let _ = appended.send(());
+      let _ = wait.recv();
+      append(&j, INBOX, "{\"id\":\"b\"}")
+    });
+    first.recv().expect("first append");
+    let held = nix::fcntl::Flock::lock(File::open(&path).expect("open"), nix::fcntl::FlockArg::LockExclusive).expect("flock");
+    go.send(()).expect("go");
+    // The appender has opened the old file by now, and waits for its flock.
+    std::thread::sleep(std::time::Duration::from_millis(100));
+    let copy = format!("{path}.copy");
+    std::fs::copy(&path, &copy).expect("copy");
+    std::fs::rename(&copy, &path).expect("rename");
+    drop(held);
+    appender.join().expect("join").expect("second append");
+    assert_eq!(std::fs::read_to_string(&path).expect("read"), "{\"id\":\"a\"}\n{\"id\":\"b\"}\n");
   }
 }

@@ -31,6 +31,16 @@ function add(name, setup, f) {
 
 const w = (name, text) => (d) => writeFileSync(join(d, name), text);
 const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
+/** A call of `f(...args)`: its result, or what `caught` makes of what it threw. */
+const tried =
+  (caught, ...args) =>
+  (f) => {
+    try {
+      return f(...args);
+    } catch (e) {
+      return caught(e);
+    }
+  };
 // ensureJournal
 add(
   "ensure file dir",
@@ -258,13 +268,9 @@ add(
     ),
 );
 add("reads number dir", null, (M) =>
-  [M.readDrops, M.readOutbox, M.readInboxIds, M.listTurns, M.stopRequested, M.readStop, M.readPid, M.clearStop].map((f) => {
-    try {
-      return f(42);
-    } catch (e) {
-      return [e.constructor.name, e.code];
-    }
-  }),
+  [M.readDrops, M.readOutbox, M.readInboxIds, M.listTurns, M.stopRequested, M.readStop, M.readPid, M.clearStop].map(
+    tried((e) => [e.constructor.name, e.code], 42),
+  ),
 );
 // turns
 for (const [n, rec] of Object.entries({
@@ -314,14 +320,7 @@ add(
     rmSync(join(d, "turns"), { recursive: true });
     writeFileSync(join(d, "turns"), "");
   },
-  (M, d) =>
-    [() => M.writeTurn(d, "t1", {}), () => M.listTurns(d), () => M.readTurn(d, "t1")].map((f) => {
-      try {
-        return f();
-      } catch (e) {
-        return e.message;
-      }
-    }),
+  (M, d) => [() => M.writeTurn(d, "t1", {}), () => M.listTurns(d), () => M.readTurn(d, "t1")].map(tried((e) => e.message)),
 );
 // `${id}` is evaluated before join() refuses a dir that is not a string.
 for (const f of ["turnPath", "readTurn", "writeTurn"]) {
@@ -438,25 +437,15 @@ add(
       (x) => M.requestProcessingStop(x, GEN),
       (x) => M.clearProcessingStop(x, GEN),
       (x) => M.recover(x),
-    ].map((f) => {
-      try {
-        return f(d);
-      } catch (e) {
-        return e.message;
-      }
-    }),
+    ].map(tried((e) => e.message, d)),
 );
 add(
   "STOP dangling symlink",
   (d) => symlinkSync(join(d, "nowhere"), join(d, "STOP")),
   (M, d) =>
-    [M.stopRequested, M.readStop, M.clearStop, (x) => M.requestProcessingStop(x, GEN), (x) => M.clearProcessingStop(x, GEN)].map((f) => {
-      try {
-        return f(d);
-      } catch (e) {
-        return e.message;
-      }
-    }),
+    [M.stopRequested, M.readStop, M.clearStop, (x) => M.requestProcessingStop(x, GEN), (x) => M.clearProcessingStop(x, GEN)].map(
+      tried((e) => e.message, d),
+    ),
 );
 add(
   "STOP symlink to file",
@@ -464,14 +453,7 @@ add(
     writeFileSync(join(d, "real"), '{"at":"x","reason":"recover"}\n');
     symlinkSync(join(d, "real"), join(d, "STOP"));
   },
-  (M, d) =>
-    [M.stopRequested, M.readStop, (x) => M.recover(x), M.clearStop].map((f) => {
-      try {
-        return f(d);
-      } catch (e) {
-        return e.message;
-      }
-    }),
+  (M, d) => [M.stopRequested, M.readStop, (x) => M.recover(x), M.clearStop].map(tried((e) => e.message, d)),
 );
 add("requestStop odd reasons", null, (M, d) =>
   [
@@ -1419,13 +1401,7 @@ add(
       () => M.writePid(d, 5, { identity: thrower }),
       () => M.unlock(d, { beforeRemove: thrower }),
       () => M.appendDrop(d, { toJSON: thrower }),
-    ].map((f) => {
-      try {
-        return f();
-      } catch (e) {
-        return e === err;
-      }
-    });
+    ].map(tried((e) => e === err));
   },
 );
 add("a code getter's exception is the one thrown", null, (M, d) => {
@@ -1448,13 +1424,7 @@ add("a code getter's exception is the one thrown", null, (M, d) => {
           throw err;
         },
       }),
-  ].map((f) => {
-    try {
-      return f();
-    } catch (e) {
-      return e === g;
-    }
-  });
+  ].map(tried((e) => e === g));
 });
 add("writePid: a code getter's exception from the time is the one thrown", null, (M, d) => {
   const g = new EvalError("code");
