@@ -120,6 +120,8 @@ export interface Holder {
   is: string;
   /** The command that frees it (`kill -CONT N`), or what to wait for. */
   fix: string;
+  /** The lock guard's holder, running: whether it still held the guard a moment later (#55). */
+  lasting?: boolean;
 }
 
 export interface Status {

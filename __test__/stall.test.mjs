@@ -88,21 +88,45 @@ const stoppedInGuard = (dir) => stoppedHolding(join(dir, "turns"));
 
 /** `flock` holding an exclusive flock on `path`, stopped. */
 async function stoppedHolding(path) {
-  const child = spawn("flock", ["-x", path, "sh", "-c", "echo locked; exec sleep 600"], {
-    stdio: ["ignore", "pipe", "inherit"],
-    detached: true,
-  });
-  children.push(child);
-  await new Promise((resolve) => child.stdout.once("data", resolve));
+  const child = await holding(path);
   // The flock is held by the open file `flock` passed to its child; both
   // are stopped (its process group): each is a process stopped inside the guard.
   process.kill(-child.pid, "SIGSTOP");
   return child;
 }
 
+/** `flock` holding an exclusive flock on `path`, running. */
+async function holding(path) {
+  const child = spawn("flock", ["-x", path, "sh", "-c", "echo locked; exec sleep 600"], {
+    stdio: ["ignore", "pipe", "inherit"],
+    detached: true,
+  });
+  children.push(child);
+  await new Promise((resolve) => child.stdout.once("data", resolve));
+  return child;
+}
+
 const stateOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
 
 describe("a stopped process holds no binding hostage", hasFlock, () => {
+  // #55: `flock DIR/turns sleep 120` left status "ready, can start" while
+  // every start waited 10 s for it and refused.
+  test("a running process keeping the lock guard: status is not ready and names it", async () => {
+    const dir = journal();
+    const h = await holding(join(dir, "turns"));
+    const st = cli("status", dir, "--json");
+    assert.equal(st.status, 1, st.stdout + st.stderr);
+    const out = JSON.parse(st.stdout);
+    assert.equal(out.verdict.state, "stuck");
+    assert.equal(out.verdict.canStart, false);
+    assert.ok([h.pid, h.pid + 1].includes(out.guard.pid), JSON.stringify(out.guard));
+    assert.match(out.verdict.problems[0].what, /^pid \d+ \(running: .*\) holds the journal's lock guard and kept it past a moment/);
+    assert.equal(out.verdict.next, `wait for pid ${out.guard.pid} to finish`);
+    const text = cli("status", dir);
+    assert.match(text.stdout, new RegExp(`pid ${out.guard.pid} \\(running`));
+    process.kill(-h.pid, "SIGKILL");
+  });
+
   // #55: an appender stopped while it held a record file's append lock
   // (the addon's, #31) held every other append for 10 s, which then
   // failed naming no one. journal.mjs takes no such lock and appends.

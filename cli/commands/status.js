@@ -30,6 +30,8 @@ const { metrics, writeAtomically } = require("../prometheus.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
 const NOTICE_KINDS = ["ceiling"];
+/** How long a running holder of the lock guard is given before status calls its hold lasting (#55). */
+const LASTING_MS = 250;
 
 /** A reader's answer, or its refusal's message. */
 function attempt(f) {
@@ -262,6 +264,14 @@ function status(target, now = Date.now()) {
   // lock guard, run.lock marked by a live process, .stop.lock, and the
   // record files' append locks (#55).
   const held = holders(at);
+  // A running holder of the guard is a start or a release in progress,
+  // which lets go within milliseconds; /proc/locks tells no time a lock
+  // was taken, so one look more, after LASTING_MS, tells it from one that
+  // keeps it, which every start would wait for and then refuse (#55).
+  if (held.guard && !held.guard.stalled) {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LASTING_MS);
+    held.guard.lasting = holders(at).guard?.pid === held.guard.pid;
+  }
   if (lock) lock.holder = held.lock;
   const s = {
     verdict: null,
@@ -507,6 +517,10 @@ function verdict(target, s, found, inboxIds) {
   const stalled = [
     s.guard?.stalled && {
       what: `${s.guard.is} holds the journal's lock guard and is stopped inside a start, a release, unlock, recover or a repair: every start, recover, unlock and repair of this binding waits for it, then refuses`,
+      fix: s.guard.fix,
+    },
+    s.guard?.lasting && {
+      what: `${s.guard.is} holds the journal's lock guard and kept it past a moment (a start or a release lets go within milliseconds): every start, recover, unlock and repair of this binding waits for it, 10 s at most, then refuses`,
       fix: s.guard.fix,
     },
     s.lock?.holder?.stalled &&
