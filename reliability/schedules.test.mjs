@@ -546,6 +546,58 @@ describe("PID namespaces", () => {
     );
   }
 
+  // #55: in a time namespace of its own but this PID namespace, the
+  // connector's record holds its reading of its start, the host reads
+  // another: ownerState said mismatch, a claim "gone or a different
+  // process", recover and unlock "no owner record".
+  test(
+    "a live connector in a time namespace alone (this PID namespace) is live, and no word calls it otherwise",
+    { ...timeNs(1000), timeout: 60_000 },
+    async () => {
+      const dir = journal();
+      const code = `const J = require(${JSON.stringify(modulePath)}); J.writePid(${JSON.stringify(dir)}, process.pid); console.log(process.pid); setInterval(() => {}, 1000)`;
+      const child = spawn("unshare", ["--time", "--boottime", "1000", "--fork", "--kill-child", process.execPath, "-e", code], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      try {
+        const pid = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
+        const record = readFileSync(join(dir, "run.lock", "owner.json"), "utf8");
+        const shift = BigInt(JSON.parse(record).start) - BigInt(M.processStart(pid));
+        const state = M.ownerState(M.readPid(dir));
+        let recovered;
+        try {
+          recovered = M.recover(dir);
+        } catch (e) {
+          recovered = e.message;
+        }
+        let claimed;
+        try {
+          M.writePid(dir, process.pid);
+          claimed = "stood";
+        } catch (e) {
+          claimed = e.message;
+        }
+        figure(
+          "an owner in a time namespace alone (boottime 1000 s)",
+          `start ${shift} ticks from the host's reading: ownerState ${state}; recover: ${recovered}; a second claim: ${claimed}`,
+        );
+        if (!isAddon) return;
+        assert.ok(shift > 0n, "its own reading is recorded");
+        assert.equal(state, "live");
+        assert.equal(readFileSync(join(dir, "run.lock", "owner.json"), "utf8"), record, "its lock kept");
+        assert.match(recovered, new RegExp(`pid ${pid}`));
+        assert.doesNotMatch(recovered + claimed, /gone|different process|no owner record/);
+        assert.match(claimed, new RegExp(`pid ${pid}`));
+        const status = JSON.parse(cli("status", "--json", dir).stdout);
+        assert.equal(status.verdict.state, "running");
+        assert.doesNotMatch(JSON.stringify(status.verdict), /gone|different process/);
+      } finally {
+        child.kill("SIGKILL");
+        await new Promise((r) => child.on("close", r));
+      }
+    },
+  );
+
   test("seen from a PID namespace that cannot see the owner's, status never calls it gone", { ...unshared, timeout: 60_000 }, async () => {
     const dir = journal();
     const owner = spawn(

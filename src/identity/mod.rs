@@ -284,6 +284,24 @@ pub fn elsewhere(candidates: impl IntoIterator<Item = u32>, start: &str, boot: &
 mod timens;
 use timens::{seen, Seen};
 
+/// Whether process `pid` of this PID namespace runs in another time
+/// namespace than this process: then its start time reads differently
+/// here and there (#55). Only such a process is compared in its own
+/// clock (`same_in_its_clock`), so nothing changes for any other.
+pub fn in_other_time_ns(pid: f64) -> bool {
+  let link = |p: &str| std::fs::read_link(format!("/proc/{p}/ns/time"));
+  u32::try_from(pid as i64).is_ok_and(|p| f64::from(p) == pid && p > 0)
+    && matches!((link(&pid.to_string()), link("self")), (Ok(theirs), Ok(mine)) if theirs != mine)
+}
+
+/// Whether process `pid`, in another time namespace (`in_other_time_ns`),
+/// is the record's owner: under this boot, the record's start time as its
+/// own namespace reads it. A connector in a time namespace of its own and
+/// this PID namespace records a start this process reads otherwise (#55).
+pub fn same_in_its_clock(pid: f64, start: &str, boot: &str) -> bool {
+  in_other_time_ns(pid) && boot_id().as_deref() == Some(boot) && seen(pid as u32, start, &mut None) == Seen::Same
+}
+
 /// The first candidate whose start is `start`, where the scan stops, else
 /// the first whose start cannot be compared with it.
 fn confirmed(candidates: impl Iterator<Item = u32>, start: &str) -> Option<u32> {

@@ -237,6 +237,23 @@ impl<'e> OwnerView for JsOwner<'e> {
     };
     Ok(identity::elsewhere(candidates, &start, &boot).is_some())
   }
+  fn same_in_its_clock(&mut self) -> JsResult<bool> {
+    let js = self.js;
+    let Some(pid) = self.pid else { return Ok(false) };
+    if !js.is(pid, sys::ValueType::napi_number)? {
+      return Ok(false);
+    }
+    // The record is read again only for a pid in another time namespace
+    // (never, outside containers): everywhere else, the reference's reads.
+    let pid = js.number_value(pid)?;
+    if !identity::in_other_time_ns(pid) {
+      return Ok(false);
+    }
+    let (Some(start), Some(boot)) = (js.string_of(js.get(self.rec, "start")?)?, js.string_of(js.get(self.rec, "boot")?)?) else {
+      return Ok(false);
+    };
+    Ok(identity::same_in_its_clock(pid, &start, &boot))
+  }
 }
 
 fn state_of<'e>(js: Js<'e>, rec: Val<'e>, opts: Val<'e>) -> JsResult<OwnerState> {

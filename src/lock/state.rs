@@ -93,6 +93,9 @@ pub trait OwnerView {
   /// it, or one whose namespace's offset cannot be read
   /// (identity::elsewhere).
   fn elsewhere(&mut self) -> Result<bool, Self::Error>;
+  /// Whether the record's pid here, in another time namespace, is its
+  /// owner by the start time that namespace reads (identity::same_in_its_clock).
+  fn same_in_its_clock(&mut self) -> Result<bool, Self::Error>;
 }
 
 pub fn owner_state<V: OwnerView>(v: &mut V) -> Result<OwnerState, V::Error> {
@@ -115,6 +118,9 @@ pub fn owner_state<V: OwnerView>(v: &mut V) -> Result<OwnerState, V::Error> {
     match v.identity_matches()? {
       None => OwnerState::Unknown,
       Some(true) => OwnerState::Live,
+      // Beyond the reference, which calls it another process: a connector
+      // in a time namespace of its own recorded its own reading (#55).
+      Some(false) if v.same_in_its_clock()? => OwnerState::Live,
       Some(false) if v.elsewhere()? => OwnerState::Unknown,
       Some(false) => OwnerState::Mismatch,
     }
@@ -147,6 +153,11 @@ pub trait Seams {
   fn elsewhere(&mut self, pid: f64, start: &str, boot: &str) -> Result<bool, Self::Error> {
     Ok(crate::identity::owner_elsewhere(pid, start, boot).is_some())
   }
+}
+
+/// `identity::same_in_its_clock` of a record that has all three fields.
+fn same_in_its_clock(rec: Option<&Owner>) -> bool {
+  identified(rec).is_some_and(|(pid, start, boot)| crate::identity::same_in_its_clock(pid, start, boot))
 }
 
 /// A parsed record with the seams, as an OwnerView.
@@ -183,6 +194,9 @@ impl<S: Seams> OwnerView for Parsed<'_, S> {
       return Ok(false);
     };
     self.seams.elsewhere(pid, start, boot)
+  }
+  fn same_in_its_clock(&mut self) -> Result<bool, S::Error> {
+    Ok(same_in_its_clock(self.rec))
   }
 }
 
@@ -266,6 +280,9 @@ mod tests {
     }
     fn elsewhere(&mut self) -> Result<bool> {
       self.asked.push("elsewhere");
+      Ok(false)
+    }
+    fn same_in_its_clock(&mut self) -> Result<bool> {
       Ok(false)
     }
   }
