@@ -272,8 +272,11 @@ describe("each state an operator met, held to what the library does (#34)", addo
     symlinkSync(out, join(dir, "turns", "t1.json"));
     const s = json("status", dir);
     assert.equal(s.status, 1);
-    assert.match(s.out.verdict.next, /^make it a file of the journal's own, with the same bytes: `cp --remove-destination /);
+    assert.match(s.out.verdict.next, /^make it a file of the journal's own, with the same bytes: `cp \S+ \S+\.new && mv -f \S+\.new \S+`$/);
     assert.equal(paste(s.out.verdict.next).status, 0);
+    // What it copied from is left whole (BusyBox's cp --remove-destination
+    // wrote through the link and truncated it).
+    assert.equal(readFileSync(out, "utf8"), `${JSON.stringify({ startedAt: "2026-12-01T00:00:00.000Z", id: "t1" }, null, 2)}\n`);
     assert.equal(lstatSync(join(dir, "turns", "t1.json")).isFile(), true);
     assert.deepEqual(readFileSync(join(dir, "turns", "t1.json")), readFileSync(out));
     assert.equal(M.countTurnsOn(dir, "2026-12-01"), 1);

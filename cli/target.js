@@ -690,6 +690,12 @@ function survey(target, now = Date.now()) {
       });
     }
   };
+  // A copy beside it, renamed over the link: the link goes in one step,
+  // never followed, and a kill leaves the link or the file. Not `cp
+  // --remove-destination`: BusyBox's (Alpine's cp) writes through the link
+  // instead, and truncates the very file it copies from.
+  const copyIn = (as, from, to) =>
+    `make it a file of the journal's own, with the same bytes: \`${as}cp ${sh(from)} ${sh(`${to}.new`)} && ${as}mv -f ${sh(`${to}.new`)} ${sh(to)}\``;
   // A record file or turn record that leads out of the journal: named, and
   // the one command that makes it the journal's own again.
   const linkOut = (rel, lst) => {
@@ -712,7 +718,11 @@ function survey(target, now = Date.now()) {
       what: `${rel} is a symbolic link to ${l.to}${why ? ` (${why})` : ""}${then}, and nothing of it is shown here`,
       fix: l.error
         ? `\`rm ${p}\` removes the link alone (what it points to is not touched); the connector starts the file afresh`
-        : `make it a file of the journal's own, with the same bytes: \`${target.acting ? `sudo -u ${sh(userName(owner) ?? `#${owner}`)} ` : ""}cp --remove-destination ${sh(fs.realpathSync(path.join(at, rel)))} ${p}\``,
+        : copyIn(
+            target.acting ? `sudo -u ${sh(userName(owner) ?? `#${owner}`)} ` : "",
+            fs.realpathSync(path.join(at, rel)),
+            path.join(dir, rel),
+          ),
       blocks: lst.uid !== owner || l.error !== undefined,
       link: true,
     });

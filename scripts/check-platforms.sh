@@ -191,6 +191,10 @@ for platform in "$@"; do
   deb bookworm amd64 busybox-static "$work/busybox"
   cp "$work/busybox/bin/busybox" "$root/bin/busybox"
   chroot "$root" /bin/busybox --install -s /bin
+  # The users every Linux system has, named as Alpine and Debian name them:
+  # the suite names the journal's owner (nobody) in the commands it prints.
+  printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
+  printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
   mount --bind /proc "$root/proc" && mounted+=("$root/proc")
   mount --bind /dev "$root/dev" && mounted+=("$root/dev")
 
