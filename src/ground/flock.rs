@@ -5,6 +5,7 @@
 
 use std::fs::File;
 use std::io::Error;
+use std::time::Instant;
 
 /// An exclusive flock(2) on an open file, or the file where the file
 /// system has none.
@@ -42,25 +43,16 @@ pub enum Unflocked {
 /// Takes an exclusive flock on `file`, waiting until `deadline` for its
 /// holder. A file system with no flock (ENOLCK, EOPNOTSUPP: some NFS
 /// mounts) gives the file back unlocked.
-pub fn flock_within(file: File, deadline: std::time::Instant) -> std::result::Result<Flocked, Unflocked> {
+pub fn flock_within(file: File, deadline: Instant) -> Result<Flocked, Unflocked> {
   flock_until(file, deadline, |_| false)
 }
 
 /// `flock_within`, asking `give_up` (with the time now) between tries: the
 /// wait ends early, as timed out, once it says so.
-pub fn flock_until(
-  file: File,
-  deadline: std::time::Instant,
-  give_up: impl FnMut(std::time::Instant) -> bool,
-) -> std::result::Result<Flocked, Unflocked> {
+pub fn flock_until(file: File, deadline: Instant, give_up: impl FnMut(Instant) -> bool) -> Result<Flocked, Unflocked> {
   use nix::fcntl::{Flock, FlockArg};
-  wait(
-    file,
-    deadline,
-    give_up,
-    |file| Flock::lock(file, FlockArg::LockExclusiveNonblock).map(Flocked::Held),
-    Flocked::Unsupported,
-  )
+  let take = |file| Flock::lock(file, FlockArg::LockExclusiveNonblock).map(Flocked::Held);
+  wait(file, deadline, give_up, take, Flocked::Unsupported)
 }
 
 /// `flock_within` for a descriptor about to be closed: the lock is not
@@ -70,22 +62,13 @@ pub fn flock_until(
 /// meanwhile by another thread shares it until its exec or exit, and the
 /// lock with it (docs/durability.md). The file, locked (or unlocked where
 /// the file system has no flock). `give_up` as `flock_until`'s.
-pub fn flock_until_closed(
-  file: File,
-  deadline: std::time::Instant,
-  give_up: impl FnMut(std::time::Instant) -> bool,
-) -> std::result::Result<File, Unflocked> {
+pub fn flock_until_closed(file: File, deadline: Instant, give_up: impl FnMut(Instant) -> bool) -> Result<File, Unflocked> {
   use rustix::fs::{flock, FlockOperation};
-  wait(
-    file,
-    deadline,
-    give_up,
-    |file| match flock(&file, FlockOperation::NonBlockingLockExclusive) {
-      Ok(()) => Ok(file),
-      Err(e) => Err((file, nix::errno::Errno::from_raw(e.raw_os_error()))),
-    },
-    |file| file,
-  )
+  let take = |file: File| match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+    Ok(()) => Ok(file),
+    Err(e) => Err((file, nix::errno::Errno::from_raw(e.raw_os_error()))),
+  };
+  wait(file, deadline, give_up, take, |file| file)
 }
 
 /// Tries `take` until it holds the lock, `deadline` passes or `give_up`
