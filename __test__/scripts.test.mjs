@@ -34,6 +34,17 @@ describe("scripts refuse bad options", () => {
     assert.match(ok.stdout, /^fuzz: 20 cases \(\d+ valid\), seed 7: 0 disagreements with JSON\.parse$/m);
   });
 
+  // #53: a release of a set of platforms; a set it does not know is
+  // refused before anything is fetched or built.
+  test("pack:release: an unknown set or more than one: exit 2, before any work, naming the sets", () => {
+    for (const args of [["windows"], ["linux-x64"], ["linux", "darwin"], ["--help"]]) {
+      const r = spawnSync("bash", [script("scripts/pack-release.sh"), ...args], { encoding: "utf8", timeout: 60_000 });
+      assert.equal(r.status, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
+      assert.equal(r.stdout, "", "nothing started");
+      assert.match(r.stderr, /usage: npm run pack:release|no such platform set: .*Give all, linux, darwin, or platforms joined by commas/);
+    }
+  });
+
   test("bench: a count that is not digits or an unknown option: exit 2, before any work", () => {
     const cases = [
       [["--lines", "1,000"], /--lines takes a whole number of at least 1 \(digits only\), not "1,000"/],
