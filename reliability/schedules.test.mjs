@@ -722,8 +722,8 @@ describe("a repair racing appends (#31)", () => {
     "its quarantine's link": paused("empty", "linkat", /"inbox\.jsonl\.aside-/),
     "its rename of the file written anew": paused("inside", "renameat", /"inbox\.jsonl"\)/),
     // An appender that appended before the repair began reads first where
-    // its file ended (#47): the repair's space in the old file sends it
-    // to the full check, which finds the file renamed over.
+    // its file ended (#47), and asks its link count (#55): the old file,
+    // renamed over, sends it back to the path.
     "its rename of the file written anew (the appender appended before)": paused("inside", "renameat", /"inbox\.jsonl"\)/, "appendAgain"),
   }))
     test(`an append while a repair is paused before ${what} is kept`, { ...traced, timeout: 120_000 }, async (t) => {

@@ -267,11 +267,8 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
 /// bytes from `end - 1` gives exactly one, `\n`. Held under the file's
 /// flock, that is the whole of what the full check would find: no other
 /// appender of this package is half-way through a line, the size is `end`
-/// and the last line is whole. It says nothing of the file's link or kind,
-/// and needs not to:
-/// - a repair renames a file written anew over this one holding its flock,
-///   and first appends a space to it (`operator::repair`): the file it
-///   leaves behind ends in no newline, so no end, however old, passes;
+/// and the last line is whole. It says nothing of the file's link, which
+/// is asked apart (`open_locked`), or of its kind, and needs not to:
 /// - a FIFO or a terminal refuses the read (ESPIPE); a device such as
 ///   /dev/null or /dev/zero reads no bytes or both: the full check then
 ///   refuses it as before.

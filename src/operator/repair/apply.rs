@@ -339,8 +339,7 @@ fn rewrite(j: &Opened, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str)) 
     at = a.end;
   }
   keep.push((at, f.size));
-  let mut left = None;
-  let published = publish(&j.fd, f.name, true, |out| {
+  publish(&j.fd, f.name, true, |out| {
     let mut w = std::io::BufWriter::with_capacity(1 << 20, &mut *out);
     let mut last = None;
     for &(start, end) in &keep {
@@ -363,14 +362,8 @@ fn rewrite(j: &Opened, f: &FilePlan, source: &File, step: &mut dyn FnMut(&str)) 
     w.flush()?;
     drop(w);
     step(&format!("written {}", f.name));
-    out.sync_all()?;
-    left = super::mark::leave_behind(j, f, source)?;
-    Ok(())
-  });
-  if published.is_err() {
-    super::mark::take_back(left);
-  }
-  published
+    out.sync_all()
+  })
 }
 
 /// The names in the journal directory.

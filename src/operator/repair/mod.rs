@@ -40,7 +40,6 @@ use crate::lock::{self, OwnerState, System};
 use crate::operator::judge::Damage;
 
 mod apply;
-mod mark;
 mod pause;
 mod plan;
 mod run;
@@ -420,9 +419,9 @@ mod tests {
 
   /// A thread appends once, `between` changes the file, then a rewrite
   /// holds it while the thread appends again: the file's text after.
-  /// Fails without the space the rewrite leaves in the old file: the
-  /// appender's read at its end then finds a whole last line there, and its
-  /// record goes into a file no name links.
+  /// Fails without the link count the append asks with its read at the end
+  /// it remembers (#55): that read finds a whole last line in the old file,
+  /// and the record would go into a file no name links.
   fn waiting_appender(between: impl FnOnce(&str)) -> String {
     use std::sync::mpsc::channel;
     let (d, path) = journal_with("inbox.jsonl", format!("{A}{{\"id\":\"cu\n{B}"));
