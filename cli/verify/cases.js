@@ -11,6 +11,14 @@ const { chmodSync, mkdirSync, rmSync, symlinkSync, writeFileSync } = require("no
 const { join } = require("node:path");
 
 const call = (name, f) => ({ name, call: f });
+/** `f()`, or what `caught` makes of what it threw (its message). */
+const attempt = (f, caught = (e) => e.message) => {
+  try {
+    return f();
+  } catch (e) {
+    return caught(e);
+  }
+};
 const fs = (f) => ({ fs: f });
 const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
 const OTHER = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
@@ -445,13 +453,7 @@ const cases = [
       call("writeTurn", (M, d) =>
         M.writeTurn(d, "t1", {
           toJSON: () => ({
-            seen: (() => {
-              try {
-                return M.readTurn(d, "t1");
-              } catch (e) {
-                return e.message;
-              }
-            })(),
+            seen: attempt(() => M.readTurn(d, "t1")),
           }),
         }),
       ),
@@ -480,4 +482,4 @@ const cases = [
   },
 ];
 
-module.exports = { UNSERIALISABLE, cases };
+module.exports = { UNSERIALISABLE, attempt, cases };

@@ -8,7 +8,7 @@
 
 const { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } = require("node:fs");
 const { join } = require("node:path");
-const { UNSERIALISABLE } = require("./cases.js");
+const { UNSERIALISABLE, attempt } = require("./cases.js");
 
 const cases = [];
 
@@ -34,13 +34,8 @@ const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
 /** A call of `f(...args)`: its result, or what `caught` makes of what it threw. */
 const tried =
   (caught, ...args) =>
-  (f) => {
-    try {
-      return f(...args);
-    } catch (e) {
-      return caught(e);
-    }
-  };
+  (f) =>
+    attempt(() => f(...args), caught);
 // ensureJournal
 add(
   "ensure file dir",
@@ -259,11 +254,7 @@ add(
   (M, d) =>
     [M.readOutbox, M.unresolvedOutbox, M.readDrops, M.readReloads, (x) => M.countAdmissionsOn(x, "a"), (x) => M.noticeOn(x, "a", "b")].map(
       (f) => {
-        try {
-          return f(d);
-        } catch (e) {
-          return e.message;
-        }
+        return attempt(() => f(d));
       },
     ),
 );
@@ -345,11 +336,7 @@ add(
     mkdirSync(join(d, "turns", "dir.json"));
   },
   (M, d) => {
-    try {
-      return M.listTurns(d);
-    } catch (e) {
-      return e.message;
-    }
+    return attempt(() => M.listTurns(d));
   },
 );
 add(
@@ -367,11 +354,10 @@ add(
   (M, d) => [
     M.listTurns(d),
     (() => {
-      try {
-        return M.countTurnsOn(d, "x");
-      } catch (e) {
-        return e.constructor.name;
-      }
+      return attempt(
+        () => M.countTurnsOn(d, "x"),
+        (e) => e.constructor.name,
+      );
     })(),
   ],
 );
@@ -385,11 +371,7 @@ add(
 );
 add("turnPath odd", null, (M, d) =>
   [null, undefined, true, 1.5, -1, 1e21, Symbol("x"), {}, [], ["a"]].map((id) => {
-    try {
-      return M.turnPath(d, id);
-    } catch (e) {
-      return e.message;
-    }
+    return attempt(() => M.turnPath(d, id));
   }),
 );
 // labels, dates
@@ -414,11 +396,10 @@ add("utcDate odd", null, (M) =>
       },
     },
   ].map((v) => {
-    try {
-      return M.utcDate(v);
-    } catch (e) {
-      return e.constructor.name;
-    }
+    return attempt(
+      () => M.utcDate(v),
+      (e) => e.constructor.name,
+    );
   }),
 );
 add("utcDate undefined", null, (M) => M.utcDate());
@@ -471,11 +452,7 @@ add("requestStop odd reasons", null, (M, d) =>
       },
     },
   ].map((r) => {
-    try {
-      return M.requestStop(d, r);
-    } catch (e) {
-      return e.message;
-    }
+    return attempt(() => M.requestStop(d, r));
   }),
 );
 add("requestStop bigint", null, (M, d) => M.requestStop(d, 1n));
@@ -510,11 +487,7 @@ add(
   (d) => writeFileSync(join(d, "STOP"), Buffer.from([0xff, 0x0a]), { mode: 0o600 }),
   (M, d) => {
     chmodSync(join(d, "STOP"), 0o600);
-    try {
-      return M.requestProcessingStop(d, GEN);
-    } catch (e) {
-      return e.message;
-    }
+    return attempt(() => M.requestProcessingStop(d, GEN));
   },
 );
 add(
@@ -522,11 +495,7 @@ add(
   (d) => writeFileSync(join(d, "STOP"), "1\n".repeat(40000), { mode: 0o600 }),
   (M, d) => {
     chmodSync(join(d, "STOP"), 0o600);
-    try {
-      return M.requestProcessingStop(d, GEN);
-    } catch (e) {
-      return e.message;
-    }
+    return attempt(() => M.requestProcessingStop(d, GEN));
   },
 );
 add("processing gen object", null, (M, d) => [
@@ -538,11 +507,10 @@ add("processing gen symbol", null, (M, d) => M.requestProcessingStop(d, Symbol()
 add("processing bad dir", null, (M) => [
   M.clearProcessingStop(5, "x"),
   (() => {
-    try {
-      return M.clearProcessingStop(5, GEN);
-    } catch (e) {
-      return e.code;
-    }
+    return attempt(
+      () => M.clearProcessingStop(5, GEN),
+      (e) => e.code,
+    );
   })(),
 ]);
 // pid / identity
@@ -680,11 +648,7 @@ add(
       }
     })(),
     (() => {
-      try {
-        return M.unlock(d);
-      } catch (e) {
-        return e.message;
-      }
+      return attempt(() => M.unlock(d));
     })(),
   ],
 );
@@ -821,11 +785,10 @@ add("turnPath converting after a kept answer", null, (M, d, log) => {
     M.turnPath(d, "t1"),
     M.turnPath(d, 7),
     (() => {
-      try {
-        return M.turnPath(5, "t1");
-      } catch (e) {
-        return e.constructor.name;
-      }
+      return attempt(
+        () => M.turnPath(5, "t1"),
+        (e) => e.constructor.name,
+      );
     })(),
   ];
 });
@@ -1010,11 +973,10 @@ const pidObj = (log) => ({
 add("processStart pid object", null, (M, d, log) => typeof M.processStart(pidObj(log)));
 add("identityOf pid object", null, (M, d, log) => Object.keys(M.identityOf(pidObj(log))));
 add("pidAlive pid object", null, (M, d, log) => {
-  try {
-    return M.pidAlive(pidObj(log));
-  } catch (e) {
-    return e.constructor.name;
-  }
+  return attempt(
+    () => M.pidAlive(pidObj(log)),
+    (e) => e.constructor.name,
+  );
 });
 add("writePid pid object", null, (M, d, log) => {
   try {
@@ -1025,11 +987,10 @@ add("writePid pid object", null, (M, d, log) => {
   return [M.readPid(d), M.ownerState(M.readPid(d))];
 });
 add("writePid pid object, number dir", null, (M, d, log) => {
-  try {
-    return M.writePid(5, pidObj(log));
-  } catch (e) {
-    return e.constructor.name;
-  }
+  return attempt(
+    () => M.writePid(5, pidObj(log)),
+    (e) => e.constructor.name,
+  );
 });
 add(
   "clearPid pid object",
@@ -1185,11 +1146,7 @@ add("dir a Proxy: what Node's message reads", null, (M, d, log) =>
 );
 add("dir a Map and a class instance", null, (M) =>
   [new Map(), new (class Thing {})(), Object.create(null), () => 1, function named() {}].map((v) => {
-    try {
-      return M.lockPath(v);
-    } catch (e) {
-      return e.message;
-    }
+    return attempt(() => M.lockPath(v));
   }),
 );
 add("writePid under a faked Date.now", null, (M, d, log) => {
@@ -1323,11 +1280,10 @@ add("writeTurn record sharing an object", null, (M, d) => {
 add("writeTurn record pointing at itself", null, (M, d) => {
   const rec = { a: 1 };
   rec.self = rec;
-  try {
-    return M.writeTurn(d, "t", rec);
-  } catch (e) {
-    return [e.constructor.name, readFileSync(join(d, "turns", "t.json"), "utf8")];
-  }
+  return attempt(
+    () => M.writeTurn(d, "t", rec),
+    (e) => [e.constructor.name, readFileSync(join(d, "turns", "t.json"), "utf8")],
+  );
 });
 add(
   "STOP lines fresh, each {reason: null} its own",
