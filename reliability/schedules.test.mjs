@@ -423,6 +423,40 @@ async function containedOwner(dir, more = []) {
 }
 
 describe("PID namespaces", () => {
+  // #55's mutation audit: a recover whose namespace scan answered "not
+  // elsewhere" passed every test, since an owner of this package holds its
+  // mark, which refuses on its own. One that takes no mark (journal.mjs's
+  // claim: a mkdir and a record) is held by the scan alone.
+  test(
+    "a live markless connector in another PID namespace: recover refuses as for an owner it cannot verify, and keeps its lock",
+    unshared,
+    async () => {
+      const dir = journal();
+      const claim = `const J = require(${JSON.stringify(modulePath)}); const fs = require("node:fs"); fs.mkdirSync(${JSON.stringify(join(dir, "run.lock"))}); fs.writeFileSync(${JSON.stringify(join(dir, "run.lock", "owner.json"))}, JSON.stringify({ pid: process.pid, start: J.processStart(process.pid), boot: J.bootId() })); console.log(process.pid); setInterval(() => {}, 1000)`;
+      const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, "-e", claim], {
+        stdio: ["ignore", "pipe", "inherit"],
+      });
+      try {
+        const inner = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
+        const record = readFileSync(join(dir, "run.lock", "owner.json"), "utf8");
+        let recovered;
+        try {
+          recovered = M.recover(dir);
+        } catch (e) {
+          recovered = `${e.message} (${e.exitCode})`;
+        }
+        figure("a markless owner in another PID namespace", `pid ${inner} there: recover ${recovered}`);
+        if (!isAddon) return;
+        assert.equal(inner, 1);
+        assert.equal(recovered, "run.lock belongs to pid 1, which is alive but whose identity cannot be verified; refusing (3)");
+        assert.equal(readFileSync(join(dir, "run.lock", "owner.json"), "utf8"), record);
+      } finally {
+        child.kill("SIGKILL");
+        await new Promise((r) => child.on("close", r));
+      }
+    },
+  );
+
   test("a live connector in another PID namespace is never cleared from the host", { ...unshared, timeout: 60_000 }, async () => {
     const dir = journal();
     const { child, inner } = await containedOwner(dir);
