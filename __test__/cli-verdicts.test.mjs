@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs, runFile } from "./helpers.mjs";
@@ -325,6 +325,13 @@ describe("each state an operator met, held to what the library does (#34)", addo
     const s = json("status", dir);
     assert.deepEqual([s.status, s.out.verdict.state, s.out.verdict.canStart], [1, "stuck", false]);
     assert.match(s.out.verdict.next, /^`sudo -u nobody chmod 700 /);
+    // Where there is no getent (BusyBox, a minimal container), the owner
+    // is named from /etc/passwd all the same.
+    const bare = spawnSync(process.execPath, [bin, "status", dir, "--json"], {
+      encoding: "utf8",
+      env: { ...process.env, PATH: dirname(process.execPath) },
+    });
+    assert.match(JSON.parse(bare.stdout).verdict.next, /^`sudo -u nobody chmod 700 /);
   });
 
   test("a limit on open files reached mid-read is named EMFILE, with the limit to raise, never a file to inspect", (t) => {

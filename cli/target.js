@@ -65,11 +65,27 @@ function hereStill(p, command) {
 const names = new Map();
 /** A user's name from the system's user database (asked once), or null. */
 function userName(uid) {
-  if (!names.has(uid)) {
-    const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
-    names.set(uid, (r.status === 0 && r.stdout.split(":")[0]) || null);
-  }
+  if (!names.has(uid)) names.set(uid, passwd(uid)?.[0] || null);
   return names.get(uid);
+}
+
+/**
+ * The user database's entry of `uid`, its fields, or null: getent's (NSS,
+ * so LDAP and systemd's dynamic users too), or /etc/passwd's where there
+ * is no getent (BusyBox, a minimal container).
+ */
+function passwd(uid) {
+  const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
+  if (!r.error) return r.status === 0 ? r.stdout.trim().split(":") : null;
+  try {
+    const entry = fs
+      .readFileSync("/etc/passwd", "utf8")
+      .split("\n")
+      .find((l) => l.split(":")[2] === String(uid));
+    return entry ? entry.split(":") : null;
+  } catch {
+    return null;
+  }
 }
 
 /** `alice (uid 1000)`, or `uid 1000` for a uid with no name. */
@@ -174,8 +190,7 @@ const NOGROUP = 65534;
 
 /** A user's primary group from the system's user database, or null. */
 function primaryGroup(uid) {
-  const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
-  const gid = r.status === 0 ? Number(r.stdout.split(":")[3]) : NaN;
+  const gid = Number(passwd(uid)?.[3] ?? NaN);
   return Number.isInteger(gid) ? gid : null;
 }
 
