@@ -36,7 +36,9 @@ describe("scripts refuse bad options", () => {
 
   // #53: a release of a set of platforms; a set it does not know is
   // refused before anything is fetched or built.
-  test("pack:release: an unknown set or more than one: exit 2, before any work, naming the sets", () => {
+  const hasBash =
+    spawnSync("bash", ["-c", "true"]).status === 0 ? {} : { skip: "no bash here (a BusyBox root): the release is packed in a clone" };
+  test("pack:release: an unknown set or more than one: exit 2, before any work, naming the sets", hasBash, () => {
     for (const args of [["windows"], ["linux-x64"], ["linux", "darwin"], ["--help"]]) {
       const r = spawnSync("bash", [script("scripts/pack-release.sh"), ...args], { encoding: "utf8", timeout: 60_000 });
       assert.equal(r.status, 2, `${args.join(" ")}: ${r.stdout}${r.stderr}`);
