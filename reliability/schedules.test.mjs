@@ -417,17 +417,22 @@ const root = fileURLToPath(new URL("..", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
 
 /**
- * A connector in a PID namespace of its own (pid 1 there) that claims `dir`
- * and holds it; `more` are unshare's further options (a time namespace).
+ * A connector under `unshare` with `namespaces` that claims `dir` and holds
+ * it: `claim` is its JavaScript, with `J` the module under test and `dir`
+ * bound (writePid, or a claim of another kind). `inner` is its pid as it
+ * reads it.
  */
-async function containedOwner(dir, more = []) {
-  const code = `const J = require(${JSON.stringify(modulePath)}); J.writePid(${JSON.stringify(dir)}, process.pid); console.log(process.pid); setInterval(() => {}, 1000)`;
-  const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", ...more, "--kill-child", process.execPath, "-e", code], {
+async function unsharedOwner(dir, namespaces, claim = "J.writePid(dir, process.pid)") {
+  const code = `const J = require(${JSON.stringify(modulePath)}); const dir = ${JSON.stringify(dir)}; ${claim}; console.log(process.pid); setInterval(() => {}, 1000)`;
+  const child = spawn("unshare", [...namespaces, "--fork", "--kill-child", process.execPath, "-e", code], {
     stdio: ["ignore", "pipe", "inherit"],
   });
   const inner = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
   return { child, inner };
 }
+
+/** A connector in a PID namespace of its own (pid 1 there); `more` are unshare's further options (a time namespace). */
+const containedOwner = (dir, more = [], claim = undefined) => unsharedOwner(dir, ["--pid", "--mount-proc", ...more], claim);
 
 describe("PID namespaces", () => {
   // #55's mutation audit: a recover whose namespace scan answered "not
@@ -439,12 +444,10 @@ describe("PID namespaces", () => {
     unshared,
     async () => {
       const dir = journal();
-      const claim = `const J = require(${JSON.stringify(modulePath)}); const fs = require("node:fs"); fs.mkdirSync(${JSON.stringify(join(dir, "run.lock"))}); fs.writeFileSync(${JSON.stringify(join(dir, "run.lock", "owner.json"))}, JSON.stringify({ pid: process.pid, start: J.processStart(process.pid), boot: J.bootId() })); console.log(process.pid); setInterval(() => {}, 1000)`;
-      const child = spawn("unshare", ["--pid", "--fork", "--mount-proc", "--kill-child", process.execPath, "-e", claim], {
-        stdio: ["ignore", "pipe", "inherit"],
-      });
+      // journal.mjs's claim: a mkdir and a record, no mark.
+      const claim = `const fs = require("node:fs"); fs.mkdirSync(dir + "/run.lock"); fs.writeFileSync(dir + "/run.lock/owner.json", JSON.stringify({ pid: process.pid, start: J.processStart(process.pid), boot: J.bootId() }))`;
+      const { child, inner } = await containedOwner(dir, [], claim);
       try {
-        const inner = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
         const record = readFileSync(join(dir, "run.lock", "owner.json"), "utf8");
         let recovered;
         try {
@@ -596,12 +599,8 @@ describe("PID namespaces", () => {
     { ...timeNs(1000), timeout: 60_000 },
     async () => {
       const dir = journal();
-      const code = `const J = require(${JSON.stringify(modulePath)}); J.writePid(${JSON.stringify(dir)}, process.pid); console.log(process.pid); setInterval(() => {}, 1000)`;
-      const child = spawn("unshare", ["--time", "--boottime", "1000", "--fork", "--kill-child", process.execPath, "-e", code], {
-        stdio: ["ignore", "pipe", "inherit"],
-      });
+      const { child, inner: pid } = await unsharedOwner(dir, ["--time", "--boottime", "1000"]);
       try {
-        const pid = await new Promise((resolve) => child.stdout.once("data", (d) => resolve(Number(String(d).trim()))));
         const record = readFileSync(join(dir, "run.lock", "owner.json"), "utf8");
         const shift = BigInt(JSON.parse(record).start) - BigInt(M.processStart(pid));
         const state = M.ownerState(M.readPid(dir));

@@ -294,12 +294,13 @@ pub fn in_other_time_ns(pid: f64) -> bool {
     && matches!((link(&pid.to_string()), link("self")), (Ok(theirs), Ok(mine)) if theirs != mine)
 }
 
-/// Whether process `pid`, in another time namespace (`in_other_time_ns`),
-/// is the record's owner: under this boot, the record's start time as its
-/// own namespace reads it. A connector in a time namespace of its own and
-/// this PID namespace records a start this process reads otherwise (#55).
+/// Whether process `pid`, which the caller found in another time namespace
+/// (`in_other_time_ns`), is the record's owner: under this boot, the
+/// record's start time as its own namespace reads it. A connector in a time
+/// namespace of its own and this PID namespace records a start this
+/// process reads otherwise (#55).
 pub fn same_in_its_clock(pid: f64, start: &str, boot: &str) -> bool {
-  in_other_time_ns(pid) && boot_id().as_deref() == Some(boot) && seen(pid as u32, start, &mut None) == Seen::Same
+  boot_id().as_deref() == Some(boot) && seen(pid as u32, start, &mut None) == Seen::Same
 }
 
 /// The first candidate whose start is `start`, where the scan stops, else

@@ -157,7 +157,8 @@ pub trait Seams {
 
 /// `identity::same_in_its_clock` of a record that has all three fields.
 fn same_in_its_clock(rec: Option<&Owner>) -> bool {
-  identified(rec).is_some_and(|(pid, start, boot)| crate::identity::same_in_its_clock(pid, start, boot))
+  identified(rec)
+    .is_some_and(|(pid, start, boot)| crate::identity::in_other_time_ns(pid) && crate::identity::same_in_its_clock(pid, start, boot))
 }
 
 /// A parsed record with the seams, as an OwnerView.
