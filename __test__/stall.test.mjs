@@ -15,7 +15,7 @@
 // wait; 9 s leave a loaded machine 7 s. The times are figures (#48).
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, unlinkSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -124,6 +124,37 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
     assert.equal(out.verdict.next, `wait for pid ${out.guard.pid} to finish`);
     const text = cli("status", dir);
     assert.match(text.stdout, new RegExp(`pid ${out.guard.pid} \\(running`));
+    process.kill(-h.pid, "SIGKILL");
+  });
+
+  // #55: with only the child of `flock DIR/turns CMD` stopped, flock(1)
+  // itself reads as running (it waits for its child), yet the lock it
+  // passed the child goes only when the child runs again.
+  test("a stopped child sharing the guard's flock is the holder named, with kill -CONT", async () => {
+    const dir = journal();
+    const h = await holding(join(dir, "turns"));
+    const child = readdirSync("/proc")
+      .filter((n) => /^\d+$/.test(n))
+      .find((n) => {
+        try {
+          return (
+            readFileSync(`/proc/${n}/stat`, "utf8")
+              .replace(/^.*\) /s, "")
+              .split(" ")[1] === String(h.pid)
+          );
+        } catch {
+          return false;
+        }
+      });
+    assert.ok(child, "flock's child");
+    process.kill(Number(child), "SIGSTOP");
+    while (stateOf(child) !== "T") await new Promise((r) => setTimeout(r, 5));
+    const st = cli("status", dir, "--json");
+    const out = JSON.parse(st.stdout);
+    assert.equal(out.verdict.state, "stuck", st.stdout);
+    assert.equal(out.guard.pid, Number(child), JSON.stringify(out.guard));
+    assert.equal(out.guard.stalled, true);
+    assert.equal(out.verdict.next, `\`kill -CONT ${child}\` lets it finish`);
     process.kill(-h.pid, "SIGKILL");
   });
 

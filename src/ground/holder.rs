@@ -203,11 +203,79 @@ pub fn flock_holders(meta: &std::fs::Metadata) -> Vec<Holder> {
           command: String::new(),
         }
       } else {
-        process(pid)
+        let holder = process(pid);
+        // The pid /proc/locks names took the flock; a child that inherited
+        // the descriptor (`flock FILE CMD`) holds it as much. Where that
+        // child is stopped, the lock goes only once it runs again: it is
+        // the one to name.
+        match holder.run {
+          Run::Running => stopped_sharer(pid, &want).unwrap_or(holder),
+          _ => holder,
+        }
       });
     }
   }
   found
+}
+
+/// A stopped descendant of `pid` that shares its flock on the inode `key`
+/// (its `/proc/PID/fdinfo` lists the lock), if there is one. The tree is
+/// read from each process's parent in `/proc/*/stat`: a pass over the
+/// process table, made only for a holder that is running.
+fn stopped_sharer(pid: u32, key: &str) -> Option<Holder> {
+  let mut procs: Vec<(u32, u32, Run)> = Vec::new();
+  for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+    let Some(child) = entry.file_name().to_str().and_then(|n| n.parse::<u32>().ok()) else {
+      continue;
+    };
+    let Ok(stat) = std::fs::read(entry.path().join("stat")) else {
+      continue;
+    };
+    let Some(rest) = stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2..)) else {
+      continue;
+    };
+    let mut fields = rest.split(|b| *b == b' ');
+    let run = match fields.next() {
+      Some(b"T") => Run::Stopped,
+      Some(b"t") => Run::Traced,
+      _ => Run::Running,
+    };
+    if let Some(parent) = fields.next().and_then(|f| std::str::from_utf8(f).ok()?.parse().ok()) {
+      procs.push((child, parent, run));
+    }
+  }
+  let mut tree = vec![pid];
+  let mut at = 0;
+  while let Some(&parent) = tree.get(at) {
+    at += 1;
+    for &(child, of, run) in &procs {
+      if of != parent || tree.contains(&child) {
+        continue;
+      }
+      tree.push(child);
+      if run != Run::Running && shares(child, key) {
+        let found = process(child);
+        if found.stalled() {
+          return Some(found);
+        }
+      }
+    }
+  }
+  None
+}
+
+/// Whether one of the process's descriptors carries the flock on `key`.
+fn shares(pid: u32, key: &str) -> bool {
+  let Ok(fds) = std::fs::read_dir(format!("/proc/{pid}/fdinfo")) else {
+    return false;
+  };
+  fds.flatten().any(|fd| {
+    std::fs::read_to_string(fd.path()).is_ok_and(|info| {
+      info
+        .lines()
+        .any(|l| l.starts_with("lock:") && l.contains(" FLOCK ") && l.split_whitespace().any(|f| f == key))
+    })
+  })
 }
 
 /// `/proc/locks`'s name of an inode: major and minor in hex, the inode in
@@ -263,6 +331,56 @@ mod tests {
     };
     assert_eq!(h.describe(), format!("pid {pid} (stopped: sleep 30)"));
     assert_eq!(h.remedy(), format!("`kill -CONT {pid}` lets it finish"));
+  }
+
+  /// `flock FILE sleep`: flock(1) takes the lock and waits for its child,
+  /// which holds it too. With the child stopped, the child is named.
+  #[test]
+  fn a_stopped_child_sharing_the_lock_is_the_holder_named() {
+    let d = TempDir::new();
+    let path = format!("{}/f", d.path());
+    std::fs::write(&path, "").expect("file");
+    let Ok(mut flock) = std::process::Command::new("flock").arg(&path).args(["sleep", "30"]).spawn() else {
+      return; // no util-linux flock(1) here
+    };
+    let meta = std::fs::metadata(&path).expect("meta");
+    let mut holders = Vec::new();
+    let mut child = None;
+    for _ in 0..400 {
+      holders = flock_holders(&meta);
+      child = child.or_else(|| child_of(flock.id()));
+      if let (Some(pid), [h]) = (child, holders.as_slice()) {
+        if h.pid == flock.id() {
+          let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGSTOP);
+          if process(pid).run == Run::Stopped {
+            holders = flock_holders(&meta);
+            break;
+          }
+        }
+      }
+      std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    if let Some(pid) = child {
+      let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
+    }
+    let _ = flock.wait();
+    let pid = child.expect("flock's child");
+    assert_eq!(holders.len(), 1, "{holders:?}");
+    assert_eq!(holders[0].pid, pid, "the stopped child, not flock(1): {holders:?}");
+    assert!(holders[0].stalled());
+    assert_eq!(holders[0].remedy(), format!("`kill -CONT {pid}` lets it finish"));
+  }
+
+  fn child_of(parent: u32) -> Option<u32> {
+    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+      let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
+      let ppid = stat.get(stat.rfind(')')? + 2..)?.split(' ').nth(1)?.parse::<u32>().ok()?;
+      if ppid == parent {
+        e.file_name().to_str()?.parse().ok()
+      } else {
+        None
+      }
+    })
   }
 
   #[test]
