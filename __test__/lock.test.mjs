@@ -154,6 +154,46 @@ describe(
         rmSync(top, { recursive: true, force: true });
       }
     });
+
+    // #55: turns/ closed to its owner (mode 0300): the lock guard, a flock
+    // on it, cannot be taken, and a start or recover beside one that can
+    // take it would not be kept apart. The addon refuses, naming the fix;
+    // journal.mjs takes no guard and claims (a fault case: reported).
+    test("turns/ of mode 0300: writePid, unlock and recover refuse naming it; the lock is untouched", () => {
+      const top = mkdtempSync(join(tmpdir(), "discord-journal-0300-"));
+      try {
+        chmodSync(top, 0o755);
+        const dir = join(top, "alpha");
+        M.ensureJournal(dir);
+        spawnSync("chown", ["-R", "65534:65534", dir]);
+        chmodSync(join(dir, "turns"), 0o300);
+        const code = `const p = ${JSON.stringify(theirModule())};
+        const M = p.endsWith(".mjs") ? await import("file://" + p) : (await import("node:module")).createRequire(import.meta.url)(p);
+        const fs = await import("node:fs");
+        const d = ${JSON.stringify(dir)};
+        const r = (f) => { try { f(); return "ok"; } catch (e) { return e.message + " " + e.exitCode; } };
+        const out = [r(() => M.writePid(d, process.pid)), fs.existsSync(d + "/run.lock")];
+        fs.rmSync(d + "/run.lock", { recursive: true, force: true });
+        fs.mkdirSync(d + "/run.lock");
+        out.push(r(() => M.unlock(d)), fs.existsSync(d + "/run.lock"), fs.existsSync(d + "/STOP"));
+        out.push(r(() => M.recover(d)), fs.existsSync(d + "/run.lock"));
+        console.log(JSON.stringify(out));`;
+        const res = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...runModule(code)], {
+          encoding: "utf8",
+        });
+        assert.equal(res.status, 0, res.stderr);
+        const out = JSON.parse(res.stdout);
+        if (!isAddon) {
+          console.log(`journal.mjs with turns/ 0300: ${JSON.stringify(out)}`);
+          return;
+        }
+        const refused =
+          "turns in discord/alpha under the data root cannot be opened for reading (EACCES), and the journal's lock guard is a flock on it; refusing. `chmod 700` it as the journal's owner, and the guard can be taken 1";
+        assert.deepEqual(out, [refused, false, refused, true, false, refused, true]);
+      } finally {
+        rmSync(top, { recursive: true, force: true });
+      }
+    });
   },
 );
 

@@ -21,10 +21,12 @@
 //! Where the guard cannot be had, the operation runs without it, as before
 //! it existed, on the defenses that need no guard (a lock removed only
 //! while it is the directory and record judged, a claim that stands only
-//! while its directory is run.lock with its record): a `turns/` that cannot
-//! be opened for reading (mode 0300), a file system without flock, or the
-//! last free descriptor (the reference works with one, and so must a
-//! claim). `unguarded` says which, for the command to tell its operator.
+//! while its directory is run.lock with its record): a file system without
+//! flock, or the last free descriptor (the reference works with one, and so
+//! must a claim). `unguarded` says which, for the command to tell its
+//! operator. A `turns/` closed to this process (mode 0300, EACCES) is
+//! refused instead: whoever can open it takes its flock, and one running
+//! beside them unguarded is the window the guard closes (#55).
 
 use std::cell::RefCell;
 use std::fs::File;
@@ -98,8 +100,15 @@ pub fn take_within(j: &Journal, patience: Duration) -> Result<Guard, JournalErro
   // directory's flock is still inside an operation, and every later one
   // takes turns/'s (#44).
   for _ in 0..8 {
-    let Ok((file, journal)) = guard_dir(j) else {
-      return Ok(Guard { held: None });
+    let (file, journal) = match guard_dir(j) {
+      Ok(found) => found,
+      // turns/ is there but closed to this process: others that can open
+      // it take its flock, and one that ran beside them unguarded could
+      // interleave with them (#55). Refused, naming the fix.
+      Err(Some(e)) if matches!(e.raw_os_error(), Some(nix::libc::EACCES | nix::libc::EPERM)) => {
+        return Err(closed(j, &e));
+      }
+      Err(_) => return Ok(Guard { held: None }),
     };
     let guard = take_on(file, patience)?;
     if journal && guard.held() && turns_made(j) {
@@ -110,6 +119,15 @@ pub fn take_within(j: &Journal, patience: Duration) -> Result<Guard, JournalErro
     return Ok(guard);
   }
   Ok(Guard { held: None })
+}
+
+/// The refusal of a guarded operation where turns/ cannot be opened.
+fn closed(j: &Journal, e: &std::io::Error) -> JournalError {
+  let code = crate::ground::error::fs_code(e).unwrap_or_else(|| e.to_string());
+  JournalError::failed(format!(
+    "{} cannot be opened for reading ({code}), and the journal's lock guard is a flock on it; refusing. `chmod 700` it as the journal's owner, and the guard can be taken",
+    j.named(crate::ground::journal::TURNS)
+  ))
 }
 
 /// Holds what `ensureJournal` must hold while it makes turns/ where the
