@@ -29,13 +29,14 @@
 // still elsewhere counts as unverified, and a run whose unverified share
 // exceeds MAX_UNVERIFIED fails: it is no evidence of the schedules it lists.
 //
-// `node reliability/explore.mjs [--sample N] [--jobs N] [--stalls] [--bare]`
+// `node reliability/explore.mjs [--sample N] [--jobs N] [--stalls] [--turns KINDS]`
 // runs every schedule (or about N of them, spread over every combination; N
-// at once), or with --stalls every stall, also on journals without turns/
-// with --bare, and prints the counts; reliability/schedules.test.mjs runs a
+// at once), or with --stalls every stall, on a journal whose turns/ is each
+// of KINDS (TURNS_KINDS, comma-separated, or `all`; a directory by
+// default), and prints the counts; reliability/schedules.test.mjs runs a
 // fixed sample of each in the suite.
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -193,33 +194,52 @@ function bases(ops) {
 }
 
 /**
+ * What a journal's turns/ can be (#55): the directory ensureJournal makes;
+ * none (a journal made by mkdir, #44); a dangling link (to a directory
+ * outside the journal that nothing may make); a file; a FIFO. The lock
+ * guard is turns/'s flock where it is a directory, else the journal
+ * directory's.
+ */
+export const TURNS_KINDS = ["dir", "absent", "dangling", "file", "fifo"];
+
+/** Gives the journal at `dir` (made, or not, as `kind` needs) a turns/ of `kind`. */
+export function shapeTurns(dir, kind, outside) {
+  if (kind === "absent") return mkdirSync(dir, { recursive: true, mode: 0o700 });
+  M.ensureJournal(dir);
+  if (kind === "dir") return;
+  const turns = join(dir, "turns");
+  rmSync(turns, { recursive: true });
+  if (kind === "dangling") symlinkSync(join(outside, "turns"), turns);
+  else if (kind === "file") writeFileSync(turns, "", { mode: 0o600 });
+  else if (kind === "fifo") spawnSync("mkfifo", ["-m", "600", turns]);
+  else throw new Error(`no turns/ kind ${kind}`);
+}
+
+/**
  * The combinations of a run, each with its base and journal kind: `only`
  * lists some ({ops, base?, at?}, or ops alone), every base of each where
- * none is named; `bare` adds each on a journal without turns/.
+ * none is named, each on a journal whose turns/ is each of `turns`.
  */
-function combos(only, fallback, bare) {
+function combos(only, fallback, turns) {
   return (only ?? fallback)
     .map((c) => (Array.isArray(c) ? { ops: c } : c))
     .flatMap((c) => (c.base ? [c.base] : bases(c.ops)).map((base) => ({ ...c, base })))
-    .flatMap((c) => (bare ? [false, true] : [false]).map((b) => ({ ...c, bare: b })));
+    .flatMap((c) => turns.map((kind) => ({ ...c, turns: kind })));
 }
 
 /** A combination in words. */
-const named = (c) => `${c.ops.join(" / ")} (${c.base}${c.bare ? ", no turns/" : ""})`;
+const named = (c) => `${c.ops.join(" / ")} (${c.base}${c.turns === "dir" ? "" : `, turns/ ${c.turns}`})`;
 
 /**
- * A fresh journal in state `base`, and a canary outside it. `bare`: the
- * journal directory made by mkdir, without turns/ (a journal ensureJournal
- * did not make), where the lock guard is the journal directory's flock
- * (#44).
+ * A fresh journal in state `base`, its turns/ of kind `turns`
+ * (`shapeTurns`), and a canary outside it.
  */
-function prepare(ops, base, bare = false) {
+function prepare(ops, base, turns = "dir") {
   const top = mkdtempSync(join(tmpdir(), "discord-journal-explore-"));
   const dir = join(top, "j");
-  if (bare) mkdirSync(dir, { recursive: true, mode: 0o700 });
-  else M.ensureJournal(dir);
   mkdirSync(join(top, "outside"));
   writeFileSync(join(top, "outside", "canary"), "c");
+  shapeTurns(dir, turns, join(top, "outside"));
   // A record acknowledged before anything ran; a cut tail where a repair
   // has something to set aside.
   // A cut line inside the file instead ("inside"): the repair writes the
@@ -483,6 +503,8 @@ function check(dir, top, ops, results) {
         problems.push(`${r.tag} refused naming a brake no operator set: ${r.error}`);
   }
   if (!existsSync(join(top, "outside", "canary"))) problems.push("the canary outside the journal is gone");
+  const made = readdirSync(join(top, "outside")).filter((n) => n !== "canary");
+  if (made.length) problems.push(`made outside the journal: ${made.join(", ")}`);
   return problems;
 }
 
@@ -494,8 +516,8 @@ const tagOf = (i, op) => `${String.fromCharCode(65 + i)}-${op}`;
  * whether the pause fell on the listed call (if not, `aimed`: where that
  * call fell in this run).
  */
-export async function play(ops, base, step, bare = false) {
-  const { top, dir } = prepare(ops, base, bare);
+export async function play(ops, base, step, turns = "dir") {
+  const { top, dir } = prepare(ops, base, turns);
   const out = join(top, "trace");
   // Every call traced, also where one is paused, so that a pause that fell
   // elsewhere can be aimed again.
@@ -556,7 +578,7 @@ function missed(trace, tid, top, pause) {
  * holder, to release) at a given time, each with its own pauses, named by
  * the system call and its place among the operation's calls of that name
  * (`nth`, counted from the operation's first call; `match` picks among the
- * calls A made alone instead). `bare`: on a journal without turns/.
+ * calls A made alone instead). `turns`: the kind of the journal's turns/.
  * Resolves with the checks' problems and every process's result.
  *
  * Every pause must be reached, at the call meant: a schedule whose pause
@@ -569,11 +591,11 @@ function missed(trace, tid, top, pause) {
  * implementation never makes throws too; on the reference (journal.mjs),
  * whose calls differ, it resolves `{applicable: false, missing}` instead.
  */
-export async function sequence({ base, ops, procs: specs, bare = false }) {
+export async function sequence({ base, ops, procs: specs, turns = "dir" }) {
   // Where each pause falls: the op alone, traced, from the same start.
   for (const spec of specs) {
     if (!spec.pauses?.length) continue;
-    const { top, dir } = prepare(ops, base, bare);
+    const { top, dir } = prepare(ops, base, turns);
     const out = join(top, "trace");
     const p = start(spec.op, dir, "record", { out, args: ["-e", `trace=${NAMES.join(",")}`] });
     try {
@@ -614,12 +636,12 @@ export async function sequence({ base, ops, procs: specs, bare = false }) {
     if (isAddon) throw new Error(`the schedule cannot be played: this implementation makes no ${missing.join(", no ")}`);
     return { applicable: false, missing };
   }
-  let r = await playSequence(base, ops, specs, bare);
+  let r = await playSequence(base, ops, specs, turns);
   for (let i = 0; i < AIMS; i++) {
     const aimed = r.unreached.filter((u) => u.aimed !== undefined && u.aimed !== u.pause.k);
     if (!aimed.length) break;
     for (const u of aimed) u.pause.k = u.aimed;
-    r = await playSequence(base, ops, specs, bare);
+    r = await playSequence(base, ops, specs, turns);
   }
   if (r.unreached.length)
     throw new Error(
@@ -629,9 +651,9 @@ export async function sequence({ base, ops, procs: specs, bare = false }) {
 }
 
 /** One play of a sequence whose pauses are placed (`k`). */
-async function playSequence(base, ops, specs, bare) {
+async function playSequence(base, ops, specs, turns) {
   const names = [...new Set(specs.flatMap((s) => (s.pauses ?? []).map((p) => p.name)))];
-  const { top, dir } = prepare(ops, base, bare);
+  const { top, dir } = prepare(ops, base, turns);
   const procs = specs.map((spec) => {
     const pauses = spec.pauses ?? [];
     // Every call traced, so that a pause that fell elsewhere can be aimed again.
@@ -703,7 +725,7 @@ function judge(tally, what) {
  * arguments, the `nth` such), those.
  */
 async function schedules(list, sample) {
-  for (const c of list) c.steps = (await play(c.ops, c.base, null, c.bare)).steps;
+  for (const c of list) c.steps = (await play(c.ops, c.base, null, c.turns)).steps;
   const missing = [];
   for (const c of list.filter((c) => c.at)) {
     c.steps = c.at.flatMap((pick) => {
@@ -746,12 +768,12 @@ async function drain(queue, jobs, each) {
 
 /**
  * Explores the combinations; `sample` spreads about that many schedules
- * over every combination (all of them when absent); `bare` explores each
- * also on a journal without turns/. Returns the counts and each broken
+ * over every combination (all of them when absent), each on a journal
+ * whose turns/ is each kind of `turns`. Returns the counts and each broken
  * schedule; throws if more than MAX_UNVERIFIED of them were unverified.
  */
-export async function explore({ sample, only, bare = false, jobs = 1, log = () => {} } = {}) {
-  const list = combos(only, combinations(), bare);
+export async function explore({ sample, only, turns = ["dir"], jobs = 1, log = () => {} } = {}) {
+  const list = combos(only, combinations(), turns);
   const { queue, total, missing } = await schedules(list, sample);
   const tally = {
     combinations: list.length,
@@ -764,7 +786,7 @@ export async function explore({ sample, only, bare = false, jobs = 1, log = () =
     missing,
   };
   await drain(queue, jobs, async ({ c, step }) => {
-    const runs = await aiming(step, tally, (s) => play(c.ops, c.base, s, c.bare));
+    const runs = await aiming(step, tally, (s) => play(c.ops, c.base, s, c.turns));
     const r = runs.at(-1);
     tally.explored++;
     const at = `${step.name}#${step.k} ${step.args}`;
@@ -777,7 +799,7 @@ export async function explore({ sample, only, bare = false, jobs = 1, log = () =
     // A run whose pause fell elsewhere still played a schedule: what it broke counts.
     const problems = [...new Set(runs.flatMap((x) => x.problems))];
     if (problems.length) {
-      tally.broken.push({ ops: c.ops, base: c.base, bare: c.bare, step: at, problems, results: r.results });
+      tally.broken.push({ ops: c.ops, base: c.base, turns: c.turns, step: at, problems, results: r.results });
       log(`broken: ${named(c)} paused at ${at}: ${problems.join("; ")}`);
     }
     if (tally.explored % 100 === 0) log(`${tally.explored} schedules explored`);
@@ -823,8 +845,8 @@ async function stoppedAfter(out, pid, top, answered) {
  * process's result, A's pid, and whether A stopped where listed (if not,
  * `aimed`: where that call fell in this run).
  */
-async function stall(ops, base, step, bare = false) {
-  const { top, dir } = prepare(ops, base, bare);
+async function stall(ops, base, step, turns = "dir") {
+  const { top, dir } = prepare(ops, base, turns);
   const out = join(top, "trace");
   const strace = { out, args: ["-e", `trace=${NAMES.join(",")}`, "-e", `inject=${step.name}:signal=SIGSTOP:when=${step.k}`] };
   const procs = ops.map((op, i) => start(op, dir, tagOf(i, op), i === 0 ? strace : null));
@@ -910,8 +932,8 @@ export function stallNamed(b) {
  * steps a combination of `only` picks with `at`). Returns the counts and each
  * broken stall; throws if more than MAX_UNVERIFIED were unverified.
  */
-export async function stalls({ sample, only, bare = false, jobs = 1, log = () => {} } = {}) {
-  const list = combos(only, stallCombinations(), bare);
+export async function stalls({ sample, only, turns = ["dir"], jobs = 1, log = () => {} } = {}) {
+  const list = combos(only, stallCombinations(), turns);
   const { queue, total, missing } = await schedules(list, sample);
   const tally = {
     combinations: list.length,
@@ -924,7 +946,7 @@ export async function stalls({ sample, only, bare = false, jobs = 1, log = () =>
     missing,
   };
   await drain(queue, jobs, async ({ c, step }) => {
-    const r = (await aiming(step, tally, (s) => stall(c.ops, c.base, s, c.bare))).at(-1);
+    const r = (await aiming(step, tally, (s) => stall(c.ops, c.base, s, c.turns))).at(-1);
     tally.explored++;
     const at = `${step.name}#${step.k} ${step.args}`;
     if (!r.verified) {
@@ -933,7 +955,7 @@ export async function stalls({ sample, only, bare = false, jobs = 1, log = () =>
       tally.unverifiedSteps.push(`${named(c)} stopped after ${at} (${fell})`);
       log(`unverified: ${named(c)} stopped after ${at} (${fell})`);
     } else if (r.problems.length) {
-      const b = { ops: c.ops, base: c.base, bare: c.bare, step: at, pid: r.pid, problems: r.problems, results: r.results };
+      const b = { ops: c.ops, base: c.base, turns: c.turns, step: at, pid: r.pid, problems: r.problems, results: r.results };
       tally.broken.push(b);
       log(`broken: ${stallNamed(b)}`);
     }
@@ -944,13 +966,18 @@ export async function stalls({ sample, only, bare = false, jobs = 1, log = () =>
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
   const { values } = parseArgs({
-    options: { sample: { type: "string" }, jobs: { type: "string" }, stalls: { type: "boolean" }, bare: { type: "boolean" } },
+    options: { sample: { type: "string" }, jobs: { type: "string" }, stalls: { type: "boolean" }, turns: { type: "string" } },
   });
   for (const o of ["sample", "jobs"])
     if (values[o] !== undefined && !/^[1-9][0-9]*$/.test(values[o])) {
       console.error(`explore: --${o} takes a whole number`);
       process.exit(2);
     }
+  const kinds = values.turns === "all" ? TURNS_KINDS : (values.turns ?? "dir").split(",");
+  if (!kinds.every((k) => TURNS_KINDS.includes(k))) {
+    console.error(`explore: --turns takes all or some of ${TURNS_KINDS.join(",")}`);
+    process.exit(2);
+  }
   if (!canTrace) {
     console.error("explore: strace cannot trace and inject here");
     process.exit(2);
@@ -962,7 +989,7 @@ if (process.argv[1] === fileURLToPath(import.meta.url)) {
     tally = await (values.stalls ? stalls : explore)({
       sample: values.sample && Number(values.sample),
       jobs: Number(values.jobs ?? 1),
-      bare: values.bare ?? false,
+      turns: kinds,
       log: (l) => console.log(l),
     });
   } catch (e) {

@@ -16,12 +16,12 @@
 // absence.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { appendFileSync, existsSync, mkdirSync, readFileSync, readdirSync } from "node:fs";
+import { appendFileSync, existsSync, readFileSync, readdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { run } from "./run.mjs";
-import { MAX_UNVERIFIED, canTrace, explore, heldAt, isAddon, sequence, stallNamed, stalls } from "./explore.mjs";
+import { MAX_UNVERIFIED, TURNS_KINDS, canTrace, explore, heldAt, isAddon, sequence, shapeTurns, stallNamed, stalls } from "./explore.mjs";
 import { M, journal, modulePath, refuses } from "../__test__/helpers.mjs";
 
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
@@ -182,6 +182,25 @@ describe("schedules", () => {
     if (isAddon) assert.deepEqual(t.broken, []);
   });
 
+  // #55: the same promises where turns/ is no directory (the journal
+  // directory's flock guards), each kind paused at its calls in turn.
+  test(
+    "the explorer's sample on journals whose turns/ is absent, a dangling link, a file or a FIFO",
+    { ...traced, timeout: 600_000 },
+    async () => {
+      const sample = Number(process.env.EXPLORE_SAMPLE ?? 100) / 2;
+      const t = await explore({ sample, turns: TURNS_KINDS.filter((k) => k !== "dir") });
+      figure(
+        "schedule explorer, turns/ no directory",
+        `${t.combinations} combinations, ${t.steps} steps; ${t.explored} schedules explored (${t.unverified} unverified, ${t.reaimed} aimed again), ${t.broken.length} broke a promise`,
+      );
+      for (const b of t.broken.slice(0, 5))
+        console.log(`# broken: ${b.ops.join(" / ")} (${b.base}, turns/ ${b.turns}) at ${b.step}: ${b.problems.join("; ")}`);
+      assert.ok(t.explored >= Math.min(sample, t.steps) * 0.9, `explored ${t.explored}`);
+      if (isAddon) assert.deepEqual(t.broken, []);
+    },
+  );
+
   // #30, sequence 1, as it broke the lock before the guard: V's mkdir, then
   // a recover removes V's ownerless directory and X claims a new one, which
   // V's open then finds; X's release meets V's temporary file (ENOTEMPTY)
@@ -228,7 +247,7 @@ describe("schedules", () => {
     figure("sequence 1 under the guard (a release paused before its removal while a claim is paused inside its own)", said(r));
     const before = await sequence({
       base: "empty",
-      bare: true,
+      turns: "absent",
       ops: ["claim", "recover", "hold", "claim"],
       procs: [
         {
@@ -335,15 +354,15 @@ describe("schedules", () => {
 describe("stress", () => {
   const rounds = Number(process.env.STRESS_ROUNDS ?? 2);
   /** `rounds` rounds of 3 s; claims stood and lost, and recover's refusals that name a brake. */
-  async function stress(claimers, recovers, unlockLoop, { bare = false, rounds: n = rounds } = {}) {
+  async function stress(claimers, recovers, unlockLoop, { turns = "dir", rounds: n = rounds } = {}) {
     let stood = 0,
       lost = 0,
       falseBrakes = 0,
       failedReleases = 0;
     const losses = [];
     for (let i = 0; i < n; i++) {
-      const dir = journal({ bare });
-      if (bare) mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const dir = journal({ bare: true });
+      shapeTurns(dir, turns, join(dirname(dirname(dir)), "outside"));
       const runs = [
         ...Array.from({ length: claimers }, () => run("claim", dir, 3000, 5)),
         ...Array.from({ length: recovers }, () => run("recover", dir, 3000)),
@@ -376,25 +395,33 @@ describe("stress", () => {
     }
   });
 
-  // #44: a journal without turns/ (made by mkdir; the command's stop,
-  // recover and repair do not make it) is guarded by its directory's flock.
-  const bareRounds = Number(process.env.STRESS_ROUNDS ?? 12);
-  test(
-    `3 claimers and 2 recovers on a journal without turns/, ${bareRounds} rounds of 3 s: no standing claim lost, no false brake`,
-    { timeout: 60_000 + bareRounds * 10_000 },
-    async () => {
-      const r = await stress(3, 2, false, { bare: true, rounds: bareRounds });
-      figure(
-        "3 claimers, 2 recovers, no turns/",
-        `${r.stood} claims stood, ${r.lost} lost their lock, ${r.failedReleases} releases refused; ${r.falseBrakes} recovers refused naming a brake no operator set (${bareRounds} rounds of 3 s)`,
-      );
-      if (isAddon) {
-        assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
-        assert.equal(r.failedReleases, 0);
-        assert.equal(r.falseBrakes, 0);
-      }
-    },
-  );
+  // #44, #55: a journal whose turns/ is no directory (none, made by mkdir:
+  // the command's stop, recover and repair do not make it; a dangling
+  // link; a file; a FIFO) is guarded by its directory's flock.
+  for (const [kind, n] of [
+    ["absent", 12],
+    ["dangling", 4],
+    ["file", 4],
+    ["fifo", 4],
+  ]) {
+    const kindRounds = Number(process.env.STRESS_ROUNDS ?? n);
+    test(
+      `3 claimers and 2 recovers on a journal whose turns/ is ${kind}, ${kindRounds} rounds of 3 s: no standing claim lost, no false brake`,
+      { timeout: 60_000 + kindRounds * 10_000 },
+      async () => {
+        const r = await stress(3, 2, false, { turns: kind, rounds: kindRounds });
+        figure(
+          `3 claimers, 2 recovers, turns/ ${kind}`,
+          `${r.stood} claims stood, ${r.lost} lost their lock, ${r.failedReleases} releases refused; ${r.falseBrakes} recovers refused naming a brake no operator set (${kindRounds} rounds of 3 s)`,
+        );
+        if (isAddon) {
+          assert.equal(r.lost, 0, JSON.stringify(r.losses.slice(0, 5)));
+          assert.equal(r.failedReleases, 0);
+          assert.equal(r.falseBrakes, 0);
+        }
+      },
+    );
+  }
 
   test(
     `4 claimers, 2 recovers and an unlock loop, ${rounds} rounds of 3 s: no standing claim lost`,
