@@ -15,14 +15,24 @@ const NEVER = {};
 
 const reader = (name, call, shown = false) => Object.freeze({ name, call, shown });
 
+/** The record files by what they hold: the one place the command names them. */
+const FILE = Object.freeze({
+  inbox: "inbox.jsonl",
+  outbox: "outbox.jsonl",
+  drops: "drops.jsonl",
+  admissions: "admissions.jsonl",
+  notices: "notices.jsonl",
+  reloads: "reloads.jsonl",
+});
+
 /** Each file's readers, in the order check asks them: `{ name, call(dir), shown }`. */
 const READERS = Object.freeze({
-  "inbox.jsonl": [reader("readInboxIds", (d) => J.readInboxIds(d), true)],
-  "outbox.jsonl": [reader("readOutbox", (d) => J.readOutbox(d)), reader("unresolvedOutbox", (d) => J.unresolvedOutbox(d), true)],
-  "drops.jsonl": [reader("readDrops", (d) => J.readDrops(d))],
-  "admissions.jsonl": [reader("countAdmissionsOn", (d) => J.countAdmissionsOn(d, NEVER), true)],
-  "notices.jsonl": [reader("noticeOn", (d) => J.noticeOn(d, NEVER, NEVER), true)],
-  "reloads.jsonl": [reader("readReloads", (d) => J.readReloads(d), true)],
+  [FILE.inbox]: [reader("readInboxIds", (d) => J.readInboxIds(d), true)],
+  [FILE.outbox]: [reader("readOutbox", (d) => J.readOutbox(d)), reader("unresolvedOutbox", (d) => J.unresolvedOutbox(d), true)],
+  [FILE.drops]: [reader("readDrops", (d) => J.readDrops(d))],
+  [FILE.admissions]: [reader("countAdmissionsOn", (d) => J.countAdmissionsOn(d, NEVER), true)],
+  [FILE.notices]: [reader("noticeOn", (d) => J.noticeOn(d, NEVER, NEVER), true)],
+  [FILE.reloads]: [reader("readReloads", (d) => J.readReloads(d), true)],
   turns: [reader("listTurns", (d) => J.listTurns(d)), reader("countTurnsOn", (d) => J.countTurnsOn(d, NEVER), true)],
   STOP: [reader("readStop", (d) => J.readStop(d), true)],
 });
@@ -34,4 +44,4 @@ function shownReader(file) {
   return r.name;
 }
 
-module.exports = { READERS, shownReader };
+module.exports = { FILE, READERS, shownReader };

@@ -8,7 +8,7 @@
 
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
-const { shownReader } = require("../readers.js");
+const { FILE, shownReader } = require("../readers.js");
 const {
   RECORD_FILES,
   nullFound,
@@ -207,7 +207,7 @@ function status(target, now = Date.now()) {
   }
   let turns = attempt(() => scanTurns(at));
   if (out("turns") && turns.value) turns = { notShown: NOT_SHOWN("turns") };
-  let unresolved = read("outbox.jsonl", () =>
+  let unresolved = read(FILE.outbox, () =>
     J.unresolvedOutbox(at)
       .map((e) => ({
         nonce: e.nonce,
@@ -221,17 +221,17 @@ function status(target, now = Date.now()) {
       }))
       .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
   );
-  if (out("outbox.jsonl") && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN("outbox.jsonl") };
+  if (out(FILE.outbox) && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN(FILE.outbox) };
   const onToday = {
-    admissions: read("admissions.jsonl", () => J.countAdmissionsOn(at, today)),
+    admissions: read(FILE.admissions, () => J.countAdmissionsOn(at, today)),
     turns: out("turns") ? { notShown: NOT_SHOWN("turns") } : attempt(() => J.countTurnsOn(at, today)),
-    notices: read("notices.jsonl", () => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
+    notices: read(FILE.notices, () => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
   };
-  let reloads = read("reloads.jsonl", () => J.readReloads(at));
+  let reloads = read(FILE.reloads, () => J.readReloads(at));
   // readInboxIds is asked only where its answer can differ from the scan's:
   // a line that is JSON null (the inbox may be the largest file).
-  const inboxIds = files["inbox.jsonl"]?.nullLine ? read("inbox.jsonl", () => J.readInboxIds(at)) : {};
-  if (out("reloads.jsonl") && reloads.value) reloads = { notShown: NOT_SHOWN("reloads.jsonl") };
+  const inboxIds = files[FILE.inbox]?.nullLine ? read(FILE.inbox, () => J.readInboxIds(at)) : {};
+  if (out(FILE.reloads) && reloads.value) reloads = { notShown: NOT_SHOWN(FILE.reloads) };
   // STOP is a brake whatever it holds: present is what every reader asks.
   // The brake is what stopRequested says, the connector's own question: a
   // STOP that is a dangling link is no brake to it (#34); the survey names
@@ -388,12 +388,12 @@ function verdict(target, s, found, inboxIds) {
   // record that is JSON null where the scan saw one.
   // Each answer is its file's shown reader's (cli/readers.js), named there.
   const answers = [
-    ["inbox.jsonl", inboxIds],
-    ["outbox.jsonl", s.unresolvedDeliveries],
-    ["admissions.jsonl", s.onToday.admissions],
+    [FILE.inbox, inboxIds],
+    [FILE.outbox, s.unresolvedDeliveries],
+    [FILE.admissions, s.onToday.admissions],
     ["turns", s.onToday.turns],
-    ["notices.jsonl", s.onToday.notices],
-    ["reloads.jsonl", s.lastReload ?? {}],
+    [FILE.notices, s.onToday.notices],
+    [FILE.reloads, s.lastReload ?? {}],
   ];
   for (const [file, r] of answers) {
     const reader = shownReader(file);
