@@ -333,54 +333,32 @@ mod tests {
     assert_eq!(h.remedy(), format!("`kill -CONT {pid}` lets it finish"));
   }
 
-  /// `flock FILE sleep`: flock(1) takes the lock and waits for its child,
-  /// which holds it too. With the child stopped, the child is named.
+  /// `flock FILE CMD`: the process that took the lock runs (it waits for
+  /// its child); the child shares the lock through the descriptor it
+  /// inherited. With the child stopped, the child is the holder named.
   #[test]
   fn a_stopped_child_sharing_the_lock_is_the_holder_named() {
     let d = TempDir::new();
     let path = format!("{}/f", d.path());
-    std::fs::write(&path, "").expect("file");
-    let Ok(mut flock) = std::process::Command::new("flock").arg(&path).args(["sleep", "30"]).spawn() else {
-      return; // no util-linux flock(1) here
-    };
-    let meta = std::fs::metadata(&path).expect("meta");
-    let mut holders = Vec::new();
-    let mut child = None;
-    for _ in 0..400 {
-      holders = flock_holders(&meta);
-      child = child.or_else(|| child_of(flock.id()));
-      if let (Some(pid), [h]) = (child, holders.as_slice()) {
-        if h.pid == flock.id() {
-          let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGSTOP);
-          if process(pid).run == Run::Stopped {
-            holders = flock_holders(&meta);
-            break;
-          }
-        }
+    let file = std::fs::File::create(&path).expect("file");
+    let shared = file.try_clone().expect("dup");
+    let held = nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockExclusiveNonblock).expect("flock");
+    let mut child = std::process::Command::new("sleep").arg("30").stdin(shared).spawn().expect("sleep");
+    let pid = child.id();
+    let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGSTOP);
+    for _ in 0..200 {
+      if process(pid).run == Run::Stopped {
+        break;
       }
       std::thread::sleep(std::time::Duration::from_millis(5));
     }
-    if let Some(pid) = child {
-      let _ = nix::sys::signal::kill(nix::unistd::Pid::from_raw(pid as i32), nix::sys::signal::Signal::SIGKILL);
-    }
-    let _ = flock.wait();
-    let pid = child.expect("flock's child");
-    assert_eq!(holders.len(), 1, "{holders:?}");
-    assert_eq!(holders[0].pid, pid, "the stopped child, not flock(1): {holders:?}");
-    assert!(holders[0].stalled());
-    assert_eq!(holders[0].remedy(), format!("`kill -CONT {pid}` lets it finish"));
-  }
-
-  fn child_of(parent: u32) -> Option<u32> {
-    std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
-      let stat = std::fs::read_to_string(e.path().join("stat")).ok()?;
-      let ppid = stat.get(stat.rfind(')')? + 2..)?.split(' ').nth(1)?.parse::<u32>().ok()?;
-      if ppid == parent {
-        e.file_name().to_str()?.parse().ok()
-      } else {
-        None
-      }
-    })
+    let found = flock_holders(&std::fs::metadata(&path).expect("meta"));
+    let _ = child.kill();
+    let _ = child.wait();
+    drop(held);
+    assert_eq!(found.len(), 1, "{found:?}");
+    assert_eq!(found[0].pid, pid, "the stopped child, not this process: {found:?}");
+    assert_eq!(found[0].remedy(), format!("`kill -CONT {pid}` lets it finish"));
   }
 
   #[test]
