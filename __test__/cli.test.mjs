@@ -131,7 +131,7 @@ describe("discord-journal command", addonOnly, () => {
       s.stop.value.map((l) => l.reason),
       ["operator"],
     );
-    assert.deepEqual(Object.keys(s.lock), ["owner", "state", "elsewhere", "seesEveryProcess", "repair", "zombie", "holder"]);
+    assert.deepEqual(Object.keys(s.lock), ["owner", "state", "elsewhere", "seesEveryProcess", "repair", "zombie", "stopped", "holder"]);
     assert.equal(s.lock.state, "dead");
     // An operator's brake is on, so recover would refuse: unlock, then remove STOP.
     assert.match(s.verdict.next, /^the owner is gone: `discord-journal unlock .+`, then `rm .+STOP` when/);

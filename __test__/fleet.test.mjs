@@ -10,9 +10,20 @@
 // package's own, so these tests skip against another implementation.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  cpSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { NOBODY, actsAsOwner, M, addonOnly, deadPid, liveOwner, scratch } from "./helpers.mjs";
@@ -170,7 +181,11 @@ describe("every binding at a glance (#46)", addonOnly, () => {
       }
       const file = join(scratch(), "m.prom");
       cli("status", "--data-root", root, "--prometheus", file);
-      assert.match(readFileSync(file, "utf8"), /^discord_journal_binding_braked\{binding="rc"\} 0$/m, "recover's own line is no brake");
+      assert.match(
+        readFileSync(file, "utf8"),
+        /^discord_journal_binding_braked\{data_root="[^"]+",binding="rc"\} 0$/m,
+        "recover's own line is no brake",
+      );
     },
   );
 
@@ -202,6 +217,41 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     },
   );
 
+  // #56: a frozen connector read as "running", and a process stopped in
+  // the guard of a braked binding as "braked": neither paged.
+  test(
+    "a stopped connector and a process stopped in a braked binding's guard are stuck, on their lines and in the metrics",
+    has("flock") ? {} : { skip: "needs util-linux's flock" },
+    async () => {
+      const { root, live } = await fleetRoot();
+      const holder = spawn("flock", ["-x", join(root, "discord", "braked", "turns"), "sleep", "30"], { stdio: "ignore" });
+      try {
+        for (let i = 0; i < 200 && !readFileSync("/proc/locks", "utf8").includes(` ${holder.pid} `); i++)
+          await new Promise((r) => setTimeout(r, 10));
+        process.kill(holder.pid, "SIGSTOP");
+        process.kill(live.pid, "SIGSTOP");
+        const file = join(scratch(), "m.prom");
+        assert.equal(cli("status", "--data-root", root, "--prometheus", file).status, 0);
+        const f = json("status", "--data-root", root);
+        assert.equal(f.status, 1);
+        const one = (name) => f.out.bindings.find((x) => x.binding === name).verdict;
+        assert.equal(one("live").state, "stuck");
+        assert.match(one("live").why, new RegExp(`^the connector that holds run.lock, pid ${live.pid} \\(stopped: .*\\), is stopped`));
+        assert.equal(one("live").next, `\`kill -CONT ${live.pid}\` lets it run again`);
+        assert.equal(one("braked").state, "stuck");
+        assert.match(one("braked").why, new RegExp(`^pid ${holder.pid} \\(stopped`));
+        const text = readFileSync(file, "utf8");
+        const at = `data_root="${root}"`;
+        for (const name of ["live", "braked"])
+          assert.ok(text.includes(`\ndiscord_journal_binding_state{${at},binding="${name}",state="stuck"} 1\n`), name);
+        assert.ok(text.includes(`\ndiscord_journal_binding_braked{${at},binding="braked"} 1\n`), "the brake is still said");
+      } finally {
+        holder.kill("SIGKILL");
+        live.kill("SIGKILL");
+      }
+    },
+  );
+
   test("--prometheus writes a file promtool accepts, replaced whole: nothing beside it, no link followed", withPromtool, async () => {
     const { root, live } = await fleetRoot();
     live.kill();
@@ -213,15 +263,17 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     symlinkSync(outside, join(out, `.discord-journal.prom.${deadPid()}.0badcafe.tmp`));
     symlinkSync(outside, file);
     const r = cli("status", "--data-root", root, "--prometheus", file);
-    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.status, 0, `written: the collection's exit code, though a binding needs a hand: ${r.stderr}`);
     assert.equal(readFileSync(outside, "utf8"), "kept\n", "no link followed");
     assert.ok(lstatSync(file).isFile());
     assert.deepEqual(readdirSync(out), ["discord-journal.prom"], "nothing left beside it");
     const text = readFileSync(file, "utf8");
+    const at = `data_root="${root}"`;
     for (const b of ["braked", "crashed", "damaged", "live", "ready"])
-      assert.match(text, new RegExp(`discord_journal_binding_state\\{binding="${b}",state=`));
-    assert.match(text, /^discord_journal_binding_state\{binding="damaged",state="damaged"\} 1$/m);
-    assert.match(text, /^discord_journal_file_unreadable_lines\{binding="damaged",file="inbox.jsonl"\} 1$/m);
+      assert.match(text, new RegExp(`discord_journal_binding_state\\{${at},binding="${b}",state=`));
+    assert.ok(text.includes(`\ndiscord_journal_binding_state{${at},binding="damaged",state="damaged"} 1\n`));
+    assert.ok(text.includes(`\ndiscord_journal_file_unreadable_lines{${at},binding="damaged",file="inbox.jsonl"} 1\n`));
+    assert.ok(text.includes(`\ndiscord_journal_collection_success{${at}} 1\n`));
     const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
     assert.equal(check.status, 0, check.stdout + check.stderr);
     assert.equal((check.stdout + check.stderr).trim(), "", "no lint finding");
@@ -233,7 +285,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     live.kill();
     const dir = scratch();
     chmodSync(dir, 0o755);
-    assert.equal(cli("status", "--data-root", root, "--prometheus", join(dir, "discord-journal.prom")).status, 1);
+    assert.equal(cli("status", "--data-root", root, "--prometheus", join(dir, "discord-journal.prom")).status, 0);
     const port = await freePort();
     const exporter = spawn(
       "prometheus-node-exporter",
@@ -261,18 +313,76 @@ describe("every binding at a glance (#46)", addonOnly, () => {
       }
       assert.match(body, /^node_textfile_scrape_error 0$/m);
       for (const b of ["braked", "crashed", "damaged", "live", "ready"])
-        assert.match(body, new RegExp(`^discord_journal_binding_can_start\\{binding="${b}"\\} `, "m"), b);
-      assert.match(body, /^discord_journal_collection_duration_seconds /m);
+        assert.match(body, new RegExp(`^discord_journal_binding_can_start\\{binding="${b}",data_root="[^"]+"\\} `, "m"), b);
+      assert.match(body, /^discord_journal_collection_duration_seconds\{data_root="[^"]+"\} /m);
     } finally {
       exporter.kill();
     }
   });
 
-  test("the example alerting rules pass promtool check rules", withPromtool, () => {
+  test("the alerting rules pass promtool check rules, and promtool test rules with their real for:", withPromtool, () => {
     const r = spawnSync("promtool", ["check", "rules", rules], { encoding: "utf8" });
     assert.equal(r.status, 0, r.stdout + r.stderr);
     assert.match(r.stdout, /SUCCESS: \d+ rules found/);
-    assert.ok(existsSync(rules));
+    const cases = fileURLToPath(new URL("prometheus-rules.test.yml", import.meta.url));
+    const t = spawnSync("promtool", ["test", "rules", cases], { encoding: "utf8" });
+    assert.equal(t.status, 0, t.stdout + t.stderr);
+    assert.match(t.stdout, /SUCCESS/);
+  });
+
+  // #56: the shipped unit and timer, as systemd reads them; verify checks
+  // that ExecStart exists, so the command is placed at the unit's path in
+  // a scratch root that holds the system's own units (sysinit.target…).
+  test(
+    "the shipped systemd service and timer pass systemd-analyze verify",
+    has("systemd-analyze") && existsSync("/usr/lib/systemd/system/sysinit.target")
+      ? {}
+      : { skip: "needs systemd-analyze and the system's units" },
+    () => {
+      const units = fileURLToPath(new URL("../examples/systemd/", import.meta.url));
+      const root = scratch();
+      const service = readFileSync(join(units, "discord-journal-metrics.service"), "utf8");
+      const command = /^ExecStart=(\S+)/m.exec(service)[1];
+      mkdirSync(join(root, dirname(command)), { recursive: true });
+      writeFileSync(join(root, command), "#!/bin/sh\n", { mode: 0o755 });
+      mkdirSync(join(root, "etc", "systemd", "system"), { recursive: true });
+      cpSync("/usr/lib/systemd/system", join(root, "usr", "lib", "systemd", "system"), { recursive: true });
+      const names = readdirSync(units);
+      assert.deepEqual(names.sort(), ["discord-journal-metrics.service", "discord-journal-metrics.timer"]);
+      for (const n of names) cpSync(join(units, n), join(root, "etc", "systemd", "system", n));
+      const r = spawnSync("systemd-analyze", ["verify", `--root=${root}`, ...names.map((n) => `/etc/systemd/system/${n}`)], {
+        encoding: "utf8",
+      });
+      assert.equal(r.status, 0, r.stdout + r.stderr);
+      assert.equal((r.stdout + r.stderr).trim(), "", "no warning");
+      assert.doesNotMatch(service, /SuccessExitStatus/, "a failed collection fails the unit");
+    },
+  );
+
+  // #56: a data root that is missing or has no discord/ (an unmounted
+  // volume) is a failed collection, never an all-clear: the file says so,
+  // keeps when one last succeeded, and the run exits 1.
+  test("--prometheus: a data root without discord/ is a failed collection, said in the file, exit 1", withPromtool, async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const file = join(scratch(), "discord-journal.prom");
+    assert.equal(cli("status", "--data-root", root, "--prometheus", file).status, 0);
+    const before = /^discord_journal_collection_last_success_timestamp_seconds\{[^}]*\} (\S+)$/m.exec(readFileSync(file, "utf8"))[1];
+    renameSync(join(root, "discord"), join(root, "elsewhere"));
+    const r = cli("status", "--data-root", root, "--prometheus", file);
+    assert.equal(r.status, 1);
+    assert.match(
+      r.stderr,
+      new RegExp(`the collection of ${root} failed, and .* says so .*: there is no ${join(root, "discord")} to list \\(ENOENT\\)`),
+    );
+    const text = readFileSync(file, "utf8");
+    const at = `data_root="${root}"`;
+    assert.ok(text.includes(`\ndiscord_journal_collection_success{${at}} 0\n`), text);
+    assert.ok(text.includes(`\ndiscord_journal_collection_error{${at},cause="ENOENT"} 1\n`), text);
+    assert.ok(text.includes(`\ndiscord_journal_collection_last_success_timestamp_seconds{${at}} ${before}\n`), text);
+    assert.doesNotMatch(text, /binding=/, "no binding's series from a run that judged none");
+    const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
+    assert.equal(check.status, 0, check.stdout + check.stderr);
   });
 });
 

@@ -109,6 +109,13 @@ function zombieOf(owner) {
   return p?.state === "zombie" ? { pid: p.pid, parent: p.parent } : null;
 }
 
+/** The owner record's process where it is stopped or traced: `{ is, fix }` (processOf's), else null. */
+function stoppedOf(owner) {
+  if (!Number.isInteger(owner?.pid) || owner.pid <= 0 || owner.pid > 0xffffffff) return null;
+  const p = processOf(owner.pid);
+  return p?.stalled ? p : null;
+}
+
 /** What a zombie owner is, and what reaps it: `{ what, fix }`. */
 function zombieProblem(dir, z) {
   const parent = z.parent ? `its parent, pid ${z.parent.pid}${z.parent.command ? ` (${z.parent.command})` : ""},` : "its parent";
@@ -169,4 +176,4 @@ function unguardedNote({ at }) {
     : `note: this journal's lock guard cannot be had: ${why}. A start, recover, unlock or repair running at the same moment is not kept apart from this one (docs/lock.md)`;
 }
 
-module.exports = { refusal, stopLocked, retried, unguardedNote, zombieOf, zombieProblem, recoversOnly };
+module.exports = { refusal, stopLocked, retried, unguardedNote, zombieOf, stoppedOf, zombieProblem, recoversOnly };

@@ -13,19 +13,27 @@ const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 const { STATES, stateOf } = require("./fleet.js");
-const { Refusal } = require("./output.js");
+const { Refusal, UsageError } = require("./output.js");
 const { J } = require("./journal.js");
+const { recoversOnly } = require("./brake.js");
 
 /** A label value as the text format writes it: backslash, quote and newline escaped. */
 const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 /** A sample's value: a number, NaN where it could not be read. */
 const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : "NaN");
 
-/** The text of the metrics for the fleet view `view` (cli/fleet.js). */
-function metrics(view) {
+/**
+ * The text of the metrics for the fleet view `view` (cli/fleet.js) of the
+ * data root `root`, or, where the collection failed (`view` null), of that
+ * failure alone: `failed` its cause, `lastSuccess` when one last succeeded.
+ * Every series carries `data_root`, so that several roots can share one
+ * node_exporter.
+ */
+function metrics(view, root, { failed = null, lastSuccess = null } = {}) {
   const families = [];
-  const family = (name, help, samples) => families.push({ name: `discord_journal_${name}`, help, samples });
-  const each = (f) => view.judged.flatMap((b) => f(b, b.status) || []);
+  const family = (name, help, samples) =>
+    families.push({ name: `discord_journal_${name}`, help, samples: samples.map(([l, v]) => [{ data_root: root, ...l }, v]) });
+  const each = (f) => (view?.judged ?? []).flatMap((b) => f(b, b.status) || []);
   const named = (b, more = {}) => ({ binding: b.binding, ...more });
   family(
     "binding_state",
@@ -44,8 +52,8 @@ function metrics(view) {
   );
   family(
     "binding_braked",
-    "Whether an operator's brake is on (the verdict braked); a STOP of recover's own line alone, which the next recover removes, is none.",
-    each((b, s) => [[named(b), s ? (s.verdict.state === "braked" ? 1 : 0) : NaN]]),
+    "Whether an operator's brake (STOP) is on, whatever else the verdict says; a STOP of recover's own line alone, which the next recover removes, is none.",
+    each((b, s) => [[named(b), s ? (braked(s) ? 1 : 0) : NaN]]),
   );
   family(
     "unresolved_deliveries",
@@ -87,13 +95,24 @@ function metrics(view) {
     "Turn records in turns/.",
     each((b, s) => typeof s?.turns?.records === "number" && [[named(b), s.turns.records]]),
   );
+  if (view)
+    family(
+      "bindings",
+      "Bindings under the data root, by verdict state.",
+      STATES.map((s) => [{ state: s }, view.json.counts[s]]),
+    );
+  const now = Date.now() / 1000;
+  family("collection_success", "Whether the last collection judged the data root (1) or failed (0; its cause in collection_error).", [
+    [{}, view ? 1 : 0],
+  ]);
+  if (failed !== null) family("collection_error", "Why the last collection failed, as its cause label.", [[{ cause: failed }, 1]]);
   family(
-    "bindings",
-    "Bindings under the data root, by verdict state.",
-    STATES.map((s) => [{ state: s }, view.json.counts[s]]),
+    "collection_last_success_timestamp_seconds",
+    "When a collection last succeeded, in seconds since the epoch; absent where none is known.",
+    view ? [[{}, now]] : lastSuccess !== null ? [[{}, lastSuccess]] : [],
   );
-  family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
-  family("collection_timestamp_seconds", "When the collection ended, in seconds since the epoch.", [[{}, Date.now() / 1000]]);
+  if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
+  family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
   const out = [];
   for (const f of families) {
     out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
@@ -103,6 +122,52 @@ function metrics(view) {
     }
   }
   return out.join("\n") + "\n";
+}
+
+/** Whether an operator's brake is on, as the verdict judges STOP (a recover's own line is none). */
+const braked = (s) => s.stop?.present === true && !(recoversOnly(s.stop.value) && s.lock?.state !== "live");
+
+/**
+ * `status --data-root ROOT --prometheus FILE` (#56): the fleet judged and
+ * its metrics written. The exit code is the collection's alone (the
+ * verdicts are in the file): 0 written, 1 not written, or written to say
+ * the collection failed (a data root that is missing or has no discord/,
+ * an unmounted volume, is a failure, never an all-clear). `fleet` is
+ * cli/fleet.js's, `verdict` the single binding's.
+ */
+function collect(opts, fleet, verdict) {
+  const root = path.resolve(opts.dataRoot);
+  let view;
+  try {
+    view = fleet(opts, verdict);
+  } catch (e) {
+    if (!(e instanceof UsageError || e instanceof Refusal)) throw e;
+    const cause = /\((E[A-Z]+)\)/.exec(e.message)?.[1] ?? "error";
+    writeAtomically(opts.prometheus, metrics(null, root, { failed: cause, lastSuccess: lastSuccess(opts.prometheus, root) }));
+    // A data root with no discord/ is a usage mistake to `status`, but to
+    // a collector it is a volume not mounted or a root moved: a failure.
+    const why =
+      e instanceof UsageError
+        ? `there is no ${path.join(root, "discord")} to list (${cause}): a volume not mounted, or a --data-root that is not the connector's`
+        : e.message;
+    throw new Refusal(`the collection of ${root} failed, and ${opts.prometheus} says so (discord_journal_collection_success 0): ${why}`);
+  }
+  writeAtomically(opts.prometheus, metrics(view, root));
+  return { exitCode: 0, json: view.json, text: view.text };
+}
+
+/** When the collection of `root` last succeeded, as the file a former run wrote says; null where it does not. */
+function lastSuccess(file, root) {
+  let text;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch {
+    return null;
+  }
+  const want = `discord_journal_collection_last_success_timestamp_seconds{data_root="${label(root)}"} `;
+  const line = text.split("\n").find((l) => l.startsWith(want));
+  const v = line === undefined ? NaN : Number(line.slice(want.length));
+  return Number.isFinite(v) ? v : null;
 }
 
 /**
@@ -159,4 +224,4 @@ function writeAtomically(file, text) {
   }
 }
 
-module.exports = { metrics, writeAtomically };
+module.exports = { collect, metrics, writeAtomically };

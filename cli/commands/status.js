@@ -23,10 +23,10 @@ const {
 } = require("../target.js");
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
-const { zombieOf, zombieProblem, recoversOnly } = require("../brake.js");
+const { zombieOf, stoppedOf, zombieProblem, recoversOnly } = require("../brake.js");
 const { sh, UsageError } = require("../output.js");
 const { fleet } = require("../fleet.js");
-const { metrics, writeAtomically } = require("../prometheus.js");
+const { collect } = require("../prometheus.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
 const NOTICE_KINDS = ["ceiling"];
@@ -258,6 +258,9 @@ function status(target, now = Date.now()) {
       // A live owner that is a zombie: dead, its parent not having reaped
       // it, so kill(pid, 0) still finds it (#45).
       zombie: state === "live" ? zombieOf(owner) : null,
+      // A live owner that is stopped (a frozen container, SIGSTOP, a
+      // debugger): it holds the binding and takes no turn (#56).
+      stopped: state === "live" ? stoppedOf(owner) : null,
     };
   }
   // Who holds what an operation would wait for, from the kernel (#44): the
@@ -539,10 +542,22 @@ function verdict(target, s, found, inboxIds) {
     // A dead owner its parent has not reaped holds run.lock as a live one
     // would, until it is reaped (#45).
     lockState === "live" && s.lock.zombie && zombieProblem(dir, s.lock.zombie),
+    // A stopped owner holds the binding and takes no turn (#56).
+    lockState === "live" &&
+      s.lock.stopped && {
+        what: `the connector that holds run.lock, ${s.lock.stopped.is}, is stopped: it holds the binding and takes no turn, and recover, unlock and every start refuse its lock`,
+        fix: s.lock.stopped.state === "stopped" ? `\`kill -CONT ${s.lock.stopped.pid}\` lets it run again` : s.lock.stopped.fix,
+      },
   ].filter(Boolean);
   for (const p of stalled) kind.set(p, "first");
   problems.unshift(...stalled);
-  if (stalled.length > 0 && state === "running" && lockState !== "live") state = "stuck";
+  // A stopped process blocks the binding whatever else holds: a start in
+  // progress, a connector that is itself stopped, an operator's brake
+  // (#56). A connector that runs beside one stopped in the guard runs on.
+  if (stalled.length > 0 && ((state === "running" && (lockState !== "live" || s.lock.stopped)) || state === "braked")) {
+    state = "stuck";
+    why = stalled[0].what;
+  }
   // A file the service may not be able to read or replace: no all-clear on it.
   const blocking = stalled[0] ?? found.find((p) => p.blocks);
   if (blocking && (state === "ready" || state === "crashed")) {
@@ -599,8 +614,11 @@ function exitOf(s) {
  */
 function action(dir, opts) {
   if (dir === undefined && opts.binding === undefined && opts.fleet) {
+    if (opts.prometheus !== undefined) {
+      const r = collect(opts, fleet, { status, exitOf });
+      return { ...r, text: opts.json ? undefined : r.text };
+    }
     const view = fleet(opts, { status, exitOf });
-    if (opts.prometheus !== undefined) writeAtomically(opts.prometheus, metrics(view));
     return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
   }
   if (opts.prometheus !== undefined)
