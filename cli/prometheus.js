@@ -17,6 +17,14 @@ const { Refusal, UsageError } = require("./output.js");
 const { J } = require("./journal.js");
 const { recoversOnly } = require("./brake.js");
 
+/**
+ * The file in the data root that declares bindings meant to stay idle
+ * (#56): one binding name a line, `#` starting a comment. A binding that
+ * should run and does not pages (DiscordBindingNotRunning); one named
+ * here does not.
+ */
+const IDLE = "discord-journal.idle";
+
 /** A label value as the text format writes it: backslash, quote and newline escaped. */
 const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
 /** A sample's value: a number, NaN where it could not be read. */
@@ -29,7 +37,7 @@ const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : 
  * Every series carries `data_root`, so that several roots can share one
  * node_exporter.
  */
-function metrics(view, root, { failed = null, lastSuccess = null } = {}) {
+function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set() } = {}) {
   const families = [];
   const family = (name, help, samples) =>
     families.push({ name: `discord_journal_${name}`, help, samples: samples.map(([l, v]) => [{ data_root: root, ...l }, v]) });
@@ -54,6 +62,11 @@ function metrics(view, root, { failed = null, lastSuccess = null } = {}) {
     "binding_braked",
     "Whether an operator's brake (STOP) is on, whatever else the verdict says; a STOP of recover's own line alone, which the next recover removes, is none.",
     each((b, s) => [[named(b), s ? (braked(s) ? 1 : 0) : NaN]]),
+  );
+  family(
+    "binding_idle",
+    `Whether the binding is declared idle (its name in ${IDLE} in the data root): no alert asks why it does not run.`,
+    each((b) => [[named(b), idle.has(b.binding) ? 1 : 0]]),
   );
   family(
     "unresolved_deliveries",
@@ -138,7 +151,9 @@ const braked = (s) => s.stop?.present === true && !(recoversOnly(s.stop.value) &
 function collect(opts, fleet, verdict) {
   const root = path.resolve(opts.dataRoot);
   let view;
+  let idle;
   try {
+    idle = idleOf(root);
     view = fleet(opts, verdict);
   } catch (e) {
     if (!(e instanceof UsageError || e instanceof Refusal)) throw e;
@@ -152,8 +167,26 @@ function collect(opts, fleet, verdict) {
         : e.message;
     throw new Refusal(`the collection of ${root} failed, and ${opts.prometheus} says so (discord_journal_collection_success 0): ${why}`);
   }
-  writeAtomically(opts.prometheus, metrics(view, root));
+  writeAtomically(opts.prometheus, metrics(view, root, { idle }));
   return { exitCode: 0, json: view.json, text: view.text };
+}
+
+/** The bindings `root`'s IDLE file declares idle; none where there is no such file. */
+function idleOf(root) {
+  const file = path.join(root, IDLE);
+  let text;
+  try {
+    text = fs.readFileSync(file, "utf8");
+  } catch (e) {
+    if (e.code === "ENOENT") return new Set();
+    throw new Refusal(`cannot read ${file} (${e.code}), which declares the bindings meant to stay idle`);
+  }
+  return new Set(
+    text
+      .split("\n")
+      .map((l) => l.replace(/#.*/, "").trim())
+      .filter(Boolean),
+  );
 }
 
 /** When the collection of `root` last succeeded, as the file a former run wrote says; null where it does not. */

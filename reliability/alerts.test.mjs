@@ -108,6 +108,8 @@ test(
       return d;
     };
     binding(A, "ready");
+    // Declared idle: no alert asks why it does not run.
+    writeFileSync(join(A, "discord-journal.idle"), "# kept for later\nready\n");
     const crash = binding(A, "crash");
     mkdirSync(join(crash, "run.lock"), { mode: 0o700 });
     writeFileSync(
@@ -206,6 +208,12 @@ test(
         await until(`${name} ${JSON.stringify(labels)} fires`, async () => firing(await alerts(), name, labels));
         seen.push(`${tell(name, labels)} fired by ${((Date.now() - began) / 1000).toFixed(1)} s`);
       }
+      // A binding with no connector pages, unless declared idle.
+      await until("DiscordBindingNotRunning for C's far fires", async () =>
+        firing(await alerts(), "DiscordBindingNotRunning", { data_root: C, binding: "far" }),
+      );
+      assert.equal(active(await alerts(), "DiscordBindingNotRunning", { ...ofA, binding: "ready" }), false, "declared idle");
+      seen.push("DiscordBindingNotRunning{far} fired, not for the idle one");
       // One host of two goes: its metrics go missing, and only its.
       const gone = Date.now();
       hostB.kill("SIGKILL");
