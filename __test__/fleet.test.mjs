@@ -26,7 +26,7 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { NOBODY, actsAsOwner, M, addonOnly, deadPid, liveOwner, scratch } from "./helpers.mjs";
+import { NOBODY, actsAsOwner, M, addonOnly, deadPid, forOthers, liveOwner, runFile, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
@@ -328,6 +328,47 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const t = spawnSync("promtool", ["test", "rules", cases], { encoding: "utf8" });
     assert.equal(t.status, 0, t.stdout + t.stderr);
     assert.match(t.stdout, /SUCCESS/);
+  });
+
+  // #56: a collector run as a user that is neither root nor the bindings'
+  // owner turned its own permission problem into one "unreadable" binding,
+  // and one alert, each. It is one problem of its own, and exit 1.
+  test("a collector that may not read the bindings says so once: not judged, counted, no binding's series", asRoot, () => {
+    const root = scratch();
+    chmodSync(root, 0o755);
+    for (const name of ["a", "b", "c"]) {
+      M.ensureJournal(join(root, "discord", name));
+      spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, join(root, "discord", name)]);
+    }
+    chmodSync(join(root, "discord"), 0o755);
+    const out = scratch();
+    chmodSync(out, 0o777);
+    const file = join(out, "m.prom");
+    const as = (...args) =>
+      spawnSync(
+        "setpriv",
+        ["--reuid=1234", "--regid=1234", "--clear-groups", ...runFile(join(forOthers(), "bin", "discord-journal.js"), ...args)],
+        { encoding: "utf8" },
+      );
+    const r = as("status", "--data-root", root, "--json");
+    assert.equal(r.status, 1, r.stderr);
+    const j = JSON.parse(r.stdout);
+    assert.deepEqual(
+      j.unjudged.map((u) => [u.binding, u.uid, u.code]),
+      ["a", "b", "c"].map((n) => [n, NOBODY, "EACCES"]),
+    );
+    assert.deepEqual(j.bindings, []);
+    assert.equal(j.counts.unreadable, 0, "not the bindings' problem");
+    const text = as("status", "--data-root", root, "--prometheus", file);
+    assert.equal(text.status, 1, "written, but blind to three bindings");
+    assert.match(text.stdout, /^3 bindings under .*, 3 not judged$/m);
+    assert.match(
+      text.stdout,
+      /^not judged: a, b, c: this command runs as uid 1234, neither root nor their owner, and may not read them \(EACCES\)/m,
+    );
+    const prom = readFileSync(file, "utf8");
+    assert.ok(prom.includes(`\ndiscord_journal_collection_unjudged_bindings{data_root="${root}"} 3\n`), prom);
+    assert.doesNotMatch(prom, /binding="/);
   });
 
   // #56: the shipped unit and timer, as systemd reads them; verify checks

@@ -99,7 +99,12 @@ function judgeAll(top, names, verdict, split) {
       groups.set(key, [...(groups.get(key) ?? []), name]);
     }
   }
-  const judged = new Map(here.map((name) => [name, judge(top, name, verdict)]));
+  const judged = new Map(
+    here.map((name) => {
+      const cannot = unjudgeable(path.join(top, name));
+      return [name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict)];
+    }),
+  );
   for (const group of groups.values()) {
     const r = spawnSync(process.execPath, [BIN, "status", "--data-root", path.dirname(top), "--fleet-only", group.join(","), "--json"], {
       encoding: "utf8",
@@ -133,6 +138,31 @@ function judgeAll(top, names, verdict, split) {
     }
   }
   return names.map((name) => judged.get(name));
+}
+
+/**
+ * Why this process cannot judge the binding at `abs` as its owner would,
+ * or null: neither root nor its owner, it may not read the binding's
+ * directory. That is the collector's own problem (run as `prometheus`,
+ * say), said once for all such bindings, never each binding's (#56).
+ */
+function unjudgeable(abs) {
+  const me = process.geteuid?.();
+  if (me === undefined || me === 0) return null;
+  let st;
+  try {
+    st = fs.statSync(abs);
+  } catch {
+    // A path this process cannot follow: the binding's own line says why.
+    return null;
+  }
+  if (st.uid === me) return null;
+  try {
+    fs.accessSync(abs, fs.constants.R_OK | fs.constants.X_OK);
+    return null;
+  } catch (e) {
+    return { code: e.code, uid: st.uid };
+  }
 }
 
 /** A binding's status as the JSON lists it, its name and exit code taken off. */
@@ -181,7 +211,8 @@ function fleet(opts, verdict) {
     only === null,
   );
   for (const b of all.filter((x) => x.notBinding !== undefined)) notBindings.push({ name: b.binding, why: b.notBinding });
-  const judged = all.filter((x) => x.notBinding === undefined);
+  const unjudged = all.filter((x) => x.unjudged !== undefined).map((x) => ({ binding: x.binding, ...x.unjudged }));
+  const judged = all.filter((x) => x.notBinding === undefined && x.unjudged === undefined);
   const order = [...judged].sort((a, b) => {
     const [x, y] = [urgency(a), urgency(b)];
     return x[0] - y[0] || x[1] - y[1] || (a.binding < b.binding ? -1 : 1);
@@ -189,7 +220,8 @@ function fleet(opts, verdict) {
   const counts = Object.fromEntries(STATES.map((s) => [s, 0]));
   for (const b of judged) counts[stateOf(b)]++;
   // 1 over 3 over 0: damage or a hand needed anywhere, else a brake anywhere.
-  const exitCode = judged.some((b) => b.exitCode === 1) ? 1 : judged.some((b) => stateOf(b) === "braked") ? 3 : 0;
+  // Bindings this process could not judge: the view is incomplete, 1.
+  const exitCode = unjudged.length > 0 || judged.some((b) => b.exitCode === 1) ? 1 : judged.some((b) => stateOf(b) === "braked") ? 3 : 0;
   const seconds = Number(process.hrtime.bigint() - began) / 1e9;
   const json = {
     ok: exitCode === 0,
@@ -197,17 +229,22 @@ function fleet(opts, verdict) {
     dataRoot: path.dirname(top),
     bindings: order.map((b) => (b.refused !== undefined ? b : { binding: b.binding, exitCode: b.exitCode, ...b.status })),
     notBindings,
+    unjudged,
     counts,
     seconds,
   };
   const rows = order.map((b) => [b.binding, stateOf(b), escaped(reasonOf(b))]);
   const needs = order.filter((b) => b.exitCode === 1).length;
+  const total = judged.length + unjudged.length;
   const lines = [
-    `${judged.length} ${judged.length === 1 ? "binding" : "bindings"} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}`,
-    "",
+    `${total} ${total === 1 ? "binding" : "bindings"} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}${unjudged.length > 0 ? `, ${unjudged.length} not judged` : ""}`,
   ];
-  if (rows.length > 0) lines.push(...table(rows));
+  if (rows.length > 0) lines.push("", ...table(rows));
   lines.push("", STATES.map((s) => `${counts[s]} ${s}`).join(", "));
+  if (unjudged.length > 0)
+    lines.push(
+      `not judged: ${unjudged.map((u) => escaped(u.binding)).join(", ")}: this command runs as uid ${process.geteuid?.()}, neither root nor their owner, and may not read them (${unjudged[0].code}); run it as root, which judges each binding as its owner, or as their owner`,
+    );
   if (notBindings.length > 0) lines.push(`not bindings: ${notBindings.map((n) => `${escaped(n.name)} (${n.why})`).join(", ")}`);
   if (needs > 0) lines.push(`\`discord-journal status ${sh(path.join(top, "NAME"))}\` gives a binding's problems and the command for each`);
   return { exitCode, json, text: lines.join("\n"), judged: order, seconds };

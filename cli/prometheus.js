@@ -124,6 +124,12 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     "When a collection last succeeded, in seconds since the epoch; absent where none is known.",
     view ? [[{}, now]] : lastSuccess !== null ? [[{}, lastSuccess]] : [],
   );
+  if (view)
+    family(
+      "collection_unjudged_bindings",
+      "Bindings the collection could not judge: it runs neither as root nor as their owner, and may not read them.",
+      [[{}, view.json.unjudged.length]],
+    );
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
   const out = [];
@@ -168,7 +174,8 @@ function collect(opts, fleet, verdict) {
     throw new Refusal(`the collection of ${root} failed, and ${opts.prometheus} says so (discord_journal_collection_success 0): ${why}`);
   }
   writeAtomically(opts.prometheus, metrics(view, root, { idle }));
-  return { exitCode: 0, json: view.json, text: view.text };
+  // Written, but blind to some bindings: not a collection that did its job.
+  return { exitCode: view.json.unjudged.length > 0 ? 1 : 0, json: view.json, text: view.text };
 }
 
 /** The bindings `root`'s IDLE file declares idle; none where there is no such file. */
