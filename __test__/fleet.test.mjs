@@ -274,6 +274,8 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.ok(text.includes(`\ndiscord_journal_binding_state{${at},binding="damaged",state="damaged"} 1\n`));
     assert.ok(text.includes(`\ndiscord_journal_file_unreadable_lines{${at},binding="damaged",file="inbox.jsonl"} 1\n`));
     assert.ok(text.includes(`\ndiscord_journal_collection_success{${at}} 1\n`));
+    assert.match(text, new RegExp(`^discord_journal_brake_age_seconds\\{${at},binding="braked"\\} \\d`, "m"));
+    assert.doesNotMatch(text, /^discord_journal_brake_age_seconds\{[^}]*binding="ready"/m, "no brake, no age");
     const check = spawnSync("promtool", ["check", "metrics"], { input: text, encoding: "utf8" });
     assert.equal(check.status, 0, check.stdout + check.stderr);
     assert.equal((check.stdout + check.stderr).trim(), "", "no lint finding");

@@ -78,12 +78,21 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
   );
   family(
     "oldest_unresolved_delivery_age_seconds",
-    "Seconds since the intent of the oldest unresolved delivery (0 for one dated ahead of the clock); absent where there is none.",
+    "Seconds since the intent of the oldest unresolved delivery (its `intentAt`; 0 for one dated ahead of the clock); absent where there is none, NaN where the outbox cannot be read.",
     each((b, s) => {
       const u = s?.unresolvedDeliveries?.value;
-      if (!Array.isArray(u)) return null;
+      if (!Array.isArray(u)) return [[named(b), NaN]];
       const ages = u.map((d) => d.ageSeconds).filter((a) => typeof a === "number");
       return ages.length > 0 ? [[named(b), Math.max(0, ...ages)]] : null;
+    }),
+  );
+  family(
+    "brake_age_seconds",
+    "Seconds since the first line of an operator's brake (STOP's oldest `at`); absent where there is no brake, NaN where STOP cannot be read or holds no date.",
+    each((b, s) => {
+      if (s && !braked(s)) return null;
+      const at = Array.isArray(s?.stop?.value) ? Date.parse(s.stop.value[0]?.at) : NaN;
+      return [[named(b), Number.isNaN(at) ? NaN : Math.max(0, (Date.now() - at) / 1000)]];
     }),
   );
   const files = (f) =>
@@ -99,14 +108,14 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     files((b, file, f) => f.badLines !== undefined && [named(b, { file }), f.badLines]),
   );
   family(
-    "file_last_append_timestamp_seconds",
-    "When each record file was last changed (its mtime), in seconds since the epoch.",
+    "file_modified_timestamp_seconds",
+    "When each record file was last modified (its mtime: an append, or a repair that rewrote it), in seconds since the epoch.",
     files((b, file, f, e) => e?.mtime && [named(b, { file }), Date.parse(e.mtime) / 1000]),
   );
   family(
     "turn_records",
-    "Turn records in turns/.",
-    each((b, s) => typeof s?.turns?.records === "number" && [[named(b), s.turns.records]]),
+    "Turn records in turns/; NaN where turns/ cannot be read.",
+    each((b, s) => [[named(b), typeof s?.turns?.records === "number" ? s.turns.records : NaN]]),
   );
   if (view)
     family(
