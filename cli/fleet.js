@@ -58,7 +58,7 @@ function entries(top) {
       } catch {
         // Not told.
       }
-      notBindings.push({ name: e.name, why: `${what} that cannot be followed (${err.code ?? err.message})` });
+      notBindings.push({ name: e.name, why: `${what} that cannot be followed (${err.code ?? err.message})`, unfollowed: true });
       continue;
     }
     if (st.isDirectory()) bindings.push(e.name);

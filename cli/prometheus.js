@@ -117,6 +117,11 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     "Turn records in turns/; NaN where turns/ cannot be read.",
     each((b, s) => [[named(b), typeof s?.turns?.records === "number" ? s.turns.records : NaN]]),
   );
+  family(
+    "unfollowed_entries",
+    "Entries of discord/ with a binding's name that cannot be followed (a link that leads nowhere or round in a loop, a path this user cannot search): 1 each.",
+    (view?.json.notBindings ?? []).filter((n) => n.unfollowed).map((n) => [{ name: n.name }, 1]),
+  );
   if (view)
     family(
       "bindings",
