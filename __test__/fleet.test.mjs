@@ -181,11 +181,9 @@ describe("every binding at a glance (#46)", addonOnly, () => {
       }
       const file = join(scratch(), "m.prom");
       cli("status", "--data-root", root, "--prometheus", file);
-      assert.match(
-        readFileSync(file, "utf8"),
-        /^discord_journal_binding_braked\{data_root="[^"]+",binding="rc"\} 0$/m,
-        "recover's own line is no brake",
-      );
+      const prom = readFileSync(file, "utf8");
+      assert.match(prom, /^discord_journal_binding_braked\{data_root="[^"]+",binding="rc"\} 0$/m, "recover's own line is no brake");
+      assert.match(prom, /^discord_journal_unfollowed_entries\{data_root="[^"]+",name="loopy"\} 1$/m, "the link has a series");
     },
   );
 
