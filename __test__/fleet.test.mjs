@@ -215,6 +215,47 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     },
   );
 
+  // #57: the text an operator reads: the command under each line that
+  // needs a hand, -x for those alone, state words that say the problem.
+  test("the text view: next under each line that needs a hand, -x, and no line reads ready alone while it needs a hand", async () => {
+    const { root, live } = await fleetRoot();
+    try {
+      // A connector under the brake, and a ready binding with a problem (its mode).
+      M.requestStop(join(root, "discord", "live"), "look");
+      chmodSync(join(root, "discord", "ready"), 0o755);
+      const r = cli("status", "--data-root", root);
+      assert.equal(r.status, 1);
+      const lines = r.stdout.split("\n");
+      const at = (name) => lines.findIndex((l) => l.startsWith(`${name} `));
+      const damaged = json("status", join(root, "discord", "damaged")).out.verdict.next;
+      assert.equal(lines[at("damaged") + 1], `    next: ${damaged}`);
+      assert.match(lines[at("ready")], /^ready +ready, 1 problem +/);
+      assert.equal(lines[at("ready") + 1].trim().startsWith("next: "), true);
+      assert.match(lines[at("live")], /^live +braked +STOP is on: look .*; a connector runs under the brake \(pid \d+\)$/);
+      const x = cli("status", "--data-root", root, "-x");
+      assert.equal(x.status, 1);
+      assert.deepEqual(
+        x.stdout
+          .split("\n")
+          .filter((l) => /^[a-z]+ {2}/.test(l))
+          .map((l) => l.split(" ")[0])
+          .sort(),
+        ["braked", "damaged", "live", "ready"],
+        "what makes the exit code non-zero, and nothing else",
+      );
+      const quiet = scratch();
+      M.ensureJournal(join(quiet, "discord", "one"));
+      M.ensureJournal(join(quiet, "discord", "two"));
+      const none = cli("status", "--data-root", quiet, "-x");
+      assert.equal(none.status, 0);
+      assert.equal(none.stdout, "all 2 bindings need no hand\n");
+      assert.equal(cli("status", join(quiet, "discord", "one"), "-x").status, 2, "-x is for every binding");
+      assert.match(cli("status", "--prometheus", join(quiet, "m.prom")).stderr, /it needs --data-root ROOT/);
+    } finally {
+      live.kill();
+    }
+  });
+
   // #56: a frozen connector read as "running", and a process stopped in
   // the guard of a braked binding as "braked": neither paged.
   test(

@@ -96,10 +96,11 @@ const MISSING_OK = [
 withDir(
   command(
     "status",
-    "the verdict (can it start?), the brake and the lock, what needs a hand; files, deliveries, today's counts. With neither DIR nor --binding: every binding under the data root, one line each",
+    "the verdict (can it start?), the brake and the lock, what needs a hand; files, deliveries, today's counts. With --data-root ROOT typed and neither DIR nor --binding: every binding under ROOT, one line each (status alone names no journal: a usage mistake)",
   ),
 )
   .option("--prometheus <file>", "with every binding: write their metrics to <file> in node_exporter's textfile format (replaced whole)")
+  .option("-x, --problems", "with every binding: only those that need a hand or are braked, or one line saying none does")
   .addOption(new Option("--fleet-only <names>").hideHelp())
   // Every binding only where --data-root was typed: `status` alone, in a
   // directory that happens to hold data/, stays the usage mistake it was.

@@ -15,7 +15,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { BINDING_NAME, reach, actor, kind } = require("./target.js");
-const { UsageError, Refusal, sh, escaped, table } = require("./output.js");
+const { UsageError, Refusal, sh, escaped, table, mark, commands, plural } = require("./output.js");
 
 const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
 
@@ -183,9 +183,26 @@ const reasonOf = (b) => {
   if ((v.state === "damaged" || v.state === "unreadable") && v.problems.length > 0) return v.problems[0].what;
   // Needing a hand without a reason of the state's own (a mode, an owner): its first problem.
   if (b.exitCode === 1 && v.problems.length > 0 && (v.state === "ready" || v.state === "crashed")) return v.problems[0].what;
+  // A connector that runs under the brake: the brake alone would hide it.
+  if (v.state === "braked" && b.status.lock?.state === "live")
+    return `${v.why}; a connector runs under the brake (pid ${b.status.lock.owner?.pid})`;
   if (v.why) return v.why;
   return v.canStart ? "can start" : (v.problems[0]?.what ?? "");
 };
+
+/**
+ * The state as a line shows it: the verdict's word, and where the binding
+ * needs a hand without its state saying so (a mode, an owner), its
+ * problems, so that no line reads "ready" alone and needs a hand (#57).
+ * On a terminal, with colour: a mark for what needs a hand, is braked, or
+ * needs nothing.
+ */
+function stateWord(b) {
+  const state = stateOf(b);
+  const problems = b.status?.verdict.problems.length ?? 0;
+  const word = b.exitCode === 1 && ["ready", "crashed", "running"].includes(state) ? `${state}, ${plural(problems, "problem")}` : state;
+  return mark(b.exitCode === 1 ? "bad" : state === "braked" ? "warn" : "ok", word);
+}
 
 /** Most urgent first: what needs a hand (exit 1), then the braked (3), then the rest; by state, then name. */
 function urgency(b) {
@@ -233,13 +250,31 @@ function fleet(opts, verdict) {
     counts,
     seconds,
   };
-  const rows = order.map((b) => [b.binding, stateOf(b), escaped(reasonOf(b))]);
   const needs = order.filter((b) => b.exitCode === 1).length;
   const total = judged.length + unjudged.length;
+  // With -x (as `zpool status -x`): the bindings that make the exit code
+  // non-zero alone, and one line where there are none.
+  const shown = opts.problems ? order.filter((b) => b.exitCode === 1 || stateOf(b) === "braked") : order;
+  if (opts.problems && shown.length === 0 && unjudged.length === 0)
+    return { exitCode, json, text: `all ${plural(total, "binding")} need no hand`, judged: order, seconds };
   const lines = [
-    `${total} ${total === 1 ? "binding" : "bindings"} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}${unjudged.length > 0 ? `, ${unjudged.length} not judged` : ""}`,
+    `${plural(total, "binding")} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}${unjudged.length > 0 ? `, ${unjudged.length} not judged` : ""}`,
   ];
-  if (rows.length > 0) lines.push("", ...table(rows));
+  // Each line that needs a hand has the one command that moves it on just
+  // below it; the rest, a line each. A blank line sets them apart.
+  const cells = (b) => [b.binding, stateWord(b), escaped(reasonOf(b))];
+  const urgent = shown.filter((b) => b.exitCode === 1);
+  const rest = shown.filter((b) => b.exitCode !== 1);
+  const rows = shown.length > 0 ? table(shown.map(cells)) : [];
+  if (urgent.length > 0) {
+    lines.push("");
+    urgent.forEach((b, i) => {
+      lines.push(rows[i]);
+      const next = b.status?.verdict.next;
+      if (next) lines.push(`    next: ${commands(escaped(next))}`);
+    });
+  }
+  if (rest.length > 0) lines.push("", ...rows.slice(urgent.length));
   lines.push("", STATES.map((s) => `${counts[s]} ${s}`).join(", "));
   if (unjudged.length > 0)
     lines.push(

@@ -622,7 +622,15 @@ function action(dir, opts) {
     return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
   }
   if (opts.prometheus !== undefined)
-    throw new UsageError("--prometheus writes every binding's metrics: give --data-root ROOT alone, without DIR or --binding");
+    throw new UsageError(
+      dir === undefined && opts.binding === undefined
+        ? "--prometheus writes every binding's metrics: it needs --data-root ROOT (the directory that holds discord/)"
+        : "--prometheus writes every binding's metrics: give --data-root ROOT alone, without DIR or --binding",
+    );
+  if (opts.problems)
+    throw new UsageError(
+      "-x shows the bindings that need a hand among every binding: give --data-root ROOT alone, without DIR or --binding",
+    );
   const s = status(target(dir, opts, "status"));
   return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
 }
