@@ -25,7 +25,7 @@ import {
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, modulePath, mountsTmpfs, runModule, scratch, withTmpfs } from "./helpers.mjs";
+import { AS_NOBODY, M, addonOnly, journal, modulePath, mountsTmpfs, runModule, scratch, withTmpfs } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -140,7 +140,7 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     // Where root ran it, the chmod runs as the owner: it follows a link, and
     // the owner may have swapped one in by the time it is pasted (#33).
     // (A root with no user database, as in a bare chroot, names it by number.)
-    const as = root ? "sudo -u (nobody|'#65534') " : "";
+    const as = root ? AS_NOBODY : "";
     assert.match(p.fix, new RegExp(`^\`${as}chmod 600 ${dir}/inbox\\.jsonl\`$`));
     for (const x of s.out.verdict.problems) assert.doesNotMatch(x.fix, /<owner>/);
   });

@@ -13,7 +13,7 @@ import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, r
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs, runFile } from "./helpers.mjs";
+import { AS_NOBODY, M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs, runFile } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
@@ -230,7 +230,7 @@ describe("each state an operator met, held to what the library does (#34)", addo
     // (root's real uid made it an unreadable one), and its recover cannot remove it.
     assert.equal(s.out.lock.state, "absent");
     assert.deepEqual([s.status, s.out.verdict.state, s.out.verdict.canStart], [1, "stuck", false]);
-    assert.match(s.out.verdict.next, /^`sudo -u nobody chmod 700 .*\/run\.lock`$/);
+    assert.match(s.out.verdict.next, new RegExp(`^\`${AS_NOBODY}chmod 700 .*/run\\.lock\`$`));
     const r = cli("recover", dir);
     assert.equal(r.status, 1);
     assert.match(r.stderr, /could not remove run\.lock in .* \(EACCES\)/);
@@ -324,14 +324,18 @@ describe("each state an operator met, held to what the library does (#34)", addo
     chmodSync(dir, 0o500);
     const s = json("status", dir);
     assert.deepEqual([s.status, s.out.verdict.state, s.out.verdict.canStart], [1, "stuck", false]);
-    assert.match(s.out.verdict.next, /^`sudo -u nobody chmod 700 /);
+    assert.match(s.out.verdict.next, new RegExp(`^\`${AS_NOBODY}chmod 700 `));
     // Where there is no getent (BusyBox, a minimal container), the owner
     // is named from /etc/passwd all the same.
     const bare = spawnSync(process.execPath, [bin, "status", dir, "--json"], {
       encoding: "utf8",
       env: { ...process.env, PATH: dirname(process.execPath) },
     });
-    assert.match(JSON.parse(bare.stdout).verdict.next, /^`sudo -u nobody chmod 700 /);
+    assert.match(
+      JSON.parse(bare.stdout).verdict.next,
+      /^`(runuser -u nobody -- |setpriv --reuid=65534 --regid=\d+ --clear-groups -- |sudo -u nobody )chmod 700 /,
+      "named, and run by whichever of runuser, setpriv and sudo that PATH has",
+    );
   });
 
   test("a limit on open files reached mid-read is named EMFILE, with the limit to raise, never a file to inspect", (t) => {

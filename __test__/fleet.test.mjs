@@ -26,7 +26,7 @@ import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { NOBODY, actsAsOwner, M, addonOnly, deadPid, forOthers, liveOwner, runFile, scratch } from "./helpers.mjs";
+import { AS_NOBODY, NOBODY, actsAsOwner, M, addonOnly, deadPid, forOthers, liveOwner, runFile, scratch } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
@@ -128,7 +128,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     // A file only root may read, in nobody's journal: unreadable to its service.
     writeFileSync(join(theirs, "drops.jsonl"), '{"id":"d"}\n', { mode: 0o600 });
     // A second journal of nobody's, judged after the first by the same
-    // child: its fixes are given as nobody's too (sudo -u nobody chmod).
+    // child: its fixes are given as nobody's too (runuser -u nobody -- chmod).
     const second = join(root, "discord", "nobodys2");
     M.ensureJournal(second);
     chmodSync(join(second, "turns"), 0o755);
@@ -145,7 +145,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     }
     const b = f.out.bindings.find((x) => x.binding === "nobodys");
     assert.ok(b.verdict.problems.some((p) => /drops\.jsonl/.test(p.what)));
-    assert.match(f.out.bindings.find((x) => x.binding === "nobodys2").verdict.next, /^`sudo -u nobody chmod 700 /);
+    assert.match(f.out.bindings.find((x) => x.binding === "nobodys2").verdict.next, new RegExp(`^\`${AS_NOBODY}chmod 700 `));
     assert.equal(f.out.bindings.find((x) => x.binding === "roots").verdict.state, "ready");
   });
 

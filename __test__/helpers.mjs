@@ -194,6 +194,18 @@ function openToAll(dir) {
 /** The user a root test gives journals to, so that the command acts as their owner. */
 export const NOBODY = 65534;
 
+const onPath = (tool) => spawnSync("sh", ["-c", `command -v ${tool}`]).status === 0;
+/**
+ * The words the command prints, from a root shell here, to run a pasted
+ * command as nobody (#57): runuser, else setpriv, else sudo, whichever is
+ * there first; as a regular expression's source.
+ */
+export const AS_NOBODY = onPath("runuser")
+  ? "runuser -u nobody -- "
+  : onPath("setpriv")
+    ? "setpriv --reuid=65534 --regid=\\d+ --clear-groups -- "
+    : "sudo -u (nobody|'#65534') ";
+
 /**
  * Run as root, with nobody in the user database, and on a runtime that can
  * set a process's groups: the command then acts as a journal's owner (#33),

@@ -101,6 +101,30 @@ function asUser(uid, argv) {
   return `sudo ${user}${argv.map(sh).join(" ")}`;
 }
 
+/** Whether `tool` is a command on this process's PATH. */
+const onPath = (tool) =>
+  (process.env.PATH ?? "").split(path.delimiter).some((d) => {
+    try {
+      fs.accessSync(path.join(d || ".", tool), fs.constants.X_OK);
+      return true;
+    } catch {
+      return false;
+    }
+  });
+
+/**
+ * The words, ending in a space, that run a pasted command as `uid` (its
+ * group `gid`) from the root shell this command ran in (#57): runuser,
+ * else setpriv (both util-linux), else sudo; none is assumed, the first
+ * one here is printed, so that the command runs as printed.
+ */
+function becoming(uid, gid) {
+  const name = userName(uid);
+  if (name && onPath("runuser")) return `runuser -u ${sh(name)} -- `;
+  if (onPath("setpriv")) return `setpriv --reuid=${uid} --regid=${gid} --clear-groups -- `;
+  return `sudo -u ${sh(name ?? `#${uid}`)} `;
+}
+
 const octal = (mode) => (mode & 0o7777).toString(8).padStart(4, "0");
 
 /**
@@ -110,7 +134,7 @@ const octal = (mode) => (mode & 0o7777).toString(8).padStart(4, "0");
  * change only its own files; `chown` changes a link itself (`-h`), never
  * the file it leads to (and `-R` does not follow links below).
  */
-const chmodFix = (t, mode, p) => `\`${t.acting ? `sudo -u ${sh(userName(t.st.uid) ?? `#${t.st.uid}`)} ` : ""}chmod ${mode} ${sh(p)}\``;
+const chmodFix = (t, mode, p) => `\`${t.acting ? becoming(t.st.uid, t.st.gid) : ""}chmod ${mode} ${sh(p)}\``;
 const chownFix = (uid, p, dir) => `\`chown ${dir ? "-R" : "-h"} ${sh(`${userName(uid) ?? uid}:`)} ${sh(p)}\``;
 
 /** Whether the effective user may `want` (4 read, 2 write, 1 search) by the mode bits. */
@@ -733,11 +757,7 @@ function survey(target, now = Date.now()) {
       what: `${rel} is a symbolic link to ${l.to}${why ? ` (${why})` : ""}${then}, and nothing of it is shown here`,
       fix: l.error
         ? `\`rm ${p}\` removes the link alone (what it points to is not touched); the connector starts the file afresh`
-        : copyIn(
-            target.acting ? `sudo -u ${sh(userName(owner) ?? `#${owner}`)} ` : "",
-            fs.realpathSync(path.join(at, rel)),
-            path.join(dir, rel),
-          ),
+        : copyIn(target.acting ? becoming(owner, st.gid) : "", fs.realpathSync(path.join(at, rel)), path.join(dir, rel)),
       blocks: lst.uid !== owner || l.error !== undefined,
       link: true,
     });
