@@ -176,6 +176,10 @@ describe("the verdict holds in the journal's surroundings (#45)", addonOnly, () 
     const s = json("status", dir);
     assert.equal(s.out.verdict.state, "unreadable");
     assert.match(s.out.verdict.next, new RegExp(`^\`${AS_NOBODY}chmod 700 ${join(dir, "turns")}\`$`));
+    // Its mode and the listing it fails are two problems, one command (#57).
+    const text = cli("status", dir).stdout;
+    assert.equal(text.match(/fix: `[^`]*chmod 700/g)?.length, 1, text);
+    assert.match(text, /fix: the command above/);
     paste(s.out.verdict.next);
     assert.equal(json("status", dir).out.turns.records, 1);
   });

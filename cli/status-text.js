@@ -75,7 +75,13 @@ function render(status) {
 
   if (v.problems.length > 0) {
     out.push("", "needs a hand:");
-    for (const p of v.problems) out.push(`  ${mark("bad", p.what)}`, `    ${dim("fix:")} ${commands(p.fix)}`);
+    // Two problems one command fixes (a mode that also makes a listing
+    // fail): the command is printed once (#57).
+    const given = new Set();
+    for (const p of v.problems) {
+      out.push(`  ${mark("bad", p.what)}`, `    ${dim("fix:")} ${given.has(p.fix) ? "the command above" : commands(p.fix)}`);
+      given.add(p.fix);
+    }
   }
   if (v.next !== null) out.push(`${bold("next:")} ${commands(v.next)}`);
 
