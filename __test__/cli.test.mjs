@@ -5,7 +5,7 @@
 // the suite runs against another implementation.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -16,6 +16,46 @@ const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url),
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8" });
 const cliIn = (cwd, ...args) => spawnSync(process.execPath, [bin, ...args], { cwd, encoding: "utf8" });
 const ESC = "\u001b[";
+
+// #57: in a clone the advice `discord-journal unlock …` was not on PATH
+// (exit 127). The command names itself as the operator can run it there.
+describe("every printed command runs where the operator stands", addonOnly, () => {
+  const crashed = () => {
+    const dir = journal();
+    mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+    writeFileSync(join(dir, "run.lock", "owner.json"), JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId() }) + "\n", {
+      mode: 0o600,
+    });
+    return dir;
+  };
+  const bare = dirname(process.execPath);
+  const next = (cwd, dir) =>
+    JSON.parse(
+      spawnSync(process.execPath, [bin, "status", dir, "--json"], { cwd, encoding: "utf8", env: { ...process.env, PATH: bare } }).stdout,
+    ).verdict.next;
+
+  test("no discord-journal on PATH: the path of the command itself, which runs as printed", () => {
+    const dir = crashed();
+    const said = next(scratch(), dir);
+    assert.ok(said.includes(`\`${bin} recover ${dir}\``), said);
+    if (!process.versions.bun && !process.versions.deno) {
+      const command = /`([^`]+)`/.exec(said)[1];
+      const r = spawnSync("sh", ["-c", command], { encoding: "utf8", env: { ...process.env, PATH: `${bare}:/usr/bin:/bin` } });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(r.stdout.trim(), "cleared");
+    }
+  });
+
+  test("in a project that installed it: npx --no-install, which never asks a registry", () => {
+    const dir = crashed();
+    const project = scratch();
+    mkdirSync(join(project, "node_modules", ".bin"), { recursive: true });
+    symlinkSync(bin, join(project, "node_modules", ".bin", "discord-journal"));
+    const said = next(project, dir);
+    assert.ok(said.includes(`\`npx --no-install discord-journal recover ${dir}\``), said);
+    assert.doesNotMatch(said, /npx --no-install npx/);
+  });
+});
 
 describe("discord-journal command", addonOnly, () => {
   test("demo leaves a braked journal whose owner is gone, says what to run, and runs twice", () => {

@@ -3,10 +3,10 @@
 // reference journal.mjs, and those about what only the addon has skip there.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync } from "node:fs";
+import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { after } from "node:test";
 import { fileURLToPath, pathToFileURL } from "node:url";
 
@@ -56,6 +56,21 @@ const made = [];
 after(() => {
   for (const d of made) rmSync(d, { recursive: true, force: true });
 });
+
+// The command's advice names it as the operator runs it (#57): by name
+// where a `discord-journal` is on PATH. The suite's children find this
+// package's there, as an installed one would be; cli.test.mjs holds the
+// other cases (a clone, a project) with a PATH of their own.
+{
+  const shim = mkdtempSync(join(tmpdir(), "discord-journal-path-"));
+  made.push(shim);
+  // Another user's command (setpriv, as nobody) finds it too.
+  chmodSync(shim, 0o755);
+  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(join(root, "bin", "discord-journal.js"))} "$@"\n`, {
+    mode: 0o755,
+  });
+  process.env.PATH = `${shim}${delimiter}${process.env.PATH ?? ""}`;
+}
 
 /** A fresh binding directory `<tmp>/discord/alpha` with `turns/`, or bare. */
 export function journal({ name = "alpha", bare = false } = {}) {
