@@ -46,6 +46,20 @@ describe("every printed command runs where the operator stands", addonOnly, () =
     }
   });
 
+  test("in a clone: the demo's next runs as printed, and the status it asks for again", () => {
+    const cwd = scratch();
+    const env = { ...process.env, PATH: bare };
+    const demo = spawnSync(process.execPath, [bin, "demo", "data/discord/demo"], { cwd, encoding: "utf8", env });
+    assert.equal(demo.status, 0, demo.stderr);
+    assert.ok(demo.stdout.includes(`\`${bin} status data/discord/demo\``), demo.stdout);
+    if (process.versions.bun || process.versions.deno) return;
+    const said = next(cwd, "data/discord/demo");
+    for (const command of [...said.matchAll(/`([^`]+)`/g)].map((m) => m[1]).filter((c) => c.startsWith(bin))) {
+      const r = spawnSync("sh", ["-c", command], { cwd, encoding: "utf8", env: { ...process.env, PATH: `${bare}:/usr/bin:/bin` } });
+      assert.equal(r.status, 0, `${command}: ${r.stderr}`);
+    }
+  });
+
   test("in a project that installed it: npx --no-install, which never asks a registry", () => {
     const dir = crashed();
     const project = scratch();
