@@ -147,7 +147,9 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
   const out = [];
-  for (const f of families) {
+  // A family with nothing to say (no braked binding, a failed run's
+  // bindings) is left out whole.
+  for (const f of families.filter((x) => x.samples.length > 0)) {
     out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
     for (const [labels, v] of f.samples) {
       const ls = Object.entries(labels).map(([k, x]) => `${k}="${label(x)}"`);
