@@ -46,6 +46,24 @@ describe("every printed command runs where the operator stands", addonOnly, () =
     }
   });
 
+  test("what the journal holds is shown as it is: a STOP reason naming the command is not rewritten", () => {
+    const dir = journal();
+    M.requestStop(dir, "discord-journal stop by alice");
+    const r = spawnSync(process.execPath, [bin, "status", dir, "--json"], {
+      cwd: scratch(),
+      encoding: "utf8",
+      env: { ...process.env, PATH: bare },
+    });
+    const s = JSON.parse(r.stdout);
+    assert.equal(s.stop.value[0].reason, "discord-journal stop by alice");
+    const text = spawnSync(process.execPath, [bin, "status", dir], {
+      cwd: scratch(),
+      encoding: "utf8",
+      env: { ...process.env, PATH: bare },
+    }).stdout;
+    assert.ok(text.includes("discord-journal stop by alice"), text);
+  });
+
   test("in a clone: the demo's next runs as printed, and the status it asks for again", () => {
     const cwd = scratch();
     const env = { ...process.env, PATH: bare };

@@ -8,7 +8,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { J, stopLockState, stopLockCause, repairRunning, holders, unguarded, processOf } = require("./journal.js");
 const { who } = require("./target.js");
-const { sh, age, capitalized } = require("./output.js");
+const { sh, age, capitalized, invocation } = require("./output.js");
 
 /** Whether STOP's lines are the one a `recover` writes, which recover itself removes: no operator's brake. */
 const recoversOnly = (lines) => Array.isArray(lines) && lines.length === 1 && lines[0].reason === J.RECOVER_REASON;
@@ -53,7 +53,7 @@ function stopLocked({ dir, at }, e, told = undefined) {
   if (state === "left")
     return refusal(
       e,
-      `.stop.lock was left (made ${made} ago) by a STOP update that did not finish: none runs now. \`discord-journal repair ${sh(dir)} --apply\` removes it, proving that again; then run the command again`,
+      `.stop.lock was left (made ${made} ago) by a STOP update that did not finish: none runs now. \`${invocation()} repair ${sh(dir)} --apply\` removes it, proving that again; then run the command again`,
     );
   if (state === "held") {
     // A live update of this package is inside, as the kernel shows it (#44).
@@ -122,8 +122,8 @@ function zombieProblem(dir, z) {
   return {
     what: `the connector that holds run.lock (pid ${z.pid}) is dead, but ${parent} has not reaped it, so it still counts as running: recover, unlock and every start refuse its lock until it is reaped`,
     fix: z.parent
-      ? `\`kill -s CHLD ${z.parent.pid}\` asks its parent to reap it; where pid ${z.pid} stays, that parent reaps no children (a container's PID 1 without an init: run it with one, \`docker run --init\`), and stopping pid ${z.parent.pid} by hand leaves it to init. Once it is gone, \`discord-journal recover ${sh(dir)}\``
-      : `once pid ${z.pid} is reaped, \`discord-journal recover ${sh(dir)}\``,
+      ? `\`kill -s CHLD ${z.parent.pid}\` asks its parent to reap it; where pid ${z.pid} stays, that parent reaps no children (a container's PID 1 without an init: run it with one, \`docker run --init\`), and stopping pid ${z.parent.pid} by hand leaves it to init. Once it is gone, \`${invocation()} recover ${sh(dir)}\``
+      : `once pid ${z.pid} is reaped, \`${invocation()} recover ${sh(dir)}\``,
   };
 }
 

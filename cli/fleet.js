@@ -15,7 +15,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { BINDING_NAME, reach, actor, kind } = require("./target.js");
-const { UsageError, Refusal, sh, escaped, table, mark, commands, plural } = require("./output.js");
+const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
 const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
 
@@ -34,7 +34,7 @@ function entries(top) {
   } catch (e) {
     if (e.code === "ENOENT" || e.code === "ENOTDIR")
       throw new UsageError(
-        `which journal? no bindings at ${top} (${e.code}) to list: give its directory (discord-journal status data/discord/NAME) or --binding NAME, or the data root that holds discord/<binding>/ (--data-root ROOT) for every binding`,
+        `which journal? no bindings at ${top} (${e.code}) to list: give its directory (${invocation()} status data/discord/NAME) or --binding NAME, or the data root that holds discord/<binding>/ (--data-root ROOT) for every binding`,
       );
     throw new Refusal(`cannot list the bindings in ${top} (${e.code}); \`ls -ld ${sh(top)}\` shows its owner and mode`);
   }
@@ -281,7 +281,7 @@ function fleet(opts, verdict) {
       `not judged: ${unjudged.map((u) => escaped(u.binding)).join(", ")}: this command runs as uid ${process.geteuid?.()}, neither root nor their owner, and may not read them (${unjudged[0].code}); run it as root, which judges each binding as its owner, or as their owner`,
     );
   if (notBindings.length > 0) lines.push(`not bindings: ${notBindings.map((n) => `${escaped(n.name)} (${n.why})`).join(", ")}`);
-  if (needs > 0) lines.push(`\`discord-journal status ${sh(path.join(top, "NAME"))}\` gives a binding's problems and the command for each`);
+  if (needs > 0) lines.push(`\`${invocation()} status ${sh(path.join(top, "NAME"))}\` gives a binding's problems and the command for each`);
   return { exitCode, json, text: lines.join("\n"), judged: order, seconds };
 }
 

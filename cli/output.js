@@ -35,7 +35,7 @@ const mark = (level, text) => (colour ? paint(MARK[level][1], `${MARK[level][0]}
 const dim = (text) => paint("dim", text);
 const bold = (text) => paint("bold", text);
 /** Commands quoted in backticks, in bold on a terminal (the backticks then go). */
-const commands = (text) => text.replace(/`([^`]+)`/g, (_, c) => (colour ? bold(invoked(c)) : `\`${invoked(c)}\``));
+const commands = (text) => text.replace(/`([^`]+)`/g, (_, c) => (colour ? bold(c) : `\`${c}\``));
 
 /**
  * A string from the journal as text: every control character written as
@@ -130,7 +130,8 @@ function table(rows) {
  * command printed runs as printed: its name where a `discord-journal` is on
  * PATH; in a project that installed it (`node_modules/.bin` here), `npx
  * --no-install discord-journal`, which never asks a registry; else the
- * path of its own file, which runs as it is. Asked once, when printing.
+ * path of its own file, which runs as it is. Asked once; every command
+ * the tool prints is written with it (never journal data it shows).
  */
 let self;
 function invocation() {
@@ -157,22 +158,6 @@ function invocation() {
   return self;
 }
 
-// A command of this package in running text, not yet written as it runs
-// (never twice: `npx --no-install discord-journal` is written).
-const SUBCOMMAND = /(?<![\w/.-]|--no-install )discord-journal (?=(?:status|check|stop|unlock|recover|repair|verify|demo)\b)/g;
-/** `value` (text, or an answer's JSON) with each command of this package written as `invocation()` runs it. */
-function invoked(value) {
-  if (typeof value === "string") {
-    if (!SUBCOMMAND.test(value)) return value;
-    SUBCOMMAND.lastIndex = 0;
-    const as = invocation();
-    return as === "discord-journal" ? value : value.replace(SUBCOMMAND, `${as} `);
-  }
-  if (Array.isArray(value)) return value.map(invoked);
-  if (value !== null && typeof value === "object") return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, invoked(v)]));
-  return value;
-}
-
 /**
  * Runs a command's body, which returns (or resolves with) `{ exitCode, json,
  * text }`, and prints its outcome: `text` (stdout), or with `--json` the
@@ -191,15 +176,15 @@ function run(json, body) {
     const exitCode = typeof e?.exitCode === "number" ? e.exitCode : 1;
     // A journal refusal is the library's own message; anything else is ours.
     const journal = e?.name === "DiscordError";
-    const message = invoked(String(e?.message ?? e));
+    const message = String(e?.message ?? e);
     // A refusal of the command's own may carry its JSON form (`e.json`).
-    if (json) console.log(JSON.stringify(invoked(e?.json) ?? { ok: false, exitCode, error: message }, null, 2));
+    if (json) console.log(JSON.stringify(e?.json ?? { ok: false, exitCode, error: message }, null, 2));
     else console.error(printable(journal ? message : `discord-journal: ${message}`));
     process.exitCode = exitCode;
   };
   const print = (out) => {
-    if (json) console.log(JSON.stringify(invoked(out.json), null, 2));
-    else if (out.text !== undefined) console.log(printable(invoked(out.text)));
+    if (json) console.log(JSON.stringify(out.json, null, 2));
+    else if (out.text !== undefined) console.log(printable(out.text));
     process.exitCode = out.exitCode ?? 0;
   };
   let out;
@@ -215,6 +200,7 @@ function run(json, body) {
 
 module.exports = {
   capitalized,
+  invocation,
   UsageError,
   Refusal,
   mark,

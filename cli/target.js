@@ -18,7 +18,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { UsageError, Refusal, sh, age, capitalized } = require("./output.js");
+const { UsageError, Refusal, sh, age, capitalized, invocation } = require("./output.js");
 const { J, RECORD_FILES } = require("./journal.js");
 
 /** What only a journal holds: one of these makes a directory a journal. */
@@ -98,7 +98,8 @@ function who(uid) {
 function asUser(uid, argv) {
   const name = userName(uid);
   const user = uid === 0 ? "" : `-u ${name ?? `'#${uid}'`} `;
-  return `sudo ${user}${argv.map(sh).join(" ")}`;
+  const [self, ...args] = argv;
+  return `sudo ${user}${self === "discord-journal" ? invocation() : sh(self)} ${args.map(sh).join(" ")}`;
 }
 
 /** Whether `tool` is a command on this process's PATH. */
@@ -376,7 +377,7 @@ function reach(dir, { command, write = false, argv }) {
     const shown = entries.slice(0, 3).join(", ") + (entries.length > 3 ? `, … (${entries.length} in all)` : "");
     throw new UsageError(
       `${dir} is not a binding's journal: it holds ${shown} but none of turns/, the *.jsonl record files, STOP or run.lock; ` +
-        `nothing was read or changed. Give a binding's journal directory, <data root>/discord/<binding> (\`discord-journal ${command} data/discord/NAME\`)`,
+        `nothing was read or changed. Give a binding's journal directory, <data root>/discord/<binding> (\`${invocation()} ${command} data/discord/NAME\`)`,
     );
   }
   return { dir, abs, at, st, entries, link, acting, closed };
@@ -592,7 +593,7 @@ function notYet(dir, opts, command) {
  */
 function keepBrake(dir) {
   const stop = sh(path.join(dir, "STOP"));
-  return `\`rm ${stop} && discord-journal stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`rm ${stop}\` alone lifts the brake)`;
+  return `\`rm ${stop} && ${invocation()} stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`rm ${stop}\` alone lifts the brake)`;
 }
 
 /** The kind of a file from its lstat. */
@@ -656,7 +657,7 @@ function stopLockLeft({ dir, at }, now, lst) {
   if (state === "left")
     return {
       what: `.stop.lock was left (${old} ago) by a STOP update that did not finish: none runs now (each holds the STOP mark while .stop.lock exists), and ${refuses}`,
-      fix: `\`discord-journal repair ${sh(dir)} --apply\` removes it, proving again that no STOP update runs`,
+      fix: `\`${invocation()} repair ${sh(dir)} --apply\` removes it, proving again that no STOP update runs`,
     };
   return {
     what: `.stop.lock is present (made ${old} ago), and whether a STOP update is still inside cannot be proved (${why}); ${refuses}`,
@@ -704,7 +705,7 @@ function survey(target, now = Date.now()) {
     if (RECORD_FILES.includes(rel) && lst.isFile() && lst.nlink > 1) {
       found.push({
         what: `${rel} has another name (a hard link, ${lst.nlink} names in all): it is one file under both, so whatever holds the other name (another binding's journal, a copy) reads this binding's records and appends its own to them, which this binding then reads`,
-        fix: `\`discord-journal repair ${sh(dir)} --apply\` makes it a file of this journal's own, with every record it holds (the other name keeps the old file); it holds the binding meanwhile, and refuses while a connector runs`,
+        fix: `\`${invocation()} repair ${sh(dir)} --apply\` makes it a file of this journal's own, with every record it holds (the other name keeps the old file); it holds the binding meanwhile, and refuses while a connector runs`,
         file: rel,
         shared: true,
       });
@@ -797,7 +798,7 @@ function survey(target, now = Date.now()) {
   if (temps.length > 0) {
     found.push({
       what: `a repair that was stopped left its unfinished ${temps.length === 1 ? "copy" : "copies"}: ${temps.join(", ")}; the files themselves are as they were`,
-      fix: `\`discord-journal repair ${sh(dir)} --apply\` removes ${temps.length === 1 ? "it" : "them"} and finishes the repair`,
+      fix: `\`${invocation()} repair ${sh(dir)} --apply\` removes ${temps.length === 1 ? "it" : "them"} and finishes the repair`,
     });
   }
   for (const name of entries) {
@@ -880,7 +881,7 @@ function survey(target, now = Date.now()) {
         outside[rel] = l;
         found.push({
           what: `${rel} is a symbolic link to ${l.to}: the connector writes its owner record as a file of its own, never a link, and nothing of it is shown here`,
-          fix: `if no connector runs for this binding, \`discord-journal unlock ${sh(dir)}\` clears the lock (and brakes)`,
+          fix: `if no connector runs for this binding, \`${invocation()} unlock ${sh(dir)}\` clears the lock (and brakes)`,
           blocks: true,
           link: true,
         });

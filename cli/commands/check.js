@@ -10,7 +10,7 @@
 const { scanLines, scanTurns, refusalOf } = require("../journal.js");
 const { READERS } = require("../readers.js");
 const { RECORD_FILES, survey, target } = require("../target.js");
-const { plural, sh, escaped } = require("../output.js");
+const { plural, sh, escaped, invocation } = require("../output.js");
 const { status } = require("./status.js");
 
 const SHORT = {
@@ -140,7 +140,7 @@ function check(t) {
     );
     if (found.some((p) => REPAIRABLE.has(p.damage))) {
       lines.push(
-        `fix: \`discord-journal repair ${sh(dir)} --apply\` sets aside what a crash left (cut short, zero bytes) and lines of whitespace alone, keeping their bytes`,
+        `fix: \`${invocation()} repair ${sh(dir)} --apply\` sets aside what a crash left (cut short, zero bytes) and lines of whitespace alone, keeping their bytes`,
       );
     }
     if (found.some((p) => p.damage === "invalid"))

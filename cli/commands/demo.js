@@ -11,7 +11,7 @@ const { J } = require("../journal.js");
 const { reach, hereStill } = require("../target.js");
 const { render } = require("../status-text.js");
 const { status } = require("./status.js");
-const { UsageError, Refusal } = require("../output.js");
+const { UsageError, Refusal, invocation } = require("../output.js");
 
 /** The demo's directory: DIR if given and new, else the first free `data/discord/demo`, `demo-2`, ... */
 function demoDir(dir) {
@@ -21,11 +21,11 @@ function demoDir(dir) {
     try {
       st = fs.statSync(dir, { throwIfNoEntry: false });
     } catch (e) {
-      throw new UsageError(`cannot use ${dir} for the demo (${e.code}); give it a new directory you can create (discord-journal demo DIR)`);
+      throw new UsageError(`cannot use ${dir} for the demo (${e.code}); give it a new directory you can create (${invocation()} demo DIR)`);
     }
     if (st !== undefined && (!st.isDirectory() || fs.readdirSync(dir).length > 0)) {
       throw new UsageError(
-        `${dir} already exists; give the demo a new directory (discord-journal demo DIR), or none for a fresh one under ./data`,
+        `${dir} already exists; give the demo a new directory (${invocation()} demo DIR), or none for a fresh one under ./data`,
       );
     }
     return dir;
@@ -48,7 +48,7 @@ function build(dir) {
     J.ensureJournal(dir);
   } catch (e) {
     throw new Refusal(
-      `cannot make the demo's journal at ${dir} (${e.code ?? e.message}); give it a directory you can create (discord-journal demo DIR)`,
+      `cannot make the demo's journal at ${dir} (${e.code ?? e.message}); give it a directory you can create (${invocation()} demo DIR)`,
     );
   }
   for (let i = 0; i < 5; i++) J.appendInbox(dir, { id: id(i), at: at(i * 5), channel: id(900), author: id(800 + (i % 2)) });
@@ -85,7 +85,7 @@ function action(dir, opts) {
   const text = [
     `demo: a connector ran in ${d}; an operator braked it, then it crashed holding its lock.\n`,
     render(s),
-    `\nTry it: run what \`next\` says, then \`discord-journal status ${d}\` again ("The demo" in docs/command.md, which the package carries, shows it).`,
+    `\nTry it: run what \`next\` says, then \`${invocation()} status ${d}\` again ("The demo" in docs/command.md, which the package carries, shows it).`,
   ];
   return { json: null, text: text.join("\n") };
 }

@@ -12,7 +12,7 @@ const path = require("node:path");
 const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
 const { nullFound, target, notYet } = require("../target.js");
-const { plural, sh, escaped } = require("../output.js");
+const { plural, sh, escaped, invocation } = require("../output.js");
 const { unguardedNote } = require("../brake.js");
 
 const WHAT = {
@@ -30,7 +30,7 @@ function stopLockLine(r, d) {
   if (r.stopLock === "left" && r.applied !== false)
     return ".stop.lock, left by a STOP update that did not finish (none ran: each holds the lock guard while it exists), was removed";
   if (r.stopLock === "left")
-    return `.stop.lock was left by a STOP update that did not finish: \`discord-journal repair ${d} --apply\` removes it`;
+    return `.stop.lock was left by a STOP update that did not finish: \`${invocation()} repair ${d} --apply\` removes it`;
   if (r.stopLock === "unproven")
     return ".stop.lock is present, and whether a STOP update is still inside cannot be proved here (no lock guard): the repair leaves it; `discord-journal status` says what to do";
   return null;
@@ -66,7 +66,7 @@ function nullsLeft(t, plan) {
     said.push(
       mv
         ? `${what}: ${mv} moves it out of turns/, keeping its bytes`
-        : `${what}: move it out of the file by hand, keeping its bytes (\`discord-journal check ${sh(t.dir)}\` gives its place)`,
+        : `${what}: move it out of the file by hand, keeping its bytes (\`${invocation()} check ${sh(t.dir)}\` gives its place)`,
     );
   }
   if (said.length > 0) said.push("a repair never changes a line or record that is whole JSON");
@@ -91,7 +91,7 @@ function repair(t, apply) {
     if (lockLine) out.push(lockLine);
     out.push(
       `${r.tookOver || (apply && r.stopLock === "left") ? "no file was changed" : "nothing was changed"}: ${plural(plan.corrupt.length, "line is", "lines are")} not an interrupted append (no more bytes could make ${plan.corrupt.length === 1 ? "it" : "them"} JSON), and a repair never changes corruption.`,
-      `Look at ${plan.corrupt.length === 1 ? "it" : "each"} (\`sed -n '${plan.corrupt[0].line}p' ${sh(path.join(dir, plan.corrupt[0].file))}\`), move it out of the file by hand, keeping its bytes, then run \`discord-journal repair ${d} --apply\` again for the rest`,
+      `Look at ${plan.corrupt.length === 1 ? "it" : "each"} (\`sed -n '${plan.corrupt[0].line}p' ${sh(path.join(dir, plan.corrupt[0].file))}\`), move it out of the file by hand, keeping its bytes, then run \`${invocation()} repair ${d} --apply\` again for the rest`,
     );
     const e = new Error(out.map(escaped).join("\n"));
     e.exitCode = 1;
@@ -134,7 +134,7 @@ function repair(t, apply) {
   if (!r.applied) {
     out.push(...left);
     out.push(
-      `nothing was changed: \`discord-journal repair ${d} --apply\` does this, keeping every byte it sets aside in the journal directory`,
+      `nothing was changed: \`${invocation()} repair ${d} --apply\` does this, keeping every byte it sets aside in the journal directory`,
     );
     return { exitCode: 1, text: out.map(escaped).join("\n"), json: { ok: false, exitCode: 1, ...r } };
   }

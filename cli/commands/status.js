@@ -24,7 +24,7 @@ const {
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
 const { zombieOf, stoppedOf, zombieProblem, recoversOnly } = require("../brake.js");
-const { sh, UsageError } = require("../output.js");
+const { sh, UsageError, invocation } = require("../output.js");
 const { fleet } = require("../fleet.js");
 const { collect } = require("../prometheus.js");
 
@@ -58,8 +58,8 @@ const DAMAGE = {
  */
 const damageFix = (dir, damage) =>
   damage === "invalid"
-    ? `corruption is never changed by a repair: \`discord-journal check ${sh(dir)}\` gives each bad line's place and bytes; move it out by hand, keeping its bytes`
-    : `\`discord-journal repair ${sh(dir)} --apply\` sets it aside, keeping its bytes in the journal (without --apply it shows what it would do)`;
+    ? `corruption is never changed by a repair: \`${invocation()} check ${sh(dir)}\` gives each bad line's place and bytes; move it out by hand, keeping its bytes`
+    : `\`${invocation()} repair ${sh(dir)} --apply\` sets it aside, keeping its bytes in the journal (without --apply it shows what it would do)`;
 
 /** The one command for a file a reader cannot read, by the refusal's code. */
 function readFix(t, name, refusal, entry, owner) {
@@ -68,9 +68,9 @@ function readFix(t, name, refusal, entry, owner) {
   const code = /\(([A-Z_]+)\)$/.exec(refusal)?.[1];
   // Not the journal's state but this process's, or the system's: nothing in the journal to change (#34).
   if (code === "EMFILE")
-    return `this command may open no more files (EMFILE: its limit, \`ulimit -n\`, is too low); raise it, then run \`discord-journal status ${sh(dir)}\` again`;
+    return `this command may open no more files (EMFILE: its limit, \`ulimit -n\`, is too low); raise it, then run \`${invocation()} status ${sh(dir)}\` again`;
   if (code === "ENFILE")
-    return `the system may open no more files (ENFILE: \`cat /proc/sys/fs/file-nr\` shows its table); close some, then run \`discord-journal status ${sh(dir)}\` again`;
+    return `the system may open no more files (ENFILE: \`cat /proc/sys/fs/file-nr\` shows its table); close some, then run \`${invocation()} status ${sh(dir)}\` again`;
   // STOP is the brake: the connector never makes it again, so it is replaced, not removed.
   if ((code === "EFTYPE" || entry?.kind === "symlink") && name === "STOP") return keepBrake(dir);
   // Never chown or chmod through a link: that changes the file it leads to, outside the journal.
@@ -90,7 +90,7 @@ function readFix(t, name, refusal, entry, owner) {
   }
   // A directory at STOP is a brake all the same: moving it aside alone would lift it.
   if (code === "EISDIR" && name === "STOP")
-    return `a directory stands where STOP belongs: \`mv ${p} ${p}.aside && discord-journal stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`;
+    return `a directory stands where STOP belongs: \`mv ${p} ${p}.aside && ${invocation()} stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`;
   if (code === "EISDIR") return `a directory stands where the file belongs: look inside it, then \`mv ${p} ${p}.aside\``;
   return `inspect ${p} by hand`;
 }
@@ -119,14 +119,14 @@ const pidOf = (owner) => owner?.pid ?? "(not shown)";
 function lockNext(dir, state, braked, lock = null) {
   const d = sh(dir);
   if (state === "unknown" && lock?.elsewhere) {
-    return `a connector in another PID namespace holds the binding (pid ${lock.elsewhere} here): \`discord-journal stop ${d}\` brakes it (it is signalled from its own namespace only); never unlock or recover it from here`;
+    return `a connector in another PID namespace holds the binding (pid ${lock.elsewhere} here): \`${invocation()} stop ${d}\` brakes it (it is signalled from its own namespace only); never unlock or recover it from here`;
   }
   if ((state === "dead" || state === "mismatch") && lock && !lock.seesEveryProcess) {
-    return `this command cannot see every PID namespace: where no connector runs for this binding in any container, \`discord-journal recover ${d}\` in the connector's own namespace, before it starts`;
+    return `this command cannot see every PID namespace: where no connector runs for this binding in any container, \`${invocation()} recover ${d}\` in the connector's own namespace, before it starts`;
   }
   const clear = braked
-    ? `\`discord-journal unlock ${d}\`, then \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`
-    : `\`discord-journal recover ${d}\` (or unlock)`;
+    ? `\`${invocation()} unlock ${d}\`, then \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`
+    : `\`${invocation()} recover ${d}\` (or unlock)`;
   switch (state) {
     case "absent":
       // recover clears it as it clears a dead owner's (journal.mjs): STOP is
@@ -139,13 +139,13 @@ function lockNext(dir, state, braked, lock = null) {
     case "mismatch":
       return `the pid now belongs to another process: ${clear}`;
     case "unknown":
-      return `alive but unverifiable: stop that process by hand, then \`discord-journal unlock ${d}\``;
+      return `alive but unverifiable: stop that process by hand, then \`${invocation()} unlock ${d}\``;
     default:
       if (lock?.repair)
-        return `a repair holds the binding (pid ${pidOf(lock.owner)}) until it is done: let it finish, then \`discord-journal status ${d}\``;
+        return `a repair holds the binding (pid ${pidOf(lock.owner)}) until it is done: let it finish, then \`${invocation()} status ${d}\``;
       // Under a brake the connector starts no new turn; it runs again once STOP is removed.
       if (braked) return `a connector runs under the brake: \`rm ${sh(path.join(dir, "STOP"))}\` when it should take turns again`;
-      return `a connector runs: \`discord-journal stop ${d}\` to brake it`;
+      return `a connector runs: \`${invocation()} stop ${d}\` to brake it`;
   }
 }
 
@@ -162,11 +162,11 @@ const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: noth
 function nullProblem(target, file, reader, refused, at) {
   const { dir } = target;
   if (at === undefined || !/ of null /.test(refused))
-    return { p: { what: `${reader} refuses: ${refused}`, fix: `\`discord-journal check ${sh(dir)}\` names the line` }, isNull: false };
+    return { p: { what: `${reader} refuses: ${refused}`, fix: `\`${invocation()} check ${sh(dir)}\` names the line` }, isNull: false };
   const { what, mv } = nullFound(target, file, at, reader, refused);
   const fix = mv
     ? `${mv} moves it out of turns/, keeping its bytes in the journal; a repair never changes a record that is whole JSON`
-    : `a repair never changes a line that is whole JSON: move line ${at} out of ${sh(path.join(dir, file))} by hand, keeping its bytes (\`discord-journal check ${sh(dir)}\` gives its place)`;
+    : `a repair never changes a line that is whole JSON: move line ${at} out of ${sh(path.join(dir, file))} by hand, keeping its bytes (\`${invocation()} check ${sh(dir)}\` gives its place)`;
   return { p: { what, fix }, isNull: true };
 }
 
@@ -470,7 +470,7 @@ function verdict(target, s, found, inboxIds) {
     // unlock refuse it as they refuse a live owner.
     state = "running";
     why = `${s.lock.holder.is} holds run.lock: a start or a release in progress, or a connector whose record cannot be checked from here`;
-    next = `${s.lock.holder.fix}, then \`discord-journal status ${sh(dir)}\``;
+    next = `${s.lock.holder.fix}, then \`${invocation()} status ${sh(dir)}\``;
   } else if (lockState === "live" && s.lock.zombie) {
     // Named among the problems below, whatever the state.
     state = "stuck";
@@ -498,7 +498,7 @@ function verdict(target, s, found, inboxIds) {
       state = "stuck";
       why += ", but recover writes STOP first, and STOP is a symbolic link that leads nowhere: that write fails";
     }
-    next = s.lock ? lockNext(dir, lockState, false, s.lock) : `a recover did not finish: \`discord-journal recover ${sh(dir)}\``;
+    next = s.lock ? lockNext(dir, lockState, false, s.lock) : `a recover did not finish: \`${invocation()} recover ${sh(dir)}\``;
   } else {
     state = "ready";
     why = null;
@@ -592,7 +592,7 @@ function first(problems, kind, s, dir, braked) {
   if (state === "live" && s.lock.repair) return { fix: lockNext(dir, "live", braked, s.lock) };
   if (state === "live")
     return {
-      fix: `a connector runs (pid ${pidOf(s.lock.owner)}) and holds the binding, so a repair cannot: stop it by hand (its service; \`discord-journal stop ${d}\` brakes it first), then \`discord-journal repair ${d} --apply\``,
+      fix: `a connector runs (pid ${pidOf(s.lock.owner)}) and holds the binding, so a repair cannot: stop it by hand (its service; \`${invocation()} stop ${d}\` brakes it first), then \`${invocation()} repair ${d} --apply\``,
     };
   if (state === "unknown" || state === "invalid") return { fix: lockNext(dir, state, braked, s.lock) };
   return found;

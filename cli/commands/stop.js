@@ -8,7 +8,7 @@ const path = require("node:path");
 const { J } = require("../journal.js");
 const { BINDING_NAME, journalDir, becomeMaker, target, journalName } = require("../target.js");
 const { refusal, retried, recoversOnly } = require("../brake.js");
-const { UsageError, Refusal, sh } = require("../output.js");
+const { UsageError, Refusal, sh, invocation } = require("../output.js");
 
 /** `stop`'s reason, refused where it would not brake. */
 function stopReason(reason) {
@@ -58,7 +58,7 @@ function stop(t, reason) {
       const size = fs.statSync(path.join(t.at, "STOP"), { throwIfNoEntry: false })?.size ?? 0;
       throw refusal(
         e,
-        `STOP exists (${size} bytes), so the brake is on all the same: no new turn starts. Once the cause is fixed, run \`discord-journal stop ${sh(t.dir)} ${sh(reason)}\` again to record the reason`,
+        `STOP exists (${size} bytes), so the brake is on all the same: no new turn starts. Once the cause is fixed, run \`${invocation()} stop ${sh(t.dir)} ${sh(reason)}\` again to record the reason`,
       );
     }
     throw e;

@@ -7,7 +7,7 @@ const path = require("node:path");
 const { J, repairRunning } = require("../journal.js");
 const { target } = require("../target.js");
 const { refusal, stopLocked, retried, unguardedNote, zombieOf, zombieProblem } = require("../brake.js");
-const { sh } = require("../output.js");
+const { sh, invocation } = require("../output.js");
 
 function unlock(t) {
   const { dir } = t;
@@ -20,7 +20,7 @@ function unlock(t) {
     if (e instanceof J.DiscordError && e.message.startsWith("refusing to unlock")) {
       const zombie = zombieOf(J.readPid(t.at));
       const repair = zombie
-        ? `\n${zombieProblem(dir, zombie).what}. ${zombieProblem(dir, zombie).fix.replace("discord-journal recover", "discord-journal unlock")}`
+        ? `\n${zombieProblem(dir, zombie).what}. ${zombieProblem(dir, zombie).fix.replace(`${invocation()} recover`, `${invocation()} unlock`)}`
         : repairRunning(t.at)
           ? "\nthat process is a repair (discord-journal repair), which holds the binding until it is done"
           : "";

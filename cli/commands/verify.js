@@ -15,7 +15,7 @@ const fs = require("node:fs");
 const os = require("node:os");
 const path = require("node:path");
 const { spawn } = require("node:child_process");
-const { UsageError, Refusal, plural } = require("../output.js");
+const { UsageError, Refusal, plural, invocation } = require("../output.js");
 
 /**
  * Where a relative `ref` may be meant from, in order (#48): the working
@@ -161,7 +161,7 @@ async function verify(opts) {
     `${plural(summary.exports, "export")} compared, ${plural(summary.cases, "case")}, ${plural(summary.sequences, "random sequence")}, ` +
     `${plural(summary.calls, "call")}: ${plural(failing.length, "difference")}` +
     (known.length ? ` (and ${known.length} known, kept as choices: docs/choices.md)` : "");
-  const replay = (d) => `discord-journal verify --reference ${opts.reference} ${d.replay}`.trim();
+  const replay = (d) => `${invocation()} verify --reference ${opts.reference} ${d.replay}`.trim();
   const out = [head];
   for (const d of failing) {
     out.push(
