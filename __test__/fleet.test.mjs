@@ -305,7 +305,11 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.equal(r.status, 0, `written: the collection's exit code, though a binding needs a hand: ${r.stderr}`);
     assert.equal(readFileSync(outside, "utf8"), "kept\n", "no link followed");
     assert.ok(lstatSync(file).isFile());
-    assert.deepEqual(readdirSync(out), ["discord-journal.prom"], "nothing left beside it");
+    assert.deepEqual(
+      readdirSync(out).sort(),
+      ["discord-journal.prom", "discord-journal.prom.state"],
+      "nothing left beside it but the state",
+    );
     const text = readFileSync(file, "utf8");
     const at = `data_root="${root}"`;
     for (const b of ["braked", "crashed", "damaged", "live", "ready"])
@@ -410,6 +414,47 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const prom = readFileSync(file, "utf8");
     assert.ok(prom.includes(`\ndiscord_journal_collection_unjudged_bindings{data_root="${root}"} 3\n`), prom);
     assert.doesNotMatch(prom, /binding="/);
+  });
+
+  // #57: a collection every minute read every line every time. It keeps
+  // each reader's answer with the fingerprint of the files it read, beside
+  // the metrics file, and reads again only what changed; a state it did
+  // not write, or one older than --full-every, is not taken.
+  test("the next collection reads what changed: a line cut between runs is seen; a state it did not write is never taken", async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const file = join(scratch(), "m.prom");
+    const state = `${file}.state`;
+    const bindings = (text) =>
+      text
+        .split("\n")
+        .filter((l) => l.includes('binding="') && !l.includes("brake_age"))
+        .join("\n");
+    assert.equal(cli("status", "--data-root", root, "--prometheus", file).status, 0);
+    const first = readFileSync(file, "utf8");
+    assert.equal(lstatSync(state).mode & 0o777, 0o600, "the state is the collector's alone");
+    assert.equal(cli("status", "--data-root", root, "--prometheus", file).status, 0);
+    assert.equal(bindings(readFileSync(file, "utf8")), bindings(first), "the same answers, kept");
+    // A cut line appended to the ready binding between runs: seen at once.
+    writeFileSync(join(root, "discord", "ready", "inbox.jsonl"), '{"id":"cu', { flag: "a" });
+    cli("status", "--data-root", root, "--prometheus", file);
+    const at = `data_root="${root}"`;
+    assert.ok(readFileSync(file, "utf8").includes(`\ndiscord_journal_binding_state{${at},binding="ready",state="damaged"} 1\n`));
+    // A kept answer changed by hand: taken while the state is this user's
+    // own and 0600 (what the collector wrote), never once another may write it.
+    const forged = JSON.parse(readFileSync(state, "utf8"));
+    const key = Object.keys(forged.entries).find((k) => k.startsWith(join(root, "discord", "ready")) && k.endsWith("inbox.jsonl"));
+    forged.entries[key].answer = { value: null };
+    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    chmodSync(state, 0o644);
+    cli("status", "--data-root", root, "--prometheus", file);
+    assert.ok(readFileSync(file, "utf8").includes(`binding="ready",state="damaged"} 1\n`), "a state others may write is not taken");
+    // --full-every 0: every file read in full, whatever was kept.
+    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    chmodSync(state, 0o600);
+    cli("status", "--data-root", root, "--prometheus", file, "--full-every", "0");
+    assert.ok(readFileSync(file, "utf8").includes(`binding="ready",state="damaged"} 1\n`), "a full reading takes nothing kept");
+    assert.equal(cli("status", "--data-root", root, "--prometheus", file, "--full-every", "soon").status, 2);
   });
 
   // #56: the shipped unit and timer, as systemd reads them; verify checks

@@ -6,12 +6,19 @@
 // its time and the peak resident set of its process.
 //
 //   node bench/fleet.mjs [--bindings N] [--lines N] [--large-bindings N]
-//        [--large-lines N] [--runs N]
+//        [--large-lines N] [--runs N] [--collections SIZES]
+//
+// --collections (#57) times a metrics collection instead (`--prometheus`,
+// as its timer runs it) at each size of SIZES (`BINDINGSxLINES,…`; by
+// default 25x10000,200x10000,1000x10000,200x100000): the first, which
+// reads every file, and the next, on the same files, which reads only what
+// changed; then the next after one cut line in one binding, which it must
+// see. Time and peak resident set of each.
 //
 // A binding of L lines holds L/3 in each of inbox, outbox and admissions
 // (bench/journals.mjs). Each timing is the median of --runs runs.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, rmSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -19,7 +26,8 @@ import { parseArgs } from "node:util";
 import { countOf, usageOf } from "../scripts/options.mjs";
 import { writeBinding } from "./journals.mjs";
 
-const USAGE = "usage: node bench/fleet.mjs [--bindings N] [--lines N] [--large-bindings N] [--large-lines N] [--runs N]";
+const USAGE =
+  "usage: node bench/fleet.mjs [--bindings N] [--lines N] [--large-bindings N] [--large-lines N] [--runs N] [--collections SIZES]";
 const usage = usageOf("bench/fleet.mjs", USAGE);
 const count = countOf(usage);
 let values;
@@ -31,6 +39,7 @@ try {
       "large-bindings": { type: "string", default: "200" },
       "large-lines": { type: "string", default: "10000" },
       runs: { type: "string", default: "3" },
+      collections: { type: "string" },
     },
   }));
 } catch (e) {
@@ -67,6 +76,42 @@ const status = (...args) => {
   if (r.status !== 0 && r.status !== 1 && r.status !== 3) throw new Error(r.stderr);
   return r;
 };
+
+/** One run of `status … --prometheus FILE` under /usr/bin/time: `{ ms, mib, text }`. */
+function collection(dataRoot, file) {
+  const began = process.hrtime.bigint();
+  const r = spawnSync("/usr/bin/time", ["-f", "%M", process.execPath, bin, "status", "--data-root", dataRoot, "--prometheus", file], {
+    encoding: "utf8",
+    maxBuffer: 1 << 30,
+  });
+  const ms = Number(process.hrtime.bigint() - began) / 1e6;
+  if (r.status !== 0) throw new Error(r.stderr);
+  return { ms, mib: Number(r.stderr.trim().split("\n").at(-1)) / 1024, text: readFileSync(file, "utf8") };
+}
+
+if (values.collections !== undefined) {
+  const sizes = (values.collections || "25x10000,200x10000,1000x10000,200x100000").split(",").map((s) => {
+    const m = /^([1-9][0-9]*)x([1-9][0-9]*)$/.exec(s);
+    if (!m) usage(`--collections takes BINDINGSxLINES,…: ${s}`);
+    return [Number(m[1]), Number(m[2])];
+  });
+  console.log("| bindings × lines | first ms | MiB | next ms | MiB | next after a cut line ms | seen |");
+  console.log("| --- | ---: | ---: | ---: | ---: | ---: | --- |");
+  for (const [n, l] of sizes) {
+    const top = root(n, l);
+    const file = join(top, "m.prom");
+    const first = collection(top, file);
+    const next = collection(top, file);
+    appendFileSync(join(top, "discord", "b0", "inbox.jsonl"), '{"id":"cu');
+    const cut = collection(top, file);
+    const seen = cut.text.includes(`binding="b0",state="damaged"} 1`);
+    rmSync(top, { recursive: true, force: true });
+    console.log(
+      `| ${n} × ${l} | ${first.ms.toFixed(0)} | ${first.mib.toFixed(0)} | ${next.ms.toFixed(0)} | ${next.mib.toFixed(0)} | ${cut.ms.toFixed(0)} | ${seen ? "yes" : "NO"} |`,
+    );
+  }
+  process.exit(0);
+}
 
 const small = root(bindings, lines);
 const loop = median(() => {

@@ -15,6 +15,7 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { BINDING_NAME, reach, actor, kind } = require("./target.js");
+const { Memo } = require("./memo.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
 const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
@@ -68,10 +69,10 @@ function entries(top) {
 }
 
 /** One binding's status, judged here: `{ binding, exitCode, status }`, or `{ binding, exitCode, refused }`. */
-function judge(top, name, { status, exitOf }) {
+function judge(top, name, { status, exitOf, memo }) {
   const dir = path.join(top, name);
   try {
-    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }));
+    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }), Date.now(), memo);
     return { binding: name, exitCode: exitOf(s), status: s };
   } catch (e) {
     // A directory with a binding's name that is no journal: not a binding.
@@ -106,16 +107,27 @@ function judgeAll(top, names, verdict, split) {
     }),
   );
   for (const group of groups.values()) {
-    const r = spawnSync(process.execPath, [BIN, "status", "--data-root", path.dirname(top), "--fleet-only", group.join(","), "--json"], {
-      encoding: "utf8",
-      maxBuffer: 1 << 30,
-    });
+    // A metrics collection's kept answers go to the owner's child for its
+    // own bindings alone, and what it learned comes back for them alone
+    // (cli/memo.js): one owner's process never answers for another's.
+    const mine = group.map((name) => `${path.join(top, name)}\0`);
+    const memo = verdict.memo?.kept ? ["--memo"] : [];
+    const r = spawnSync(
+      process.execPath,
+      [BIN, "status", "--data-root", path.dirname(top), "--fleet-only", group.join(","), ...memo, "--json"],
+      {
+        encoding: "utf8",
+        maxBuffer: 1 << 30,
+        input: memo.length > 0 ? JSON.stringify(Memo.only(verdict.memo.kept, mine)) : undefined,
+      },
+    );
     let out = null;
     try {
       out = JSON.parse(r.stdout);
     } catch {
       // Said per binding below.
     }
+    if (memo.length > 0 && out?.memo) Object.assign(verdict.memo.learned, Memo.only(out.memo, mine));
     for (const name of group) {
       const one = out?.bindings?.find((b) => b.binding === name);
       const not = out?.notBindings?.find((b) => b.name === name);

@@ -16,6 +16,7 @@ const { STATES, stateOf } = require("./fleet.js");
 const { Refusal, UsageError } = require("./output.js");
 const { J } = require("./journal.js");
 const { recoversOnly } = require("./brake.js");
+const { Memo, loadState } = require("./memo.js");
 
 /**
  * The file in the data root that declares bindings meant to stay idle
@@ -172,11 +173,18 @@ const braked = (s) => s.stop?.present === true && !(recoversOnly(s.stop.value) &
  */
 function collect(opts, fleet, verdict) {
   const root = path.resolve(opts.dataRoot);
+  // What the last collection learned (cli/memo.js), beside the metrics
+  // file, read again in full every --full-every minutes.
+  const stateFile = `${opts.prometheus}.state`;
+  const state = loadState(stateFile);
+  const now = Date.now();
+  const fresh = now - state.fullAt >= Number(opts.fullEvery ?? 60) * 60_000;
+  const memo = new Memo(state.entries, fresh);
   let view;
   let idle;
   try {
     idle = idleOf(root);
-    view = fleet(opts, verdict);
+    view = fleet(opts, { ...verdict, memo });
   } catch (e) {
     if (!(e instanceof UsageError || e instanceof Refusal)) throw e;
     const cause = /\((E[A-Z]+)\)/.exec(e.message)?.[1] ?? "error";
@@ -190,6 +198,7 @@ function collect(opts, fleet, verdict) {
     throw new Refusal(`the collection of ${root} failed, and ${opts.prometheus} says so (discord_journal_collection_success 0): ${why}`);
   }
   writeAtomically(opts.prometheus, metrics(view, root, { idle }));
+  writeAtomically(stateFile, JSON.stringify({ fullAt: fresh ? now : state.fullAt, entries: memo.learned }), 0o600);
   // Written, but blind to some bindings: not a collection that did its job.
   return { exitCode: view.json.unjudged.length > 0 ? 1 : 0, json: view.json, text: view.text };
 }
@@ -230,7 +239,7 @@ function lastSuccess(file, root) {
  * Writes `text` to `file`, replacing it whole (see the file's head).
  * Refuses, naming the cause, where it cannot.
  */
-function writeAtomically(file, text) {
+function writeAtomically(file, text, mode = 0o644) {
   const dir = path.dirname(path.resolve(file));
   const base = path.basename(file);
   const prefix = `.${base}.`;
@@ -251,7 +260,7 @@ function writeAtomically(file, text) {
   const cleanup = () => fs.rmSync(tmp, { force: true });
   let fd;
   try {
-    fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, 0o644);
+    fd = fs.openSync(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW, mode);
   } catch (e) {
     throw new Refusal(
       `cannot write the metrics file in ${dir} (${e.code}): nothing was changed; \`ls -ld ${dir}\` shows its owner and mode (the command writes a temporary file beside FILE, then renames it)`,

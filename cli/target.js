@@ -543,13 +543,23 @@ function target(dir, opts, command, { write = false, acting = null } = {}) {
   return t;
 }
 
-/** Whether the directory `dir` holds what only a journal holds; false where it cannot be listed. */
+/**
+ * Whether the directory `dir` holds what only a journal holds; false where
+ * it cannot be listed. Listed once a run: the fleet names every binding
+ * through the same parents (a data root's, /tmp's hundreds of entries).
+ */
+const listed = new Map();
 function holdsJournal(dir) {
-  try {
-    return fs.readdirSync(dir).some((n) => JOURNAL_ENTRIES.has(n));
-  } catch {
-    return false;
+  if (!listed.has(dir)) {
+    let holds = false;
+    try {
+      holds = fs.readdirSync(dir).some((n) => JOURNAL_ENTRIES.has(n));
+    } catch {
+      // Not listed: no journal found there.
+    }
+    listed.set(dir, holds);
   }
+  return listed.get(dir);
 }
 
 /**

@@ -9,6 +9,7 @@
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
 const { FILE, shownReader } = require("../readers.js");
+const { Memo, NONE } = require("../memo.js");
 const {
   RECORD_FILES,
   nullFound,
@@ -177,8 +178,12 @@ function nullProblem(target, file, reader, refused, at) {
  * line is placed, not quoted; its nonces, STOP lines, last reload and
  * owner record are left out, and their count or state stands for them.
  */
-function status(target, now = Date.now()) {
+function status(target, now = Date.now(), memo = NONE) {
   const { dir, at } = target;
+  // What a metrics collection keeps of each reader's answer (cli/memo.js):
+  // keyed by the binding and the reader, with the files it read.
+  const kept = (what, files, f) => memo.take(`${target.abs ?? path.resolve(dir)}\0${what}`, files, f);
+  const file = (name) => ({ file: path.join(at, name) });
   const today = J.utcDate(now);
   const seen = survey(target, now);
   const out = (name) => seen.outside[name] !== undefined;
@@ -191,7 +196,7 @@ function status(target, now = Date.now()) {
     return told === null ? attempt(f) : { refused: told };
   };
   for (const name of RECORD_FILES) {
-    const scan = attempt(() => scanLines(at, name));
+    const scan = kept(`scan\0${name}`, [file(name)], () => attempt(() => scanLines(at, name)));
     scans[name] = scan.value;
     if (scan.value === null) continue;
     if (scan.refused !== undefined) files[name] = { refused: scan.refused };
@@ -205,29 +210,38 @@ function status(target, now = Date.now()) {
       files[name] = { lines, bytes: size, badLines: badCount, corrupt, ...first, ...nullLine, unterminated };
     }
   }
-  let turns = attempt(() => scanTurns(at));
+  const tree = { tree: path.join(at, "turns") };
+  let turns = kept("turns", [tree], () => attempt(() => scanTurns(at)));
   if (out("turns") && turns.value) turns = { notShown: NOT_SHOWN("turns") };
-  let unresolved = read(FILE.outbox, () =>
-    J.unresolvedOutbox(at)
-      .map((e) => ({
-        nonce: e.nonce,
-        status: e.status,
-        intentAt: e.intentAt ?? null,
+  let unresolved = kept("unresolved", [file(FILE.outbox)], () =>
+    read(FILE.outbox, () =>
+      J.unresolvedOutbox(at)
+        .map((e) => ({ nonce: e.nonce, status: e.status, intentAt: e.intentAt ?? null }))
+        .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
+    ),
+  );
+  if (unresolved.value)
+    unresolved = {
+      value: unresolved.value.map((e) => ({
+        ...e,
         // Negative for a date ahead of this clock; null where it is no date (NaN, which JSON would print as null).
         ageSeconds:
           typeof e.intentAt === "string" && !Number.isNaN(Date.parse(e.intentAt))
             ? Math.round((now - Date.parse(e.intentAt)) / 1000)
             : null,
-      }))
-      .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
-  );
+      })),
+    };
   if (out(FILE.outbox) && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN(FILE.outbox) };
   const onToday = {
-    admissions: read(FILE.admissions, () => J.countAdmissionsOn(at, today)),
-    turns: out("turns") ? { notShown: NOT_SHOWN("turns") } : attempt(() => J.countTurnsOn(at, today)),
-    notices: read(FILE.notices, () => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
+    admissions: kept(`admissions\0${today}`, [file(FILE.admissions)], () => read(FILE.admissions, () => J.countAdmissionsOn(at, today))),
+    turns: out("turns")
+      ? { notShown: NOT_SHOWN("turns") }
+      : kept(`turnsOn\0${today}`, [tree], () => attempt(() => J.countTurnsOn(at, today))),
+    notices: kept(`notices\0${today}`, [file(FILE.notices)], () =>
+      read(FILE.notices, () => NOTICE_KINDS.filter((k) => J.noticeOn(at, k, today))),
+    ),
   };
-  let reloads = read(FILE.reloads, () => J.readReloads(at));
+  let reloads = kept("reloads", [file(FILE.reloads)], () => read(FILE.reloads, () => J.readReloads(at)));
   // readInboxIds is asked only where its answer can differ from the scan's:
   // a line that is JSON null (the inbox may be the largest file).
   const inboxIds = files[FILE.inbox]?.nullLine ? read(FILE.inbox, () => J.readInboxIds(at)) : {};
@@ -615,8 +629,17 @@ function exitOf(s) {
 function action(dir, opts) {
   if (dir === undefined && opts.binding === undefined && opts.fleet) {
     if (opts.prometheus !== undefined) {
+      if (!/^[0-9]+$/.test(String(opts.fullEvery ?? "60")))
+        throw new UsageError("--full-every takes a whole number of minutes (0: read every file in full each time)");
       const r = collect(opts, fleet, { status, exitOf });
       return { ...r, text: opts.json ? undefined : r.text };
+    }
+    // One owner's child of a metrics collection: its bindings' kept
+    // answers on stdin, what it learned back in its JSON (cli/fleet.js).
+    if (opts.memo && opts.fleetOnly !== undefined) {
+      const memo = new Memo(JSON.parse(fs.readFileSync(0, "utf8") || "{}"));
+      const view = fleet(opts, { status, exitOf, memo });
+      return { exitCode: view.exitCode, json: { ...view.json, memo: memo.learned }, text: undefined };
     }
     const view = fleet(opts, { status, exitOf });
     return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
