@@ -63,7 +63,9 @@ after(() => {
 // other cases (a clone, a project) with a PATH of their own.
 {
   const shim = mkdtempSync(join(tmpdir(), "discord-journal-path-"));
-  made.push(shim);
+  // Removed as the process ends, not after a file's tests: Bun runs every
+  // file in one process, and a later file's children still look here.
+  process.on("exit", () => rmSync(shim, { recursive: true, force: true }));
   // Another user's command (setpriv, as nobody) finds it too.
   chmodSync(shim, 0o755);
   writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(join(root, "bin", "discord-journal.js"))} "$@"\n`, {

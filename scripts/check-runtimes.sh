@@ -37,7 +37,7 @@ tar xzf "$tarball" -C "$pkg" --strip-components=1
 # version of a build tool's dependency would fail the install).
 (cd "$pkg" && node -e 'const fs = require("node:fs"); const p = JSON.parse(fs.readFileSync("package.json", "utf8")); delete p.devDependencies; fs.writeFileSync("package.json", JSON.stringify(p, null, 2) + "\n")' &&
   npm install --omit=dev --ignore-scripts --no-package-lock --no-audit --no-fund >/dev/null)
-for d in __test__ parity fuzz bench reliability scripts; do
+for d in __test__ parity fuzz bench reliability scripts examples; do
   mkdir -p "$pkg/$d"
   cp -rn "$d/." "$pkg/$d/"
 done
