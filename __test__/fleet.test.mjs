@@ -22,11 +22,23 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { createServer } from "node:net";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { AS_NOBODY, NOBODY, actsAsOwner, M, addonOnly, deadPid, forOthers, liveOwner, runFile, scratch } from "./helpers.mjs";
+import {
+  AS_NOBODY,
+  NOBODY,
+  actsAsOwner,
+  M,
+  addonOnly,
+  deadPid,
+  forOthers,
+  freePort,
+  liveOwner,
+  runFile,
+  scratch,
+  textfileExporter,
+} from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
@@ -66,15 +78,6 @@ async function fleetRoot() {
   mkdirSync(join(root, "discord", "Not_A_Name"));
   return { root, live };
 }
-
-/** A free TCP port on 127.0.0.1. */
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 describe("every binding at a glance (#46)", addonOnly, () => {
   test("each line is the binding's own status; the most urgent exit; --json lists them all; what is not a binding is listed, not judged", async () => {
@@ -332,16 +335,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     chmodSync(dir, 0o755);
     assert.equal(cli("status", "--data-root", root, "--prometheus", join(dir, "discord-journal.prom")).status, 0);
     const port = await freePort();
-    const exporter = spawn(
-      "prometheus-node-exporter",
-      [
-        `--web.listen-address=127.0.0.1:${port}`,
-        "--collector.disable-defaults",
-        "--collector.textfile",
-        `--collector.textfile.directory=${dir}`,
-      ],
-      { stdio: "ignore" },
-    );
+    const exporter = textfileExporter(dir, port);
     try {
       let body = null;
       for (let i = 0; i < 100 && body === null; i++) {

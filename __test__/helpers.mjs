@@ -5,6 +5,7 @@ import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
+import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { after } from "node:test";
@@ -258,3 +259,25 @@ export function withTmpfs(t, f) {
     spawnSync("umount", [mnt]);
   }
 }
+
+/** A free TCP port on 127.0.0.1. */
+export const freePort = () =>
+  new Promise((resolve) => {
+    const s = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => resolve(port));
+    });
+  });
+
+/** node_exporter on 127.0.0.1:`port`, its textfile collector alone, reading `dir`. */
+export const textfileExporter = (dir, port) =>
+  spawn(
+    "prometheus-node-exporter",
+    [
+      `--web.listen-address=127.0.0.1:${port}`,
+      "--collector.disable-defaults",
+      "--collector.textfile",
+      `--collector.textfile.directory=${dir}`,
+    ],
+    { stdio: "ignore" },
+  );

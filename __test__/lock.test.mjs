@@ -117,19 +117,39 @@ describe(
         : false,
   },
   () => {
-    test("unlock and clearPid remove a dead owner's lock, and writePid under STOP refuses with the brake, as by path", () => {
+    /**
+     * `body` run as nobody over a journal of nobody's (`shape` changes it
+     * first), with `M` the module under test, `fs`, `d` the journal and
+     * `r(f)` what `f` returned or refused; its JSON output, parsed.
+     */
+    function asNobody(shape, body) {
       const top = mkdtempSync(join(tmpdir(), "discord-journal-0300-"));
       try {
         chmodSync(top, 0o755);
         const dir = join(top, "alpha");
         M.ensureJournal(dir);
         spawnSync("chown", ["-R", "65534:65534", dir]);
+        shape(dir);
         const code = `const p = ${JSON.stringify(theirModule())};
         const M = p.endsWith(".mjs") ? await import("file://" + p) : (await import("node:module")).createRequire(import.meta.url)(p);
         const fs = await import("node:fs");
         const d = ${JSON.stringify(dir)};
-        const lock = () => { fs.mkdirSync(d + "/run.lock"); fs.writeFileSync(d + "/run.lock/owner.json", JSON.stringify({ pid: ${deadPid()}, start: "5", boot: M.bootId() })); };
         const r = (f) => { try { f(); return "ok"; } catch (e) { return e.message + " " + e.exitCode; } };
+        ${body}`;
+        const res = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...runModule(code)], {
+          encoding: "utf8",
+        });
+        assert.equal(res.status, 0, res.stderr);
+        return JSON.parse(res.stdout);
+      } finally {
+        rmSync(top, { recursive: true, force: true });
+      }
+    }
+
+    test("unlock and clearPid remove a dead owner's lock, and writePid under STOP refuses with the brake, as by path", () => {
+      const out = asNobody(
+        () => {},
+        `const lock = () => { fs.mkdirSync(d + "/run.lock"); fs.writeFileSync(d + "/run.lock/owner.json", JSON.stringify({ pid: ${deadPid()}, start: "5", boot: M.bootId() })); };
         const out = [];
         fs.chmodSync(d, 0o700); lock(); fs.chmodSync(d, 0o300);
         out.push(r(() => M.unlock(d)), fs.existsSync(d + "/run.lock"));
@@ -137,22 +157,9 @@ describe(
         out.push(r(() => M.clearPid(d, ${deadPid()})), fs.existsSync(d + "/run.lock"));
         M.requestStop(d, "operator");
         out.push(r(() => M.writePid(d, process.pid)), fs.existsSync(d + "/run.lock"));
-        console.log(JSON.stringify(out));`;
-        const res = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...runModule(code)], {
-          encoding: "utf8",
-        });
-        assert.equal(res.status, 0, res.stderr);
-        assert.deepEqual(JSON.parse(res.stdout), [
-          "ok",
-          false,
-          "ok",
-          false,
-          "STOP is present in discord/alpha under the data root; remove it to run 3",
-          false,
-        ]);
-      } finally {
-        rmSync(top, { recursive: true, force: true });
-      }
+        console.log(JSON.stringify(out));`,
+      );
+      assert.deepEqual(out, ["ok", false, "ok", false, "STOP is present in discord/alpha under the data root; remove it to run 3", false]);
     });
 
     // #55: turns/ closed to its owner (mode 0300): the lock guard, a flock
@@ -160,39 +167,22 @@ describe(
     // take it would not be kept apart. The addon refuses, naming the fix;
     // journal.mjs takes no guard and claims (a fault case: reported).
     test("turns/ of mode 0300: writePid, unlock and recover refuse naming it; the lock is untouched", () => {
-      const top = mkdtempSync(join(tmpdir(), "discord-journal-0300-"));
-      try {
-        chmodSync(top, 0o755);
-        const dir = join(top, "alpha");
-        M.ensureJournal(dir);
-        spawnSync("chown", ["-R", "65534:65534", dir]);
-        chmodSync(join(dir, "turns"), 0o300);
-        const code = `const p = ${JSON.stringify(theirModule())};
-        const M = p.endsWith(".mjs") ? await import("file://" + p) : (await import("node:module")).createRequire(import.meta.url)(p);
-        const fs = await import("node:fs");
-        const d = ${JSON.stringify(dir)};
-        const r = (f) => { try { f(); return "ok"; } catch (e) { return e.message + " " + e.exitCode; } };
-        const out = [r(() => M.writePid(d, process.pid)), fs.existsSync(d + "/run.lock")];
+      const out = asNobody(
+        (dir) => chmodSync(join(dir, "turns"), 0o300),
+        `const out = [r(() => M.writePid(d, process.pid)), fs.existsSync(d + "/run.lock")];
         fs.rmSync(d + "/run.lock", { recursive: true, force: true });
         fs.mkdirSync(d + "/run.lock");
         out.push(r(() => M.unlock(d)), fs.existsSync(d + "/run.lock"), fs.existsSync(d + "/STOP"));
         out.push(r(() => M.recover(d)), fs.existsSync(d + "/run.lock"));
-        console.log(JSON.stringify(out));`;
-        const res = spawnSync("setpriv", ["--reuid=65534", "--regid=65534", "--clear-groups", ...runModule(code)], {
-          encoding: "utf8",
-        });
-        assert.equal(res.status, 0, res.stderr);
-        const out = JSON.parse(res.stdout);
-        if (!isAddon) {
-          console.log(`journal.mjs with turns/ 0300: ${JSON.stringify(out)}`);
-          return;
-        }
-        const refused =
-          "turns in discord/alpha under the data root cannot be opened for reading (EACCES), and the journal's lock guard is a flock on it; refusing. `chmod 700` it as the journal's owner, and the guard can be taken 1";
-        assert.deepEqual(out, [refused, false, refused, true, false, refused, true]);
-      } finally {
-        rmSync(top, { recursive: true, force: true });
+        console.log(JSON.stringify(out));`,
+      );
+      if (!isAddon) {
+        console.log(`journal.mjs with turns/ 0300: ${JSON.stringify(out)}`);
+        return;
       }
+      const refused =
+        "turns in discord/alpha under the data root cannot be opened for reading (EACCES), and the journal's lock guard is a flock on it; refusing. `chmod 700` it as the journal's owner, and the guard can be taken 1";
+      assert.deepEqual(out, [refused, false, refused, true, false, refused, true]);
     });
   },
 );

@@ -10,12 +10,11 @@
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, deadPid, isAddon, liveOwner } from "../__test__/helpers.mjs";
+import { M, deadPid, freePort, isAddon, liveOwner, textfileExporter } from "../__test__/helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
@@ -49,25 +48,8 @@ const scratch = () => {
   return d;
 };
 
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
-
 function exporter(dir, port) {
-  const p = spawn(
-    "prometheus-node-exporter",
-    [
-      `--web.listen-address=127.0.0.1:${port}`,
-      "--collector.disable-defaults",
-      "--collector.textfile",
-      `--collector.textfile.directory=${dir}`,
-    ],
-    { stdio: "ignore" },
-  );
+  const p = textfileExporter(dir, port);
   procs.push(p);
   return p;
 }

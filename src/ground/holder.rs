@@ -137,17 +137,23 @@ pub fn parent(pid: u32) -> Option<u32> {
 
 /// One task's state, from field 3 of its `stat`.
 fn state(path: &std::path::Path) -> Run {
-  match std::fs::read(path) {
-    // The command name in field 2 is in parentheses and may hold any byte:
-    // the state follows the last ')'.
-    Ok(stat) => match stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2)) {
-      Some(b'R' | b'S' | b'D' | b'I' | b'W') => Run::Running,
-      Some(b'T') => Run::Stopped,
-      Some(b't') => Run::Traced,
-      Some(b'Z' | b'X' | b'x') => Run::Zombie,
-      _ => Run::Unknown,
-    },
-    Err(_) => Run::Unknown,
+  std::fs::read(path).map_or(Run::Unknown, |stat| run_of(after_comm(&stat).and_then(|rest| rest.first())))
+}
+
+/// A `stat`'s fields from the state on (field 3): the command name in
+/// field 2 is in parentheses and may hold any byte, so they follow the last ')'.
+fn after_comm(stat: &[u8]) -> Option<&[u8]> {
+  stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2..))
+}
+
+/// The state a `stat` spells with one letter.
+fn run_of(letter: Option<&u8>) -> Run {
+  match letter {
+    Some(b'R' | b'S' | b'D' | b'I' | b'W') => Run::Running,
+    Some(b'T') => Run::Stopped,
+    Some(b't') => Run::Traced,
+    Some(b'Z' | b'X' | b'x') => Run::Zombie,
+    _ => Run::Unknown,
   }
 }
 
@@ -231,15 +237,11 @@ fn stopped_sharer(pid: u32, key: &str) -> Option<Holder> {
     let Ok(stat) = std::fs::read(entry.path().join("stat")) else {
       continue;
     };
-    let Some(rest) = stat.iter().rposition(|b| *b == b')').and_then(|at| stat.get(at + 2..)) else {
+    let Some(rest) = after_comm(&stat) else {
       continue;
     };
     let mut fields = rest.split(|b| *b == b' ');
-    let run = match fields.next() {
-      Some(b"T") => Run::Stopped,
-      Some(b"t") => Run::Traced,
-      _ => Run::Running,
-    };
+    let run = run_of(fields.next().and_then(|f| f.first()));
     if let Some(parent) = fields.next().and_then(|f| std::str::from_utf8(f).ok()?.parse().ok()) {
       procs.push((child, parent, run));
     }
@@ -253,7 +255,7 @@ fn stopped_sharer(pid: u32, key: &str) -> Option<Holder> {
         continue;
       }
       tree.push(child);
-      if run != Run::Running && shares(child, key) {
+      if matches!(run, Run::Stopped | Run::Traced) && shares(child, key) {
         let found = process(child);
         if found.stalled() {
           return Some(found);
