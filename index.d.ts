@@ -173,9 +173,18 @@ export interface Status {
         /** The first turn record that is JSON null, by file name (countTurnsOn refuses it). */
         nullRecord?: string;
       };
-  /** Oldest first. `intentAt` is the first line's `at` as read (any JSON value), null where it had none; `ageSeconds` is negative for a date ahead of this clock, null where `intentAt` is no date. */
+  /** Oldest first. `intentAt` is the first line's `at` as read (any JSON value), null where it had none; `ageSeconds` is negative for a date ahead of this clock, null where `intentAt` is no date; `channel` is the line's `channel` where it is a string; `pastWindow`: older than the dedupe window (or no date), so a person's to tell (`resolve`). */
   unresolvedDeliveries:
-    | Answer<{ nonce: string; status: "intent" | "unknown"; intentAt: unknown; ageSeconds: number | null }[]>
+    | Answer<
+        {
+          nonce: string;
+          status: "intent" | "unknown";
+          intentAt: unknown;
+          channel: string | null;
+          ageSeconds: number | null;
+          pastWindow: boolean;
+        }[]
+      >
     | { count: number; notShown: string };
   /** notices: the kinds sent today. */
   onToday: { admissions: Answer<number>; turns: Answer<number> | { notShown: string }; notices: Answer<string[]> };

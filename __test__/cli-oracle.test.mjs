@@ -82,7 +82,9 @@ describe("the command's verdict and advice, held to the library over generated j
     made.owner === "invalid" ||
     made.brake === "dangling" ||
     // .stop.lock left over refuses every STOP update (stop, unlock, recover).
-    made.stopLock;
+    made.stopLock ||
+    // A delivery past the dedupe window needs a person (#56).
+    made.late;
 
   test(`${JOURNALS} journals (seed ${SEED}): status and check agree with the library`, () => {
     const disagreements = [];

@@ -474,3 +474,106 @@ describe(
     });
   },
 );
+
+describe("a delivery past the dedupe window (#56): a person's to tell, and resolve records what they found", addonOnly, () => {
+  const ago = (s) => new Date(Date.now() - s * 1000).toISOString();
+  /** The value of `family` for alpha in the metrics of the data root above `dir`. */
+  const metric = (dir, family) => {
+    const file = join(scratch(), "m.prom");
+    assert.equal(cli("status", "--data-root", dirname(dirname(dir)), "--prometheus", file).status, 0);
+    return Number(new RegExp(`^discord_journal_${family}\\{[^}]*binding="alpha"[^}]*\\} (\\S+)$`, "m").exec(readFileSync(file, "utf8"))[1]);
+  };
+
+  test("needs a hand past the window alone, names its channel, and its pasted fix resolves it, one line appended", () => {
+    const dir = journal();
+    M.appendOutbox(dir, { nonce: "young", status: "intent", at: ago(540), channel: "c0" });
+    M.appendOutbox(dir, { nonce: "late", status: "intent", at: ago(7200), channel: "c1" });
+    M.appendOutbox(dir, { nonce: "later", status: "unknown", at: ago(3600) });
+    const s = json("status", dir);
+    assert.equal(s.status, 1);
+    assert.equal(s.out.verdict.state, "ready");
+    assert.equal(s.out.verdict.canStart, true);
+    assert.equal(s.out.verdict.problems.length, 1);
+    const [p] = s.out.verdict.problems;
+    assert.match(
+      p.what,
+      new RegExp(
+        `^delivery late \\(and 1 more\\) has had no outcome since \\S+ \\(2 h ago\\), past the 10-minute window in which Discord deduplicates a resend: .*whether it reached channel c1 is a person's to tell$`,
+      ),
+    );
+    assert.equal(s.out.verdict.next, p.fix);
+    assert.deepEqual(
+      s.out.unresolvedDeliveries.value.map((d) => [d.nonce, d.channel]),
+      [
+        ["late", "c1"],
+        ["later", null],
+        ["young", "c0"],
+      ],
+    );
+    // What pages is what the verdict names.
+    assert.equal(metric(dir, "late_deliveries"), 2);
+    assert.equal(metric(dir, "binding_needs_hand"), 1);
+    const fleet = cli("status", "--data-root", dirname(dirname(dir)));
+    assert.equal(fleet.status, 1);
+    assert.match(fleet.stdout, /alpha +ready, 1 problem +delivery late \(and 1 more\) has had no outcome/);
+    assert.ok(fleet.stdout.includes(`next: ${p.fix}`), fleet.stdout);
+
+    const before = readFileSync(join(dir, "outbox.jsonl"), "utf8");
+    const r = paste(p.fix);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout, "delivery late recorded as confirmed in outbox.jsonl\n");
+    const added = readFileSync(join(dir, "outbox.jsonl"), "utf8").slice(before.length);
+    assert.match(added, /^\{"nonce":"late","status":"confirmed","at":"\d{4}-\d\d-\d\dT[\d:.]+Z","resolvedBy":"operator"\}\n$/);
+    assert.equal(M.readOutbox(dir).get("late").status, "confirmed");
+    assert.equal(M.readOutbox(dir).get("late").intentAt, M.readOutbox(dir).get("late").intentAt);
+
+    // The next one, then none: the young one is the connector's own.
+    const second = json("status", dir).out.verdict;
+    assert.match(second.problems[0].what, /^delivery later has had no outcome since \S+ \(60 min ago\), past/);
+    assert.match(second.problems[0].what, /whether it reached its channel/);
+    assert.equal(cli("resolve", dir, "--nonce", "later", "--as", "refused").status, 0);
+    const done = json("status", dir);
+    assert.equal(done.status, 0);
+    assert.deepEqual(done.out.verdict.problems, []);
+    assert.equal(done.out.verdict.next, null);
+    assert.equal(metric(dir, "late_deliveries"), 0);
+  });
+
+  test("resolve refuses a nonce it does not know and an outcome already recorded, writing nothing; the same outcome again is no mistake", () => {
+    const dir = journal();
+    M.appendOutbox(dir, { nonce: "a", status: "intent", at: ago(7200) });
+    M.appendOutbox(dir, { nonce: "a", status: "refused", at: ago(7100), error: "Missing Access" });
+    const bytes = readFileSync(join(dir, "outbox.jsonl"));
+    const unknown = cli("resolve", dir, "--nonce", "b", "--as", "confirmed");
+    assert.equal(unknown.status, 1);
+    assert.equal(
+      unknown.stderr,
+      `outbox.jsonl has no delivery with nonce b: \`discord-journal status ${dir}\` lists the deliveries without an outcome\n`,
+    );
+    const other = cli("resolve", dir, "--nonce", "a", "--as", "confirmed");
+    assert.equal(other.status, 1);
+    assert.match(other.stderr, /^delivery a is refused already \(at \S+\): an outcome is never replaced, so nothing was written\n$/);
+    const same = json("resolve", dir, "--nonce", "a", "--as", "refused");
+    assert.equal(same.status, 0);
+    assert.equal(same.out.written, null);
+    assert.deepEqual(readFileSync(join(dir, "outbox.jsonl")), bytes);
+    assert.equal(cli("resolve", dir, "--nonce", "a").status, 2, "--as is required");
+    assert.equal(cli("resolve", dir, "--nonce", "a", "--as", "sent").status, 2, "--as takes confirmed or refused");
+  });
+
+  test("under a crashed run's lock or a brake, the delivery is listed and the state's own next stands", () => {
+    const dir = journal();
+    M.appendOutbox(dir, { nonce: "late", status: "intent", at: ago(7200) });
+    owner(dir, { pid: deadPid(), start: "1", boot: boot(), at: ago(7300) });
+    const crashed = json("status", dir);
+    assert.equal(crashed.status, 1);
+    assert.equal(crashed.out.verdict.state, "crashed");
+    assert.match(crashed.out.verdict.next, /^the owner is gone: `discord-journal recover /);
+    assert.match(crashed.out.verdict.problems.at(-1).what, /^delivery late has had no outcome/);
+    M.requestStop(dir, "operator");
+    const braked = json("status", dir).out.verdict;
+    assert.equal(braked.state, "braked");
+    assert.match(braked.next, /^the owner is gone: `discord-journal unlock /);
+    assert.equal(braked.problems.length, 1);
+  });
+});

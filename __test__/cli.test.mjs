@@ -137,7 +137,16 @@ describe("discord-journal command", addonOnly, () => {
     rmSync(join(dir, "STOP"));
     const after = cliIn(cwd, "status", "data/discord/demo");
     assert.match(after.stdout, /\nSTOP {6}off {3}no brake\nrun\.lock {2}free {2}no connector holds the binding\n/);
-    assert.doesNotMatch(after.stdout, /next:/);
+    // Left: the delivery past the dedupe window, whose outcome a person tells.
+    assert.equal(after.status, 1);
+    assert.match(
+      after.stdout,
+      /\nnext: look in channel \d+ for the message sent then \(nonce n3\); then `discord-journal resolve data\/discord\/demo --nonce n3 --as confirmed` if/,
+    );
+    assert.equal(cliIn(cwd, "resolve", "data/discord/demo", "--nonce", "n3", "--as", "confirmed").status, 0);
+    const resolved = cliIn(cwd, "status", "data/discord/demo");
+    assert.equal(resolved.status, 0, resolved.stdout);
+    assert.doesNotMatch(resolved.stdout, /next:/);
     // The other way: recover clears a dead owner's lock once no operator brakes.
     rmSync(join(cwd, "data", "discord", "demo-2", "STOP"));
     assert.equal(cliIn(cwd, "recover", "data/discord/demo-2").stdout.trim(), "cleared");
@@ -149,7 +158,8 @@ describe("discord-journal command", addonOnly, () => {
 
   test("status --json: one object with files, deliveries, STOP and the lock", () => {
     const dir = journal();
-    M.appendOutbox(dir, { nonce: "a", status: "intent", at: "2021-01-01T00:00:00.000Z" });
+    // Within the dedupe window: the connector's own, no hand needed yet.
+    M.appendOutbox(dir, { nonce: "a", status: "intent", at: new Date(Date.now() - 60_000).toISOString() });
     M.requestStop(dir, "operator");
     mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
     writeFileSync(join(dir, "run.lock", "owner.json"), JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId() }), { mode: 0o600 });
@@ -191,7 +201,7 @@ describe("discord-journal command", addonOnly, () => {
       corrupt: false,
       unterminated: false,
     });
-    assert.deepEqual(Object.keys(s.unresolvedDeliveries.value[0]), ["nonce", "status", "intentAt", "ageSeconds"]);
+    assert.deepEqual(Object.keys(s.unresolvedDeliveries.value[0]), ["nonce", "status", "intentAt", "channel", "ageSeconds", "pastWindow"]);
     assert.deepEqual(
       s.unresolvedDeliveries.value.map((d) => d.nonce),
       ["a"],

@@ -27,17 +27,21 @@ export function random(seed) {
   };
 }
 
-/** Valid records of each file, appended through the library. */
+/** Valid records of each file, appended through the library; how many deliveries are left without an outcome. */
 export function fill(dir, n, rnd) {
+  let intents = 0;
   for (let i = 0; i < n; i++) {
     M.appendInbox(dir, { id: `m${i}`, at: AT });
-    M.appendOutbox(dir, { nonce: `n${i}`, status: rnd() < 0.5 ? "intent" : "confirmed", at: AT });
+    const status = rnd() < 0.5 ? "intent" : "confirmed";
+    intents += status === "intent" ? 1 : 0;
+    M.appendOutbox(dir, { nonce: `n${i}`, status, at: AT });
     M.appendDrop(dir, { id: `d${i}`, reason: "spam" });
     M.appendAdmission(dir, { id: `a${i}`, at: AT });
     M.appendNotice(dir, { kind: "ceiling", date: DAY, n: i });
     M.appendReload(dir, { outcome: "applied", at: AT, n: i });
   }
   for (let i = 0; i < Math.min(n, 3); i++) M.writeTurn(dir, `t${i}`, { id: `t${i}`, startedAt: AT });
+  return intents;
 }
 
 /** The readers that refuse a line that is JSON null, by file: readOutbox and unresolvedOutbox both read its nonce. */
@@ -83,8 +87,9 @@ export function generate(top, i, rnd) {
   const pick = (list) => list[Math.floor(rnd() * list.length)];
   const dir = join(top, "discord", `b${i}`);
   M.ensureJournal(dir);
-  fill(dir, 1 + Math.floor(rnd() * 4), rnd);
-  const made = { files: {}, turn: null, owner: pick(OWNERS), brake: pick(BRAKES), stopLock: rnd() < 0.08, bad: 0 };
+  // An intent at AT, long past the dedupe window, is a person's to tell (#56).
+  const late = fill(dir, 1 + Math.floor(rnd() * 4), rnd) > 0;
+  const made = { files: {}, turn: null, owner: pick(OWNERS), brake: pick(BRAKES), stopLock: rnd() < 0.08, bad: 0, late };
   // Up to two record files damaged, one in three journals with none.
   const damaged = rnd() < 0.33 ? 0 : 1 + Math.floor(rnd() * 2);
   for (let k = 0; k < damaged; k++) {
@@ -235,7 +240,8 @@ export const firstCommand = (next) => /`([^`]+)`/.exec(next ?? "")?.[1] ?? null;
 /** Whether an advice is a person's to follow, not a command to paste. */
 export function personsDecision(next, dir) {
   const cmd = firstCommand(next);
-  if (cmd === null || next.includes("by hand")) return true;
+  // So is what the channel shows of a delivery past the dedupe window (#56).
+  if (cmd === null || next.includes("by hand") || next.startsWith("look in ")) return true;
   // Lifting a brake is the operator's decision, never the command's.
   return cmd.startsWith("rm ") && cmd.includes(join(dir, "STOP")) && !cmd.includes("STOP.aside");
 }

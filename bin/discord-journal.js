@@ -124,6 +124,15 @@ withDir(command("recover", "supervised pre-start: clear a crashed run's lock unl
 
 withDir(
   command(
+    "resolve",
+    "record the outcome of a delivery left without one past the dedupe window, as found in its channel: confirmed (the message is there) or refused (it is not)",
+  ),
+)
+  .requiredOption("--nonce <nonce>", "the delivery's nonce (status names it)")
+  .addOption(new Option("--as <outcome>", "what was found in the channel").choices(["confirmed", "refused"]).makeOptionMandatory());
+
+withDir(
+  command(
     "repair",
     "set aside what a crash left (cut lines, zero runs, empty or cut turn records) and lines of whitespace alone, and give a hard-linked record file a file of its own; shows it, and --apply does it",
   ),

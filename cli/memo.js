@@ -15,6 +15,8 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
+// Answers kept by another version may have another shape: never taken.
+const { version } = require("../package.json");
 
 /** The fingerprint of what is at `p`, not following a link; an error's code where nothing can be told. */
 function fingerprint(p) {
@@ -88,7 +90,8 @@ function loadState(file) {
     const st = fs.fstatSync(fd);
     if (!st.isFile() || st.uid !== process.geteuid?.() || (st.mode & 0o077) !== 0) return empty;
     const state = JSON.parse(fs.readFileSync(fd, "utf8"));
-    if (typeof state?.fullAt !== "number" || state.entries === null || typeof state.entries !== "object") return empty;
+    if (state?.version !== version || typeof state.fullAt !== "number" || state.entries === null || typeof state.entries !== "object")
+      return empty;
     return state;
   } catch {
     return empty;
@@ -97,4 +100,4 @@ function loadState(file) {
   }
 }
 
-module.exports = { Memo, NONE, loadState };
+module.exports = { Memo, NONE, loadState, version };

@@ -16,7 +16,7 @@ const { STATES, stateOf } = require("./fleet.js");
 const { Refusal, UsageError } = require("./output.js");
 const { J } = require("./journal.js");
 const { recoversOnly } = require("./brake.js");
-const { Memo, loadState } = require("./memo.js");
+const { Memo, loadState, version } = require("./memo.js");
 
 /**
  * The file in the data root that declares bindings meant to stay idle
@@ -85,6 +85,14 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
       if (!Array.isArray(u)) return [[named(b), NaN]];
       const ages = u.map((d) => d.ageSeconds).filter((a) => typeof a === "number");
       return ages.length > 0 ? [[named(b), Math.max(0, ...ages)]] : null;
+    }),
+  );
+  family(
+    "late_deliveries",
+    "Unresolved deliveries past the dedupe window (or whose intent is no date): each a person's to tell, which status names; NaN where the outbox cannot be read or is not shown.",
+    each((b, s) => {
+      const u = s?.unresolvedDeliveries?.value;
+      return [[named(b), Array.isArray(u) ? u.filter((d) => d.pastWindow).length : NaN]];
     }),
   );
   family(
@@ -198,7 +206,7 @@ function collect(opts, fleet, verdict) {
     throw new Refusal(`the collection of ${root} failed, and ${opts.prometheus} says so (discord_journal_collection_success 0): ${why}`);
   }
   writeAtomically(opts.prometheus, metrics(view, root, { idle }));
-  writeAtomically(stateFile, JSON.stringify({ fullAt: fresh ? now : state.fullAt, entries: memo.learned }), 0o600);
+  writeAtomically(stateFile, JSON.stringify({ version, fullAt: fresh ? now : state.fullAt, entries: memo.learned }), 0o600);
   // Written, but blind to some bindings: not a collection that did its job.
   return { exitCode: view.json.unjudged.length > 0 ? 1 : 0, json: view.json, text: view.text };
 }

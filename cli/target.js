@@ -535,9 +535,9 @@ function mountOf(p) {
  * reach them. `acting`: what the command already did as another user (`stop
  * --init`), said where reach did not act. Said on stderr, not with --json.
  */
-function target(dir, opts, command, { write = false, acting = null } = {}) {
+function target(dir, opts, command, { write = false, acting = null, args = [] } = {}) {
   const d = journalDir(dir, opts, command);
-  const t = reach(d, { command, write, argv: ["discord-journal", command, d] });
+  const t = reach(d, { command, write, argv: ["discord-journal", command, d, ...args] });
   t.acting ??= acting;
   if (t.acting && !opts.json) console.error(`discord-journal: ${t.acting}`);
   return t;

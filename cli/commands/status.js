@@ -25,7 +25,7 @@ const {
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
 const { zombieOf, stoppedOf, zombieProblem, recoversOnly } = require("../brake.js");
-const { sh, UsageError, invocation } = require("../output.js");
+const { sh, ago, UsageError, invocation } = require("../output.js");
 const { fleet } = require("../fleet.js");
 const { collect } = require("../prometheus.js");
 
@@ -33,6 +33,15 @@ const { collect } = require("../prometheus.js");
 const NOTICE_KINDS = ["ceiling"];
 /** How long a running holder of the lock guard is given before status calls its hold lasting (#55). */
 const LASTING_MS = 250;
+/**
+ * The window, in seconds, within which Discord deduplicates a message sent
+ * again with the same nonce ("the past few minutes"). The connector's
+ * reconcile measures it from a delivery's `intentAt` (journal.mjs) and
+ * sends again only within it, since past it a resend may post twice: a
+ * delivery older than this with no outcome is a person's to tell (#56).
+ * DiscordDeliveriesUnresolved pages on the same figure.
+ */
+const DEDUPE_WINDOW_S = 600;
 
 /** A reader's answer, or its refusal's message. */
 function attempt(f) {
@@ -150,6 +159,20 @@ function lockNext(dir, state, braked, lock = null) {
   }
 }
 
+/** The oldest late delivery as a problem, the others counted; its fix is `resolve` once a person has looked. */
+function deliveryProblem(dir, late) {
+  const d = late[0];
+  const where = d.channel === null ? "its channel" : `channel ${d.channel}`;
+  const since =
+    d.ageSeconds === null ? `since ${JSON.stringify(d.intentAt)}, which is no date` : `since ${d.intentAt} (${ago(d.ageSeconds)})`;
+  const more = late.length > 1 ? ` (and ${late.length - 1} more)` : "";
+  const resolve = (as) => `\`${invocation()} resolve ${sh(dir)} --nonce ${sh(String(d.nonce))} --as ${as}\``;
+  return {
+    what: `delivery ${d.nonce}${more} has had no outcome ${since}, past the ${DEDUPE_WINDOW_S / 60}-minute window in which Discord deduplicates a resend: the connector does not send it again, and whether it reached ${where} is a person's to tell`,
+    fix: `look in ${where} for the message sent then (nonce ${d.nonce}); then ${resolve("confirmed")} if it is there, ${resolve("refused")} if it is not`,
+  };
+}
+
 /** What stands for the bytes of a file that is a link out of the journal (#33). */
 const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: nothing of it is shown`;
 
@@ -216,20 +239,26 @@ function status(target, now = Date.now(), memo = NONE) {
   let unresolved = kept("unresolved", [file(FILE.outbox)], () =>
     read(FILE.outbox, () =>
       J.unresolvedOutbox(at)
-        .map((e) => ({ nonce: e.nonce, status: e.status, intentAt: e.intentAt ?? null }))
+        .map((e) => ({
+          nonce: e.nonce,
+          status: e.status,
+          intentAt: e.intentAt ?? null,
+          channel: typeof e.channel === "string" ? e.channel : null,
+        }))
         .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
     ),
   );
   if (unresolved.value)
     unresolved = {
-      value: unresolved.value.map((e) => ({
-        ...e,
+      value: unresolved.value.map((e) => {
         // Negative for a date ahead of this clock; null where it is no date (NaN, which JSON would print as null).
-        ageSeconds:
+        const ageSeconds =
           typeof e.intentAt === "string" && !Number.isNaN(Date.parse(e.intentAt))
             ? Math.round((now - Date.parse(e.intentAt)) / 1000)
-            : null,
-      })),
+            : null;
+        // Past the dedupe window, a person's to tell; so is a date that is no date, which gives no window to measure.
+        return { ...e, ageSeconds, pastWindow: ageSeconds === null || ageSeconds > DEDUPE_WINDOW_S };
+      }),
     };
   if (out(FILE.outbox) && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN(FILE.outbox) };
   const onToday = {
@@ -585,7 +614,19 @@ function verdict(target, s, found, inboxIds) {
     why = target.closed.what;
   }
   const canStart = state === "unreadable" ? null : state === "ready" || state === "crashed";
-  if (problems.length > 0) next = first(problems, kind, s, dir, braked).fix;
+  // A late delivery keeps nothing from running: it comes last, and its fix
+  // next only where the state asks for nothing else (ready, or a connector
+  // that runs).
+  const late = (s.unresolvedDeliveries.value ?? []).filter((d) => d.pastWindow);
+  if (late.length > 0) {
+    const p = deliveryProblem(dir, late);
+    problems.push(p);
+    kind.set(p, "late");
+  }
+  const acting = problems.filter((p) => kind.get(p) !== "late");
+  if (acting.length > 0) next = first(acting, kind, s, dir, braked).fix;
+  else if (problems.length > 0 && (state === "ready" || (state === "running" && lockState === "live" && !s.lock.repair)))
+    next = problems[0].fix;
   return { canStart, state, why, next, problems };
 }
 
