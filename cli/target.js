@@ -502,7 +502,8 @@ function mountOf(p) {
   let dev;
   try {
     real = fs.realpathSync(p);
-    table = fs.readFileSync("/proc/self/mountinfo", "utf8");
+    // Read once a run: the fleet asks it of every binding.
+    table = mountOf.table ??= fs.readFileSync("/proc/self/mountinfo", "utf8");
     dev = fs.statSync(p, { bigint: true }).dev;
   } catch {
     return null;

@@ -4,7 +4,7 @@
 // and the command writing the metrics every second as its timer would.
 // Bindings are broken as they break in production (a connector killed and
 // one frozen, a process stopped in a braked binding's guard, a cut line, a
-// full file system), a collection fails (a data root without discord/) and
+// full file system, a delivery past the dedupe window), a collection fails (a data root without discord/) and
 // one host of two goes away; each alert must fire, then resolve after its
 // fix. Run once per gate, in the reliability suite, not in each runtime's.
 import assert from "node:assert/strict";
@@ -105,6 +105,9 @@ test(
     M.requestStop(guarded, "maintenance");
     const holder = spawn("flock", ["-x", join(guarded, "turns"), "sleep", "600"], { stdio: "ignore", detached: true });
     procs.push(holder);
+    // A delivery two hours without an outcome: past the dedupe window.
+    const late = binding(A, "late");
+    M.appendOutbox(late, { nonce: "n1", status: "intent", at: new Date(Date.now() - 7_200_000).toISOString(), channel: "c1" });
     const damaged = binding(A, "damaged");
     writeFileSync(join(damaged, "inbox.jsonl"), '{"id":"cut', { flag: "a" });
     // A full file system: a small tmpfs (root alone may mount one).
@@ -177,6 +180,7 @@ test(
       ["DiscordBindingStuck", { ...ofA, binding: "guarded" }],
       ["DiscordBindingCrashed", { ...ofA, binding: "crash" }],
       ["DiscordBindingDamaged", { ...ofA, binding: "damaged" }],
+      ["DiscordDeliveriesUnresolved", { ...ofA, binding: "late" }],
       ["DiscordJournalCollectionFailed", { data_root: B, cause: "ENOENT" }],
       ...(full ? [["DiscordBindingNeedsHand", { ...ofA, binding: "full" }]] : []),
     ];
@@ -212,6 +216,7 @@ test(
       process.kill(-holder.pid, "SIGKILL");
       assert.equal(spawnSync(process.execPath, [bin, "recover", crash]).status, 0);
       assert.equal(spawnSync(process.execPath, [bin, "repair", damaged, "--apply"], { encoding: "utf8" }).status, 0);
+      assert.equal(spawnSync(process.execPath, [bin, "resolve", late, "--nonce", "n1", "--as", "confirmed"]).status, 0);
       renameSync(join(B, "unmounted"), join(B, "discord"));
       if (full) rmSync(join(full, "filler"));
       hostB = exporter(textB, pb);
