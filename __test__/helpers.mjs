@@ -54,9 +54,13 @@ export const GEN = "0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a";
 export const OTHER_GEN = "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
 
 const made = [];
-after(() => {
-  for (const d of made) rmSync(d, { recursive: true, force: true });
-});
+const clean = () => {
+  for (const d of made.splice(0)) rmSync(d, { recursive: true, force: true });
+};
+after(clean);
+// Bun runs every file in one process, where this module's `after` is the
+// first file's alone: what later files made goes as the process ends.
+process.on("exit", clean);
 
 // The command's advice names it as the operator runs it (#57): by name
 // where a `discord-journal` is on PATH. The suite's children find this
