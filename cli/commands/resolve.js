@@ -3,6 +3,10 @@
 // appended to outbox.jsonl through the addon's own appendOutbox (#56). Past
 // the dedupe window the connector does not send a delivery again, and
 // nothing else can tell whether it arrived; a line is added, none changed.
+// Between the read and the append no other writer has a reason to write
+// that nonce: the connector left it when its window closed; where one
+// did (a receipt hours late), the merge's last line would be the
+// operator's, which is what the channel showed.
 "use strict";
 
 const { J } = require("../journal.js");
