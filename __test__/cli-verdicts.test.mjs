@@ -9,7 +9,18 @@
 // against another implementation.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, lstatSync, mkdirSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  chmodSync,
+  chownSync,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
@@ -548,17 +559,52 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
     assert.equal(unknown.status, 1);
     assert.equal(
       unknown.stderr,
-      `outbox.jsonl has no delivery with nonce b: \`discord-journal status ${dir}\` lists the deliveries without an outcome\n`,
+      `discord-journal: outbox.jsonl has no delivery with nonce b: \`discord-journal status ${dir}\` lists the deliveries without an outcome\n`,
     );
     const other = cli("resolve", dir, "--nonce", "a", "--as", "confirmed");
     assert.equal(other.status, 1);
-    assert.match(other.stderr, /^delivery a is refused already \(at \S+\): an outcome is never replaced, so nothing was written\n$/);
+    assert.match(
+      other.stderr,
+      /^discord-journal: delivery a is refused already \(at \S+\): an outcome is never replaced, so nothing was written\n$/,
+    );
     const same = json("resolve", dir, "--nonce", "a", "--as", "refused");
     assert.equal(same.status, 0);
     assert.equal(same.out.written, null);
     assert.deepEqual(readFileSync(join(dir, "outbox.jsonl")), bytes);
+    // Within the window the delivery is the connector's own.
+    M.appendOutbox(dir, { nonce: "young", status: "intent", at: ago(120) });
+    const young = cli("resolve", dir, "--nonce", "young", "--as", "confirmed");
+    assert.equal(young.status, 1);
+    assert.match(
+      young.stderr,
+      /^discord-journal: delivery young was sent 2 min ago, within the 10-minute window .*it is the connector's own, so nothing was written\n$/,
+    );
+    assert.equal(M.readOutbox(dir).get("young").status, "intent");
     assert.equal(cli("resolve", dir, "--nonce", "a").status, 2, "--as is required");
     assert.equal(cli("resolve", dir, "--nonce", "a", "--as", "sent").status, 2, "--as takes confirmed or refused");
+  });
+
+  test("a nonce that reads as an option is pasted as a value; an outbox linked out of the journal is neither read nor written", () => {
+    const dir = journal();
+    M.appendOutbox(dir, { nonce: "-V", status: "intent", at: ago(7200) });
+    const fix = json("status", dir).out.verdict.next;
+    assert.ok(fix.includes("--nonce=-V --as confirmed"), fix);
+    const r = paste(fix);
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(M.readOutbox(dir).get("-V").status, "confirmed");
+    const other = journal({ name: "beta" });
+    M.appendOutbox(other, { nonce: "x", status: "intent", at: ago(7200) });
+    const theirs = readFileSync(join(other, "outbox.jsonl"));
+    rmSync(join(dir, "outbox.jsonl"));
+    symlinkSync(join(other, "outbox.jsonl"), join(dir, "outbox.jsonl"));
+    const linked = cli("resolve", dir, "--nonce", "x", "--as", "confirmed");
+    assert.equal(linked.status, 1);
+    assert.match(
+      linked.stderr,
+      /^discord-journal: outbox\.jsonl is a symbolic link out of the journal, which resolve neither reads nor writes through/,
+    );
+    assert.doesNotMatch(linked.stderr, /"x"|intent/);
+    assert.deepEqual(readFileSync(join(other, "outbox.jsonl")), theirs);
   });
 
   test("under a crashed run's lock or a brake, the delivery is listed and the state's own next stands", () => {

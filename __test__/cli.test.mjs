@@ -141,7 +141,7 @@ describe("discord-journal command", addonOnly, () => {
     assert.equal(after.status, 1);
     assert.match(
       after.stdout,
-      /\nnext: look in channel \d+ for the message sent then \(nonce n3\); then `discord-journal resolve data\/discord\/demo --nonce n3 --as confirmed` if/,
+      /\nnext: look in channel \d+ for the message sent then \(nonce n3\); then `discord-journal resolve data\/discord\/demo --nonce=n3 --as confirmed` if/,
     );
     assert.equal(cliIn(cwd, "resolve", "data/discord/demo", "--nonce", "n3", "--as", "confirmed").status, 0);
     const resolved = cliIn(cwd, "status", "data/discord/demo");

@@ -10,6 +10,7 @@
 //   discord-journal unlock DIR     clear a stale run.lock (writes STOP first)
 //   discord-journal recover DIR    the supervised pre-start
 //   discord-journal repair DIR     set aside what a crash left (--apply), keeping its bytes
+//   discord-journal resolve DIR --nonce N --as confirmed|refused   a late delivery's outcome, as its channel shows
 //   discord-journal demo [DIR]     build a braked journal whose owner crashed, and show it
 //   discord-journal verify --reference PATH   prove the addon against a host's journal.mjs
 //

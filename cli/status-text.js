@@ -121,8 +121,10 @@ function render(status) {
   else if (u.value.length === 0) out.push(`  ${mark("ok", "none")}`);
   else {
     // An intentAt that is no date has no age: said so, never NaN (#45).
-    const when = (d) => (d.ageSeconds !== null ? ` (${ago(d.ageSeconds)})` : typeof d.intentAt === "string" ? " (not a date)" : "");
-    const since = (d) => `since ${d.intentAt ?? "?"}${when(d)}`;
+    const when = (d) => (d.ageSeconds !== null ? ` (${ago(d.ageSeconds)})` : " (not a date)");
+    // A time that is no string is shown as the JSON it is.
+    const since = (d) =>
+      d.intentAt === null ? "with no time" : `since ${typeof d.intentAt === "string" ? d.intentAt : JSON.stringify(d.intentAt)}${when(d)}`;
     out.push(...table(u.value.map((d) => [`  ${mark("warn", String(d.nonce))}`, String(d.status), since(d)])));
   }
 

@@ -164,14 +164,22 @@ function deliveryProblem(dir, late) {
   const d = late[0];
   const where = d.channel === null ? "its channel" : `channel ${d.channel}`;
   const since =
-    d.ageSeconds === null ? `since ${JSON.stringify(d.intentAt)}, which is no date` : `since ${d.intentAt} (${ago(d.ageSeconds)})`;
+    d.ageSeconds !== null
+      ? `since ${d.intentAt} (${ago(d.ageSeconds)})`
+      : d.intentAt === null
+        ? "since its intent, which has no time"
+        : `since ${JSON.stringify(d.intentAt)}, which is no date`;
   const more = late.length > 1 ? ` (and ${late.length - 1} more)` : "";
-  const resolve = (as) => `\`${invocation()} resolve ${sh(dir)} --nonce ${sh(String(d.nonce))} --as ${as}\``;
+  // --nonce=N: a nonce such as -V is the option's value, never an option.
+  const resolve = (as) => `\`${invocation()} resolve ${sh(dir)} --nonce=${sh(String(d.nonce))} --as ${as}\``;
   return {
     what: `delivery ${d.nonce}${more} has had no outcome ${since}, past the ${DEDUPE_WINDOW_S / 60}-minute window in which Discord deduplicates a resend: the connector does not send it again, and whether it reached ${where} is a person's to tell`,
     fix: `look in ${where} for the message sent then (nonce ${d.nonce}); then ${resolve("confirmed")} if it is there, ${resolve("refused")} if it is not`,
   };
 }
+
+/** A delivery's `intentAt` as a time, or null where it is no date. */
+const when = (v) => (typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : null);
 
 /** What stands for the bytes of a file that is a link out of the journal (#33). */
 const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: nothing of it is shown`;
@@ -245,17 +253,15 @@ function status(target, now = Date.now(), memo = NONE) {
           intentAt: e.intentAt ?? null,
           channel: typeof e.channel === "string" ? e.channel : null,
         }))
-        .sort((a, b) => String(a.intentAt).localeCompare(String(b.intentAt))),
+        // By time; those whose intent is no date last, in the file's order.
+        .sort((a, b) => (when(a.intentAt) ?? Infinity) - (when(b.intentAt) ?? Infinity) || 0),
     ),
   );
   if (unresolved.value)
     unresolved = {
       value: unresolved.value.map((e) => {
         // Negative for a date ahead of this clock; null where it is no date (NaN, which JSON would print as null).
-        const ageSeconds =
-          typeof e.intentAt === "string" && !Number.isNaN(Date.parse(e.intentAt))
-            ? Math.round((now - Date.parse(e.intentAt)) / 1000)
-            : null;
+        const ageSeconds = when(e.intentAt) === null ? null : Math.round((now - when(e.intentAt)) / 1000);
         // Past the dedupe window, a person's to tell; so is a date that is no date, which gives no window to measure.
         return { ...e, ageSeconds, pastWindow: ageSeconds === null || ageSeconds > DEDUPE_WINDOW_S };
       }),
@@ -699,4 +705,4 @@ function action(dir, opts) {
   return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
 }
 
-module.exports = { action, status, exitOf };
+module.exports = { action, status, exitOf, DEDUPE_WINDOW_S };
