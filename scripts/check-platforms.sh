@@ -156,7 +156,7 @@ for platform in "$@"; do
     continue
   fi
   root="$work/$platform"
-  mkdir -p "$root"/{bin,lib,opt,tmp,proc,dev,etc}
+  mkdir -p "$root"/{bin,sbin,usr/bin,usr/sbin,lib,opt,tmp,proc,dev,etc}
   chmod 1777 "$root/tmp"
   case $platform in
     linux-x64-musl | linux-arm64-musl)
@@ -190,7 +190,9 @@ for platform in "$@"; do
   [ ! -e /etc/ssl/certs/ca-certificates.crt ] || cp /etc/ssl/certs/ca-certificates.crt "$root/etc/ssl/certs/"
   deb bookworm amd64 busybox-static "$work/busybox"
   cp "$work/busybox/bin/busybox" "$root/bin/busybox"
-  chroot "$root" /bin/busybox --install -s /bin
+  # Each applet where Alpine has it: /usr/bin/env among them, which the
+  # command's own `#!/usr/bin/env node` asks for when its advice is pasted.
+  chroot "$root" /bin/busybox --install -s
   # The users every Linux system has, named as Alpine and Debian name them:
   # the suite names the journal's owner (nobody) in the commands it prints.
   printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n' >"$root/etc/passwd"
