@@ -14,7 +14,7 @@ const { J } = require("../journal.js");
 const { target, survey } = require("../target.js");
 const { FILE } = require("../readers.js");
 const { sh, ago, escaped, invocation, Refusal } = require("../output.js");
-const { DEDUPE_WINDOW_S } = require("./status.js");
+const { DEDUPE_WINDOW_S, lateness } = require("./status.js");
 
 function resolve(t, nonce, as, now = Date.now()) {
   const status = `\`${invocation()} status ${sh(t.dir)}\``;
@@ -43,10 +43,10 @@ function resolve(t, nonce, as, now = Date.now()) {
   }
   // Within the window the connector's reconcile sends it again with the
   // same nonce, and Discord returns the first message if there was one.
-  const at = typeof entry.intentAt === "string" ? Date.parse(entry.intentAt) : NaN;
-  if (!Number.isNaN(at) && (now - at) / 1000 <= DEDUPE_WINDOW_S)
+  const { ageSeconds, pastWindow } = lateness(entry.intentAt, now);
+  if (!pastWindow)
     throw new Refusal(
-      `delivery ${n} was sent ${ago(Math.round((now - at) / 1000))}, within the ${DEDUPE_WINDOW_S / 60}-minute window in which the connector sends it again with the same nonce (Discord keeps one message): it is the connector's own, so nothing was written`,
+      `delivery ${n} was sent ${ago(ageSeconds)}, within the ${DEDUPE_WINDOW_S / 60}-minute window in which the connector sends it again with the same nonce (Discord keeps one message): it is the connector's own, so nothing was written`,
     );
   const line = { nonce, status: as, at: new Date(now).toISOString(), resolvedBy: "operator" };
   J.appendOutbox(t.at, line);

@@ -181,6 +181,17 @@ function deliveryProblem(dir, late) {
 /** A delivery's `intentAt` as a time, or null where it is no date. */
 const when = (v) => (typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : null);
 
+/**
+ * A delivery's age in seconds (negative for a date ahead of this clock,
+ * null where `intentAt` is no date) and whether it is past the dedupe
+ * window: a person's to tell, and so is a date that is no date, which
+ * gives no window to measure. `status` and `resolve` judge it here alike.
+ */
+function lateness(intentAt, now) {
+  const ageSeconds = when(intentAt) === null ? null : Math.round((now - when(intentAt)) / 1000);
+  return { ageSeconds, pastWindow: ageSeconds === null || ageSeconds > DEDUPE_WINDOW_S };
+}
+
 /** What stands for the bytes of a file that is a link out of the journal (#33). */
 const NOT_SHOWN = (name) => `${name} is a symbolic link out of the journal: nothing of it is shown`;
 
@@ -259,12 +270,7 @@ function status(target, now = Date.now(), memo = NONE) {
   );
   if (unresolved.value)
     unresolved = {
-      value: unresolved.value.map((e) => {
-        // Negative for a date ahead of this clock; null where it is no date (NaN, which JSON would print as null).
-        const ageSeconds = when(e.intentAt) === null ? null : Math.round((now - when(e.intentAt)) / 1000);
-        // Past the dedupe window, a person's to tell; so is a date that is no date, which gives no window to measure.
-        return { ...e, ageSeconds, pastWindow: ageSeconds === null || ageSeconds > DEDUPE_WINDOW_S };
-      }),
+      value: unresolved.value.map((e) => ({ ...e, ...lateness(e.intentAt, now) })),
     };
   if (out(FILE.outbox) && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN(FILE.outbox) };
   const onToday = {
@@ -705,4 +711,4 @@ function action(dir, opts) {
   return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
 }
 
-module.exports = { action, status, exitOf, DEDUPE_WINDOW_S };
+module.exports = { action, status, exitOf, DEDUPE_WINDOW_S, lateness };
