@@ -607,6 +607,31 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
     assert.deepEqual(readFileSync(join(other, "outbox.jsonl")), theirs);
   });
 
+  test("a journal's relative path that begins with - is printed ./-…, so that each next pasted where the operator stands takes it as a path", () => {
+    const top = scratch();
+    const dir = join(top, "-data", "alpha");
+    M.ensureJournal(dir);
+    chmodSync(dir, 0o755);
+    M.requestStop(dir, "maintenance");
+    M.appendOutbox(dir, { nonce: "n1", status: "intent", at: ago(7200) });
+    const status = () => {
+      const r = spawnSync(process.execPath, [bin, "status", "--json", "--", "-data/alpha"], { cwd: top, encoding: "utf8" });
+      return JSON.parse(r.stdout).verdict;
+    };
+    const pasted = [];
+    for (let v = status(); v.next !== null; v = status()) {
+      assert.ok(pasted.length < 3, `${v.next} again`);
+      const command = /`([^`]+)`/.exec(v.next)[1];
+      assert.ok(command.includes(" ./-data/alpha"), command);
+      const r = spawnSync("sh", ["-c", command], { cwd: top, encoding: "utf8" });
+      assert.equal(r.status, 0, `${command}: ${r.stderr}`);
+      pasted.push(command.split(" ")[0]);
+    }
+    assert.deepEqual(pasted.slice(0, 2), ["chmod", "rm"]);
+    assert.equal(pasted.length, 3);
+    assert.equal(M.readOutbox(dir).get("n1").status, "confirmed");
+  });
+
   test("under a crashed run's lock or a brake, the delivery is listed and the state's own next stands", () => {
     const dir = journal();
     M.appendOutbox(dir, { nonce: "late", status: "intent", at: ago(7200) });

@@ -79,20 +79,27 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 /** Whether `c` is a control character (C0 or DEL). */
 const isControl = (c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
 
-/** A path as a shell word, so that a printed command can be pasted. */
-const sh = (s) => {
+/** A value as one shell word, so that a printed command can be pasted. */
+const word = (s) => {
   if (/^[\w@%+=:,./-]+$/.test(s)) return s;
   // A control character is written as bash's $'\xNN', which the text's
   // escaping leaves alone, so the command pastes as it reads (#34).
   const chars = [...s];
   if (chars.some(isControl)) {
-    const word = chars.map((c) =>
+    const escapes = chars.map((c) =>
       isControl(c) ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : c === "\\" || c === "'" ? `\\${c}` : c,
     );
-    return `$'${word.join("")}'`;
+    return `$'${escapes.join("")}'`;
   }
   return `'${s.replace(/'/g, "'\\''")}'`;
 };
+
+/**
+ * A path as a shell word. A relative one beginning with `-` is written
+ * `./-b`, the same path, which no command (`chmod`, `rm`, this one) takes
+ * for an option.
+ */
+const sh = (p) => word(p.startsWith("-") ? `./${p}` : p);
 
 /** `93 s`, `40 min`, `5 h`, `3 days`: an age an operator reads at a glance (never negative: see `ago`). */
 function age(seconds) {
@@ -209,6 +216,7 @@ module.exports = {
   commands,
   plural,
   sh,
+  word,
   age,
   ago,
   table,

@@ -18,7 +18,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { UsageError, Refusal, sh, age, capitalized, invocation } = require("./output.js");
+const { UsageError, Refusal, sh, word, age, capitalized, invocation } = require("./output.js");
 const { J, RECORD_FILES } = require("./journal.js");
 
 /** What only a journal holds: one of these makes a directory a journal. */
@@ -37,7 +37,7 @@ function journalDir(dir, opts, command) {
   }
   if (!BINDING_NAME.test(opts.binding)) {
     throw new UsageError(
-      `--binding ${sh(opts.binding)} is not a binding name (lowercase letters, digits, _ and -, starting with a letter or digit, at most 63)`,
+      `--binding ${word(opts.binding)} is not a binding name (lowercase letters, digits, _ and -, starting with a letter or digit, at most 63)`,
     );
   }
   return hereStill(path.join(opts.dataRoot, "discord", opts.binding), command);
@@ -99,7 +99,7 @@ function asUser(uid, argv) {
   const name = userName(uid);
   const user = uid === 0 ? "" : `-u ${name ?? `'#${uid}'`} `;
   const [self, ...args] = argv;
-  return `sudo ${user}${self === "discord-journal" ? invocation() : sh(self)} ${args.map(sh).join(" ")}`;
+  return `sudo ${user}${self === "discord-journal" ? invocation() : sh(self)} ${args.map((a, i) => (i === 1 ? sh(a) : word(a))).join(" ")}`;
 }
 
 /** Whether `tool` is a command on this process's PATH. */
@@ -121,9 +121,9 @@ const onPath = (tool) =>
  */
 function becoming(uid, gid) {
   const name = userName(uid);
-  if (name && onPath("runuser")) return `runuser -u ${sh(name)} -- `;
+  if (name && onPath("runuser")) return `runuser -u ${word(name)} -- `;
   if (onPath("setpriv")) return `setpriv --reuid=${uid} --regid=${gid} --clear-groups -- `;
-  return `sudo -u ${sh(name ?? `#${uid}`)} `;
+  return `sudo -u ${word(name ?? `#${uid}`)} `;
 }
 
 const octal = (mode) => (mode & 0o7777).toString(8).padStart(4, "0");
@@ -136,7 +136,7 @@ const octal = (mode) => (mode & 0o7777).toString(8).padStart(4, "0");
  * the file it leads to (and `-R` does not follow links below).
  */
 const chmodFix = (t, mode, p) => `\`${t.acting ? becoming(t.st.uid, t.st.gid) : ""}chmod ${mode} ${sh(p)}\``;
-const chownFix = (uid, p, dir) => `\`chown ${dir ? "-R" : "-h"} ${sh(`${userName(uid) ?? uid}:`)} ${sh(p)}\``;
+const chownFix = (uid, p, dir) => `\`chown ${dir ? "-R" : "-h"} ${word(`${userName(uid) ?? uid}:`)} ${sh(p)}\``;
 
 /** Whether the effective user may `want` (4 read, 2 write, 1 search) by the mode bits. */
 function permits(st, want) {
@@ -424,7 +424,7 @@ function closedOnPath(abs, uid, why = "the journal's owner") {
         fix: linked
           ? `\`namei -l ${sh(next)}\` shows which directory is closed to it; search on that one lets its service through`
           : bit === "o+x"
-            ? `\`chmod o+x ${sh(cur)}\` lets every user search it (not list it), its service included (\`setfacl -m ${sh(`u:${userName(uid) ?? uid}:x`)} ${sh(cur)}\` lets that user alone, where ACLs are to hand); where its service reaches the journal by another path (a container's mount), run discord-journal there instead`
+            ? `\`chmod o+x ${sh(cur)}\` lets every user search it (not list it), its service included (\`setfacl -m ${word(`u:${userName(uid) ?? uid}:x`)} ${sh(cur)}\` lets that user alone, where ACLs are to hand); where its service reaches the journal by another path (a container's mount), run discord-journal there instead`
             : `\`chmod ${bit} ${sh(cur)}\` lets ${bit === "u+x" ? "its owner" : "its group"}, the journal's owner among them, search it`,
       };
     }

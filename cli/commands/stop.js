@@ -8,7 +8,7 @@ const path = require("node:path");
 const { J } = require("../journal.js");
 const { BINDING_NAME, journalDir, becomeMaker, target, journalName } = require("../target.js");
 const { refusal, retried, recoversOnly } = require("../brake.js");
-const { UsageError, Refusal, sh, invocation } = require("../output.js");
+const { UsageError, Refusal, sh, word, invocation } = require("../output.js");
 
 /** `stop`'s reason, refused where it would not brake. */
 function stopReason(reason) {
@@ -58,7 +58,7 @@ function stop(t, reason) {
       const size = fs.statSync(path.join(t.at, "STOP"), { throwIfNoEntry: false })?.size ?? 0;
       throw refusal(
         e,
-        `STOP exists (${size} bytes), so the brake is on all the same: no new turn starts. Once the cause is fixed, run \`${invocation()} stop ${sh(t.dir)} ${sh(reason)}\` again to record the reason`,
+        `STOP exists (${size} bytes), so the brake is on all the same: no new turn starts. Once the cause is fixed, run \`${invocation()} stop ${sh(t.dir)} ${reason.startsWith("-") ? "-- " : ""}${word(reason)}\` again to record the reason`,
       );
     }
     throw e;
@@ -81,7 +81,7 @@ function action(dir, reason, opts) {
     const name = path.basename(d);
     if (!BINDING_NAME.test(name)) {
       // "/" (or "") has no last part to be a name: the path is named instead.
-      const what = name === "" ? `${sh(d)} has no binding name` : `${sh(d)} ends in ${sh(name)}, which is not a binding name`;
+      const what = name === "" ? `${sh(d)} has no binding name` : `${sh(d)} ends in ${word(name)}, which is not a binding name`;
       throw new UsageError(
         `--init makes a binding's journal, <data root>/discord/<binding>, and ${what} (a binding name is lowercase letters, digits, _ and -, starting with a letter or digit, at most 63); nothing was made or braked`,
       );
