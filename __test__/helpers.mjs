@@ -70,7 +70,11 @@ process.on("exit", clean);
   const shim = mkdtempSync(join(tmpdir(), "discord-journal-path-"));
   // Removed as the process ends, not after a file's tests: Bun runs every
   // file in one process, and a later file's children still look here.
-  process.on("exit", () => rmSync(shim, { recursive: true, force: true }));
+  // Deno runs each file in a worker of one process whose `exit` never
+  // comes: there a file's `unload` is its end.
+  const remove = () => rmSync(shim, { recursive: true, force: true });
+  process.on("exit", remove);
+  globalThis.addEventListener?.("unload", remove);
   // Another user's command (setpriv, as nobody) finds it too.
   chmodSync(shim, 0o755);
   writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(join(root, "bin", "discord-journal.js"))} "$@"\n`, {
