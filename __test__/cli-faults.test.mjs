@@ -23,15 +23,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { M, addonOnly, forOthers, journal, liveOwner, scratch, runFile } from "./helpers.mjs";
-
-const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
-const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
-const json = (...args) => {
-  const r = cli(...args, "--json");
-  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
-};
+import { M, addonOnly, forOthers, journal, liveOwner, scratch, runFile, bin, cli, json } from "./helpers.mjs";
 
 // Another user: root drops to nobody with setpriv (util-linux).
 const root = process.getuid?.() === 0;

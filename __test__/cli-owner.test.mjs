@@ -12,11 +12,7 @@ import { spawnSync } from "node:child_process";
 import { chmodSync, chownSync, lchownSync, linkSync, mkdirSync, readdirSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { M, addonOnly, journal, scratch } from "./helpers.mjs";
-
-const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
-const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
+import { M, addonOnly, journal, scratch, bin, cli } from "./helpers.mjs";
 
 const NOBODY = 65534;
 const rootOnly =

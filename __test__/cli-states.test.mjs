@@ -24,15 +24,7 @@ import {
 } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { AS_NOBODY, M, addonOnly, journal, modulePath, mountsTmpfs, runModule, scratch, withTmpfs } from "./helpers.mjs";
-
-const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
-const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
-const json = (...args) => {
-  const r = cli(...args, "--json");
-  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
-};
+import { AS_NOBODY, M, addonOnly, journal, modulePath, mountsTmpfs, runModule, scratch, withTmpfs, bin, cli, json } from "./helpers.mjs";
 
 describe("the command agrees with the connector, and its advice keeps the brake (#34)", addonOnly, () => {
   test("STOP as a dangling link: no brake, as stopRequested says; the link named on top", () => {

@@ -11,15 +11,23 @@ import { chmodSync, chownSync, existsSync, mkdirSync, readFileSync, readdirSync,
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { AS_NOBODY, NOBODY, actsAsOwner, M, addonOnly, journal, mountsTmpfs, scratch, withTmpfs, shellFile } from "./helpers.mjs";
+import {
+  AS_NOBODY,
+  NOBODY,
+  actsAsOwner,
+  M,
+  addonOnly,
+  journal,
+  mountsTmpfs,
+  scratch,
+  withTmpfs,
+  shellFile,
+  bin,
+  cli,
+  json,
+} from "./helpers.mjs";
 
-const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 const root = fileURLToPath(new URL("..", import.meta.url));
-const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
-const json = (...args) => {
-  const r = cli(...args, "--json");
-  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
-};
 // What a pasted command finds on PATH: this package's command, and `sudo
 // -u USER` where the machine has no sudo (setpriv, as that user).
 const shim = join(scratch("discord-journal-shim-"), "bin");

@@ -23,15 +23,8 @@ import {
 } from "node:fs";
 import { dirname, join } from "node:path";
 import { describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { AS_NOBODY, M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs, runFile } from "./helpers.mjs";
+import { AS_NOBODY, M, addonOnly, deadPid, journal, mountsTmpfs, scratch, withTmpfs, runFile, bin, cli, json } from "./helpers.mjs";
 
-const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
-const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
-const json = (...args) => {
-  const r = cli(...args, "--json");
-  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
-};
 /** Runs a `next` or fix as printed: the command between its first backticks, in sh. */
 const paste = (advice) => spawnSync("sh", ["-c", /`([^`]+)`/.exec(advice)[1]], { encoding: "utf8" });
 /** The library's refusal of `f`, or null. */

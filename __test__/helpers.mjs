@@ -47,6 +47,15 @@ export const shellFile = (file) =>
     .map((a) => JSON.stringify(a))
     .join(" ");
 
+/** The package's command, and a run of it as an operator's shell would start it. */
+export const bin = join(root, "bin", "discord-journal.js");
+export const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
+/** A run with `--json`: its exit code, its output parsed, its stderr. */
+export const json = (...args) => {
+  const r = cli(...args, "--json");
+  return { status: r.status, out: JSON.parse(r.stdout), stderr: r.stderr };
+};
+
 /** Node itself, not Bun or Deno, for an assertion of Node's own behaviour. */
 export const onNode = !process.versions.bun && !process.versions.deno;
 

@@ -18,11 +18,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { fileURLToPath } from "node:url";
-import { M, isAddon, journal, modulePath } from "./helpers.mjs";
+import { M, isAddon, journal, modulePath, cli } from "./helpers.mjs";
 
-const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
-const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 60_000 });
 const hasFlock = spawnSync("flock", ["--version"]).status === 0 && !process.versions.deno ? {} : { skip: "needs util-linux's flock" };
 
 const children = [];
