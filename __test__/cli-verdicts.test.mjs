@@ -600,6 +600,25 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
     assert.deepEqual(readFileSync(join(other, "outbox.jsonl")), theirs);
   });
 
+  const hasBash = spawnSync("bash", ["-c", "true"]).status === 0 ? {} : { skip: "no bash here (a BusyBox root)" };
+  test(
+    "a nonce with a backtick and an invisible character: the text's next, pasted into bash as it reads, resolves that nonce",
+    hasBash,
+    () => {
+      const dir = journal();
+      const nonce = "n`1\u200b";
+      M.appendOutbox(dir, { nonce, status: "intent", at: ago(7200) });
+      const text = cli("status", dir).stdout;
+      const next = /^next: (.*)$/m.exec(text)[1];
+      assert.doesNotMatch(next, /[^\x20-\x7e]/, "the advice is printable ASCII");
+      const command = /`([^`]+)`/.exec(next)[1];
+      assert.ok(command.includes(" --as confirmed"), command);
+      const r = spawnSync("bash", ["-c", command], { encoding: "utf8" });
+      assert.equal(r.status, 0, r.stderr);
+      assert.equal(M.readOutbox(dir).get(nonce).status, "confirmed");
+    },
+  );
+
   test("a journal's relative path that begins with - is printed ./-…, so that each next pasted where the operator stands takes it as a path", () => {
     const top = scratch();
     const dir = join(top, "-data", "alpha");

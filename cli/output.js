@@ -76,18 +76,23 @@ const capitalized = (text) => text.charAt(0).toUpperCase() + text.slice(1);
 /** `1 line`, `2 lines`. */
 const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
 
-/** Whether `c` is a control character (C0 or DEL). */
-const isControl = (c) => c.charCodeAt(0) < 0x20 || c.charCodeAt(0) === 0x7f;
+/**
+ * Whether `c` cannot stand as itself in a printed command: a character the
+ * text escapes (a control, an invisible format character) or the backtick
+ * that sets a command apart in the advice.
+ */
+const unprintable = (c) => c === "`" || c === "\n" || c === "\t" || (c.length === 1 && new RegExp(UNSAFE.source).test(c));
 
 /** A value as one shell word, so that a printed command can be pasted. */
 const word = (s) => {
   if (/^[\w@%+=:,./-]+$/.test(s)) return s;
-  // A control character is written as bash's $'\xNN', which the text's
-  // escaping leaves alone, so the command pastes as it reads (#34).
+  // Such a character is written as bash's $'\xNN' or $'\uNNNN', which the
+  // text's escaping leaves alone, so the command pastes as it reads (#34).
   const chars = [...s];
-  if (chars.some(isControl)) {
+  if (chars.some(unprintable)) {
+    const hex = (c, n) => c.charCodeAt(0).toString(16).padStart(n, "0");
     const escapes = chars.map((c) =>
-      isControl(c) ? `\\x${c.charCodeAt(0).toString(16).padStart(2, "0")}` : c === "\\" || c === "'" ? `\\${c}` : c,
+      unprintable(c) ? (c.charCodeAt(0) < 0x80 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`) : c === "\\" || c === "'" ? `\\${c}` : c,
     );
     return `$'${escapes.join("")}'`;
   }

@@ -162,7 +162,9 @@ function lockNext(dir, state, braked, lock = null) {
 /** The oldest late delivery as a problem, the others counted; its fix is `resolve` once a person has looked. */
 function deliveryProblem(dir, late) {
   const d = late[0];
-  const where = d.channel === null ? "its channel" : `channel ${d.channel}`;
+  // A backtick of the journal's would read as the end of the command.
+  const shown = (v) => String(v).replaceAll("`", "\\u0060");
+  const where = d.channel === null ? "its channel" : `channel ${shown(d.channel)}`;
   const since =
     d.ageSeconds !== null
       ? `since ${d.intentAt} (${ago(d.ageSeconds)})`
@@ -173,8 +175,8 @@ function deliveryProblem(dir, late) {
   // --nonce=N: a nonce such as -V is the option's value, never an option.
   const resolve = (as) => `\`${invocation()} resolve ${sh(dir)} --nonce=${word(String(d.nonce))} --as ${as}\``;
   return {
-    what: `delivery ${d.nonce}${more} has had no outcome ${since}, past the ${DEDUPE_WINDOW_S / 60}-minute window in which Discord deduplicates a resend: the connector does not send it again, and whether it reached ${where} is a person's to tell`,
-    fix: `look in ${where} for the message sent then (nonce ${d.nonce}); then ${resolve("confirmed")} if it is there, ${resolve("refused")} if it is not`,
+    what: `delivery ${shown(d.nonce)}${more} has had no outcome ${since}, past the ${DEDUPE_WINDOW_S / 60}-minute window in which Discord deduplicates a resend: the connector does not send it again, and whether it reached ${where} is a person's to tell`,
+    fix: `look in ${where} for the message sent then (nonce ${shown(d.nonce)}); then ${resolve("confirmed")} if it is there, ${resolve("refused")} if it is not`,
   };
 }
 
