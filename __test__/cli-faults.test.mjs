@@ -79,6 +79,21 @@ describe("the command never gives a false all-clear", addonOnly, () => {
     },
   );
 
+  test("the command a refusal gives to run as the owner keeps the words typed after the journal", asNobody, () => {
+    const dir = openJournal();
+    for (const [args, again] of [
+      [["stop", dir, "--", "-maint window"], `stop ${dir} -- '-maint window'`],
+      [["repair", dir, "--apply", "--missing-ok"], `repair ${dir} --apply --missing-ok`],
+      [["recover", dir, "--missing-ok"], `recover ${dir} --missing-ok`],
+      [["resolve", dir, "--nonce=-V", "--as", "refused"], `resolve ${dir} --nonce=-V --as refused`],
+    ]) {
+      const r = cliAs(NOBODY, ...args);
+      assert.equal(r.status, 1, r.stderr);
+      assert.ok(r.stderr.trimEnd().endsWith(`Run it as its owner: sudo discord-journal ${again}`), r.stderr);
+    }
+    assert.deepEqual(M.readStop(dir), []);
+  });
+
   // Deno cannot set a process's groups, so the command refuses there (cli-owner.test.mjs).
   const acts = process.versions.deno
     ? { skip: "Deno cannot set a process's groups: the command refuses to act as another user" }

@@ -613,11 +613,21 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
       assert.doesNotMatch(next, /[^\x20-\x7e]/, "the advice is printable ASCII");
       const command = /`([^`]+)`/.exec(next)[1];
       assert.ok(command.includes(" --as confirmed"), command);
-      const r = spawnSync("bash", ["-c", command], { encoding: "utf8" });
+      // Its bytes, not \\u: a shell without a UTF-8 locale reads them the same.
+      const r = spawnSync("bash", ["-c", command], { encoding: "utf8", env: { ...process.env, LC_ALL: "C" } });
       assert.equal(r.status, 0, r.stderr);
       assert.equal(M.readOutbox(dir).get(nonce).status, "confirmed");
     },
   );
+
+  test("a nonce no shell argument can carry (a NUL) gets no command, which would name another delivery", () => {
+    const dir = journal();
+    M.appendOutbox(dir, { nonce: "n\u00001", status: "intent", at: ago(7200) });
+    M.appendOutbox(dir, { nonce: "n", status: "intent", at: ago(3600) });
+    const { next } = json("status", dir).out.verdict;
+    assert.doesNotMatch(next, /resolve/);
+    assert.match(next, /holds a NUL or a lone surrogate, which no command's argument can carry/);
+  });
 
   test("a journal's relative path that begins with - is printed ./-…, so that each next pasted where the operator stands takes it as a path", () => {
     const top = scratch();
@@ -642,6 +652,10 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
     assert.deepEqual(pasted.slice(0, 2), ["chmod", "rm"]);
     assert.equal(pasted.length, 3);
     assert.equal(M.readOutbox(dir).get("n1").status, "confirmed");
+    // A leading = is quoted: zsh would look it up as a command.
+    mkdirSync(join(top, "=data", "alpha", "turns"), { recursive: true, mode: 0o755 });
+    const r = spawnSync(process.execPath, [bin, "status", "--json", "=data/alpha"], { cwd: top, encoding: "utf8" });
+    assert.equal(JSON.parse(r.stdout).verdict.next, "`chmod 700 '=data/alpha'`");
   });
 
   test("under a crashed run's lock or a brake, the delivery is listed and the state's own next stands", () => {

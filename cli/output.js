@@ -83,17 +83,25 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
  */
 const unprintable = (c) => c === "`" || c === "\n" || c === "\t" || (c.length === 1 && new RegExp(UNSAFE.source).test(c));
 
+/**
+ * Whether `s` can be a shell word at all: no shell argument carries a NUL
+ * (it ends the word) or a lone surrogate (written, it becomes U+FFFD), so a
+ * command printed with either would name another value.
+ */
+const wordable = (s) => !/\0|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/.test(s);
+
 /** A value as one shell word, so that a printed command can be pasted. */
 const word = (s) => {
-  if (/^[\w@%+=:,./-]+$/.test(s)) return s;
-  // Such a character is written as bash's $'\xNN' or $'\uNNNN', which the
-  // text's escaping leaves alone, so the command pastes as it reads (#34).
+  // A leading `=` is a command lookup in zsh.
+  if (/^[\w@%+:,./-][\w@%+=:,./-]*$/.test(s)) return s;
+  // Such a character is written as bash's $'\xNN', its UTF-8 bytes where it
+  // has more than one (which any locale reads back the same, where \uNNNN
+  // needs a UTF-8 one): the text's escaping leaves them alone, so the
+  // command pastes as it reads (#34).
   const chars = [...s];
   if (chars.some(unprintable)) {
-    const hex = (c, n) => c.charCodeAt(0).toString(16).padStart(n, "0");
-    const escapes = chars.map((c) =>
-      unprintable(c) ? (c.charCodeAt(0) < 0x80 ? `\\x${hex(c, 2)}` : `\\u${hex(c, 4)}`) : c === "\\" || c === "'" ? `\\${c}` : c,
-    );
+    const bytes = (c) => [...Buffer.from(c, "utf8")].map((b) => `\\x${b.toString(16).padStart(2, "0")}`).join("");
+    const escapes = chars.map((c) => (unprintable(c) ? bytes(c) : c === "\\" || c === "'" ? `\\${c}` : c));
     return `$'${escapes.join("")}'`;
   }
   return `'${s.replace(/'/g, "'\\''")}'`;
@@ -222,6 +230,7 @@ module.exports = {
   plural,
   sh,
   word,
+  wordable,
   age,
   ago,
   table,

@@ -535,10 +535,13 @@ function mountOf(p) {
  * runs at its top, so all are loaded before this, while root can still
  * reach them. `acting`: what the command already did as another user (`stop
  * --init`), said where reach did not act. Said on stderr, not with --json.
+ * `args`: the command's own words after the journal (stop's reason,
+ * resolve's options), so that a refusal's command runs it again whole.
  */
 function target(dir, opts, command, { write = false, acting = null, args = [] } = {}) {
   const d = journalDir(dir, opts, command);
-  const t = reach(d, { command, write, argv: ["discord-journal", command, d, ...args] });
+  const flags = [opts.apply === true && "--apply", opts.missingOk === true && "--missing-ok"].filter(Boolean);
+  const t = reach(d, { command, write, argv: ["discord-journal", command, d, ...flags, ...args] });
   t.acting ??= acting;
   if (t.acting && !opts.json) console.error(`discord-journal: ${t.acting}`);
   return t;

@@ -25,7 +25,7 @@ const {
 const fs = require("node:fs");
 const { render } = require("../status-text.js");
 const { zombieOf, stoppedOf, zombieProblem, recoversOnly } = require("../brake.js");
-const { sh, word, ago, UsageError, invocation } = require("../output.js");
+const { sh, word, wordable, ago, UsageError, invocation } = require("../output.js");
 const { fleet } = require("../fleet.js");
 const { collect } = require("../prometheus.js");
 
@@ -174,9 +174,12 @@ function deliveryProblem(dir, late) {
   const more = late.length > 1 ? ` (and ${late.length - 1} more)` : "";
   // --nonce=N: a nonce such as -V is the option's value, never an option.
   const resolve = (as) => `\`${invocation()} resolve ${sh(dir)} --nonce=${word(String(d.nonce))} --as ${as}\``;
+  const record = wordable(String(d.nonce))
+    ? `${resolve("confirmed")} if it is there, ${resolve("refused")} if it is not`
+    : `record what you found with appendOutbox ({ nonce, status: "confirmed" } or "refused"): the nonce holds a NUL or a lone surrogate, which no command's argument can carry, so no command is printed`;
   return {
     what: `delivery ${shown(d.nonce)}${more} has had no outcome ${since}, past the ${DEDUPE_WINDOW_S / 60}-minute window in which Discord deduplicates a resend: the connector does not send it again, and whether it reached ${where} is a person's to tell`,
-    fix: `look in ${where} for the message sent then (nonce ${shown(d.nonce)}); then ${resolve("confirmed")} if it is there, ${resolve("refused")} if it is not`,
+    fix: `look in ${where} for the message sent then (nonce ${shown(d.nonce)}); then ${record}`,
   };
 }
 

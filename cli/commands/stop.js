@@ -99,7 +99,8 @@ function action(dir, reason, opts) {
       }
     }
   }
-  return stop(target(dir, opts, "stop", { write: true, acting: made }), reason);
+  const args = reason === "stop" ? [] : reason.startsWith("-") ? ["--", reason] : [reason];
+  return stop(target(dir, opts, "stop", { write: true, acting: made, args }), reason);
 }
 
 module.exports = { action, stop, stopReason };
