@@ -580,6 +580,10 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
   test("a nonce that reads as an option is pasted as a value; an outbox linked out of the journal is neither read nor written", () => {
     const dir = journal();
     M.appendOutbox(dir, { nonce: "-V", status: "intent", at: ago(7200) });
+    // Typed as two words, it is the option's value too, not the version.
+    const typed = cli("resolve", dir, "--nonce", "-V", "--as", "bogus");
+    assert.equal(typed.status, 2);
+    assert.match(typed.stderr, /--as/);
     const fix = json("status", dir).out.verdict.next;
     assert.ok(fix.includes("--nonce=-V --as confirmed"), fix);
     const r = paste(fix);

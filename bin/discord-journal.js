@@ -56,6 +56,9 @@ program
   .name("discord-journal")
   .description("Inspect, brake and recover a Discord connector binding's journal.")
   .version(version, "-V, --version", "print the version")
+  // The program's own options (-V, -h) stand before a command alone, so
+  // that `resolve --nonce -V` gives the nonce -V, not the version.
+  .enablePositionalOptions()
   .showSuggestionAfterError()
   .showHelpAfterError("(run `discord-journal --help` for the commands)")
   // With --json anywhere on the line, a usage mistake is answered in JSON
