@@ -342,6 +342,21 @@ describe("each state an operator met, held to what the library does (#34)", addo
     );
   });
 
+  test("check run from a clone, with no discord-journal on PATH, gives a cut line's repair once", () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "m1" });
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"m2"', { flag: "a" });
+    const path = (process.env.PATH ?? "")
+      .split(":")
+      .filter((d) => !existsSync(join(d, "discord-journal")))
+      .join(":");
+    const r = spawnSync(process.execPath, [bin, "check", dir], { encoding: "utf8", env: { ...process.env, PATH: path } });
+    assert.equal(r.status, 1, r.stderr);
+    const fixes = r.stdout.split("\n").filter((l) => l.startsWith("fix:"));
+    assert.equal(fixes.length, 1, r.stdout);
+    assert.ok(fixes[0].startsWith(`fix: \`${bin} repair ${dir} --apply\``), fixes[0]);
+  });
+
   test("a limit on open files reached mid-read is named EMFILE, with the limit to raise, never a file to inspect", (t) => {
     const dir = journal();
     M.appendInbox(dir, { id: "m1", at: "2026-12-01T00:00:00.000Z" });

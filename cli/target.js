@@ -32,7 +32,7 @@ function journalDir(dir, opts, command) {
   if (dir !== undefined) return hereStill(dir, command);
   if (opts.binding === undefined) {
     throw new UsageError(
-      `which journal? give its directory (discord-journal ${command} data/discord/NAME) or --binding NAME (with --data-root ROOT, default ./data)`,
+      `which journal? give its directory (${invocation()} ${command} data/discord/NAME) or --binding NAME (with --data-root ROOT, default ./data)`,
     );
   }
   if (!BINDING_NAME.test(opts.binding)) {
@@ -56,7 +56,7 @@ function hereStill(p, command) {
     if (e.code !== "ENOENT") throw e;
     throw new UsageError(
       `the working directory is gone (it was deleted), so the relative path ${sh(p)} leads nowhere; nothing was read or changed. ` +
-        `Give the journal's absolute path instead (discord-journal ${command} ${sh(`/path/to/${p.replace(/^(\.\/)+/, "")}`)}), or cd to a directory that exists first`,
+        `Give the journal's absolute path instead (${invocation()} ${command} ${sh(`/path/to/${p.replace(/^(\.\/)+/, "")}`)}), or cd to a directory that exists first`,
     );
   }
   return p;

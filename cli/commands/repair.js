@@ -32,7 +32,7 @@ function stopLockLine(r, d) {
   if (r.stopLock === "left")
     return `.stop.lock was left by a STOP update that did not finish: \`${invocation()} repair ${d} --apply\` removes it`;
   if (r.stopLock === "unproven")
-    return ".stop.lock is present, and whether a STOP update is still inside cannot be proved here (no lock guard): the repair leaves it; `discord-journal status` says what to do";
+    return `.stop.lock is present, and whether a STOP update is still inside cannot be proved here (no lock guard): the repair leaves it; \`${invocation()} status ${d}\` says what to do`;
   return null;
 }
 

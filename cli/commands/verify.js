@@ -37,7 +37,7 @@ function bases(cwd = process.cwd(), initCwd = process.env.INIT_CWD) {
 /** Checks that `ref` names a file to load, as the user meant it (`bases`); exit 2 otherwise. */
 function referencePath(ref) {
   if (ref === undefined)
-    throw new UsageError("which journal.mjs? give its path: discord-journal verify --reference packages/discord/src/journal.mjs");
+    throw new UsageError(`which journal.mjs? give its path: ${invocation()} verify --reference packages/discord/src/journal.mjs`);
   let first = null;
   for (const base of path.isAbsolute(ref) ? ["/"] : bases()) {
     const abs = path.resolve(base, ref);
