@@ -50,7 +50,7 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     assert.equal(s.out.verdict.canStart, true);
     assert.equal(
       s.out.verdict.next,
-      `no owner record: a start crashed before publishing it, or one in progress withdraws once STOP is written: \`discord-journal recover ${dir}\` (or unlock)`,
+      `no owner record: a start crashed before publishing it, or one in progress withdraws once STOP is written: \`discord-journal recover ${dir}\``,
     );
     assert.equal(s.status, 0, "the supervisor's recover clears it: nothing needs a hand");
     // And the connector agrees: its supervised start clears the lock and claims.

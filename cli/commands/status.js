@@ -136,7 +136,7 @@ function lockNext(dir, state, braked, lock = null) {
   }
   const clear = braked
     ? `\`${invocation()} unlock ${d}\`, then \`rm ${sh(path.join(dir, "STOP"))}\` when the binding should run again`
-    : `\`${invocation()} recover ${d}\` (or unlock)`;
+    : `\`${invocation()} recover ${d}\``;
   switch (state) {
     case "absent":
       // recover clears it as it clears a dead owner's (journal.mjs): STOP is
