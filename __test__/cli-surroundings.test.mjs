@@ -96,6 +96,39 @@ describe("the verdict holds in the journal's surroundings (#45)", addonOnly, () 
     },
   );
 
+  test(
+    "run as root with the journal's own parent closed to its owner: status refuses, the fleet and its metrics say stuck, and its next pasted lets the owner in",
+    asRoot,
+    () => {
+      const root = scratch();
+      chmodSync(root, 0o755);
+      const dir = join(root, "discord", "alpha");
+      M.ensureJournal(dir);
+      chmodSync(join(root, "discord"), 0o700);
+      giveAway(dir);
+      const one = cli("status", dir);
+      assert.equal(one.status, 1);
+      assert.equal(one.stdout, "", "no state it could not read as the owner");
+      const closed = join(root, "discord");
+      assert.match(one.stderr, new RegExp(`cannot search ${closed} \\(EACCES\\), on the journal's path`));
+      const fleet = json("status", "--data-root", root);
+      assert.equal(fleet.status, 1);
+      const [b] = fleet.out.bindings;
+      assert.equal(b.verdict.state, "stuck");
+      assert.ok(b.verdict.fix.startsWith(`\`chmod o+x ${closed}\``), b.verdict.fix);
+      assert.equal(fleet.out.counts.stuck, 1);
+      const text = cli("status", "--data-root", root).stdout.split("\n");
+      const at = text.findIndex((l) => l.startsWith("alpha "));
+      assert.match(text[at], /^alpha +stuck +nobody \(uid 65534\), the journal's owner, cannot search /);
+      assert.equal(text[at + 1], `    next: ${b.verdict.fix}`);
+      const prom = join(scratch(), "m.prom");
+      assert.equal(cli("status", "--data-root", root, "--prometheus", prom).status, 0);
+      assert.match(readFileSync(prom, "utf8"), /^discord_journal_binding_state\{[^}]*binding="alpha",state="stuck"\} 1$/m);
+      paste(b.verdict.fix);
+      assert.equal(json("status", dir).out.verdict.canStart, true);
+    },
+  );
+
   test("a read-only mount is stuck naming EROFS, and the remount given makes it writable", mountsTmpfs, () => {
     const dir = journal();
     const ro = scratch();

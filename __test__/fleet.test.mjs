@@ -243,8 +243,8 @@ describe("every binding at a glance (#46)", addonOnly, () => {
           .filter((l) => /^[a-z]+ {2}/.test(l))
           .map((l) => l.split(" ")[0])
           .sort(),
-        ["braked", "damaged", "live", "ready"],
-        "what makes the exit code non-zero, and nothing else",
+        ["braked", "crashed", "damaged", "live", "ready"],
+        "what makes the exit code non-zero and a crash that pages if it stays, nothing else",
       );
       const quiet = scratch();
       M.ensureJournal(join(quiet, "discord", "one"));

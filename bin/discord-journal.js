@@ -104,7 +104,7 @@ withDir(
   ),
 )
   .option("--prometheus <file>", "with every binding: write their metrics to <file> in node_exporter's textfile format (replaced whole)")
-  .option("-x, --problems", "with every binding: only those that need a hand or are braked, or one line saying none does")
+  .option("-x, --problems", "with every binding: only those that need a hand, are braked or crashed, or one line saying none does")
   .option(
     "--full-every <minutes>",
     "with --prometheus: read every file in full at least this often; between, a file whose size, inode and times are unchanged is not read again (its answer is kept in FILE.state)",

@@ -68,7 +68,11 @@ function entries(top) {
   return { bindings, notBindings };
 }
 
-/** One binding's status, judged here: `{ binding, exitCode, status }`, or `{ binding, exitCode, refused }`. */
+/**
+ * One binding's status, judged here: `{ binding, exitCode, status }`, or
+ * `{ binding, exitCode, refused }`, with the refusal's `verdict` where it
+ * is one (a journal its owner cannot reach: stuck).
+ */
 function judge(top, name, { status, exitOf, memo }) {
   const dir = path.join(top, name);
   try {
@@ -78,7 +82,12 @@ function judge(top, name, { status, exitOf, memo }) {
     // A directory with a binding's name that is no journal: not a binding.
     if (e instanceof UsageError) return { binding: name, notBinding: "a directory that holds no journal" };
     // Any other failure is this binding's line, never the whole view's.
-    return { binding: name, exitCode: typeof e?.exitCode === "number" ? e.exitCode : 1, refused: String(e?.message ?? e) };
+    return {
+      binding: name,
+      exitCode: typeof e?.exitCode === "number" ? e.exitCode : 1,
+      refused: String(e?.message ?? e),
+      ...(e?.verdict ? { verdict: e.verdict } : {}),
+    };
   }
 }
 
@@ -186,10 +195,10 @@ function withoutName(one) {
 }
 
 /** The state a line shows: the verdict's, or "unreadable" where the binding could not be judged. */
-const stateOf = (b) => (b.refused !== undefined ? "unreadable" : b.status.verdict.state);
+const stateOf = (b) => (b.refused !== undefined ? (b.verdict?.state ?? "unreadable") : b.status.verdict.state);
 /** Its one-line reason. */
 const reasonOf = (b) => {
-  if (b.refused !== undefined) return b.refused.split("\n")[0];
+  if (b.refused !== undefined) return b.verdict?.what ?? b.refused.split("\n")[0];
   const v = b.status.verdict;
   // Damage and what cannot be read: the first thing found, which says where.
   if ((v.state === "damaged" || v.state === "unreadable") && v.problems.length > 0) return v.problems[0].what;
@@ -265,8 +274,10 @@ function fleet(opts, verdict) {
   const needs = order.filter((b) => b.exitCode === 1).length;
   const total = judged.length + unjudged.length;
   // With -x (as `zpool status -x`): the bindings that make the exit code
-  // non-zero alone, and one line where there are none.
-  const shown = opts.problems ? order.filter((b) => b.exitCode === 1 || stateOf(b) === "braked") : order;
+  // non-zero, and one line where there are none. A crash is shown too: a
+  // supervised start clears it, so it needs no hand now, but one that
+  // stays is what DiscordBindingCrashed pages on.
+  const shown = opts.problems ? order.filter((b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b))) : order;
   if (opts.problems && shown.length === 0 && unjudged.length === 0)
     return { exitCode, json, text: `all ${plural(total, "binding")} need no hand`, judged: order, seconds };
   const lines = [
@@ -282,7 +293,7 @@ function fleet(opts, verdict) {
     lines.push("");
     urgent.forEach((b, i) => {
       lines.push(rows[i]);
-      const next = b.status?.verdict.next;
+      const next = b.status?.verdict.next ?? b.verdict?.fix;
       if (next) lines.push(`    next: ${commands(escaped(next))}`);
     });
   }

@@ -19,9 +19,11 @@ class UsageError extends Error {
 
 /** A refusal of the command's own (not the journal's), with its exit status. */
 class Refusal extends Error {
-  constructor(message, exitCode = 1) {
+  /** `verdict`: where the refusal is itself a verdict, its `{ state, what, fix }` (the fleet's line). */
+  constructor(message, exitCode = 1, verdict = undefined) {
     super(message);
     this.exitCode = exitCode;
+    if (verdict !== undefined) this.verdict = verdict;
   }
 }
 

@@ -333,9 +333,15 @@ function reach(dir, { command, write = false, argv }) {
       try {
         st = fs.statSync(at);
       } catch (e) {
+        // Closed at the journal's parent, the journal cannot be read as its
+        // owner at all; what its service finds is known all the same: stuck.
         const closed = closedOnPath(abs, user.uid, user.why);
         if (closed)
-          throw new Refusal(`${closed.what}; nothing was read or changed. ${capitalized(closed.fix)}, then run the command again`);
+          throw new Refusal(`${closed.what}; nothing was read or changed. ${capitalized(closed.fix)}, then run the command again`, 1, {
+            state: "stuck",
+            what: closed.what,
+            fix: closed.fix,
+          });
         throw new Refusal(
           `the journal at ${dir} is out of reach of ${who(user.uid)}, ${user.why} (${e.code}), so its service cannot reach it either; nothing was read or changed. ` +
             `\`namei -l ${sh(dir)}\` shows which directory on the path is closed to it`,
