@@ -42,6 +42,15 @@ describe("the command agrees with the connector, and its advice keeps the brake 
     M.clearPid(dir, process.pid);
   });
 
+  test("an unlock over an operator's brake: the verdict still names who braked it, which rm STOP lifts too", () => {
+    const dir = journal();
+    M.requestStop(dir, "operator alice: flood");
+    assert.equal(cli("unlock", dir).status, 0);
+    const v = json("status", dir).out.verdict;
+    assert.equal(v.state, "braked");
+    assert.match(v.why, /^STOP is on: unlock at \S+, on since operator alice: flood at \S+$/);
+  });
+
   test("a run.lock with no owner record is what recover clears: crashed, can start, as the library's recover does", () => {
     const dir = journal();
     mkdirSync(join(dir, "run.lock"), { mode: 0o700 });

@@ -492,11 +492,15 @@ function verdict(target, s, found, inboxIds) {
     why = "a record file or turn record that the connector reads on start is damaged";
   } else if (braked) {
     state = "braked";
+    const said = (l) => `${l.reason ?? "a line not written by the connector"}${l.at ? ` at ${l.at}` : ""}`;
     const last = stop.value?.at(-1);
+    // The first line is who braked it; an unlock's or a recover's line
+    // after it must not hide that reason, which `rm STOP` lifts as well.
+    const first = stop.value?.length > 1 ? `, on since ${said(stop.value[0])}` : "";
     why = stop.notShown
       ? `STOP is on: ${stop.notShown}`
       : last
-        ? `STOP is on: ${last.reason ?? "a line not written by the connector"}${last.at ? ` at ${last.at}` : ""}`
+        ? `STOP is on: ${said(last)}${first}`
         : "STOP is on: it is empty (a STOP write cut short, or made by hand), and an empty STOP is a brake all the same";
     // Lifting the brake would not be enough: recover and every claim
     // refuse this lock too, so it needs a hand now (exit 1).
