@@ -513,6 +513,7 @@ describe("a delivery past the dedupe window (#56): a person's to tell, and resol
     assert.equal(s.out.verdict.state, "ready");
     assert.equal(s.out.verdict.canStart, true);
     assert.equal(s.out.verdict.problems.length, 1);
+    assert.match(cli("status", dir).stdout, /^verdict: ready, 1 problem, can start$/m, "as the fleet's line says it");
     const [p] = s.out.verdict.problems;
     assert.match(
       p.what,

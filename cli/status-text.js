@@ -26,7 +26,10 @@ function render(status) {
 
   const v = s.verdict;
   const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
-  out.push(`${bold("verdict:")} ${mark(LEVEL[v.state], v.state)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
+  // As the fleet's line: a state that reads as all-clear says what needs a hand (#57).
+  const asks = v.problems.length > 0 && ["ready", "crashed", "running"].includes(v.state);
+  const word = asks ? `${v.state}, ${plural(v.problems.length, "problem")}` : v.state;
+  out.push(`${bold("verdict:")} ${mark(asks ? "bad" : LEVEL[v.state], word)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
 
   const head = [];
   const stop = s.stop;
