@@ -221,7 +221,10 @@ const reasonOf = (b) => {
 function stateWord(b) {
   const state = stateOf(b);
   const problems = b.status?.verdict.problems.length ?? 0;
-  const word = b.exitCode === 1 && ["ready", "crashed", "running"].includes(state) ? `${state}, ${plural(problems, "problem")}` : state;
+  const word =
+    b.exitCode === 1 && problems > 0 && ["ready", "crashed", "running", "braked"].includes(state)
+      ? `${state}, ${plural(problems, "problem")}`
+      : state;
   return mark(b.exitCode === 1 ? "bad" : state === "braked" ? "warn" : "ok", word);
 }
 

@@ -27,7 +27,7 @@ function render(status) {
   const v = s.verdict;
   const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
   // As the fleet's line: a state that reads as all-clear says what needs a hand (#57).
-  const asks = v.problems.length > 0 && ["ready", "crashed", "running"].includes(v.state);
+  const asks = v.problems.length > 0 && ["ready", "crashed", "running", "braked"].includes(v.state);
   const word = asks ? `${v.state}, ${plural(v.problems.length, "problem")}` : v.state;
   out.push(`${bold("verdict:")} ${mark(asks ? "bad" : LEVEL[v.state], word)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
 
