@@ -103,9 +103,12 @@ describe("the verdict holds in the journal's surroundings (#45)", addonOnly, () 
       const root = scratch();
       chmodSync(root, 0o755);
       const dir = join(root, "discord", "alpha");
-      M.ensureJournal(dir);
+      // Two of one owner: the fleet judges the second in the child that became the owner for the first.
+      for (const d of [dir, join(root, "discord", "beta")]) {
+        M.ensureJournal(d);
+        giveAway(d);
+      }
       chmodSync(join(root, "discord"), 0o700);
-      giveAway(dir);
       const one = cli("status", dir);
       assert.equal(one.status, 1);
       assert.equal(one.stdout, "", "no state it could not read as the owner");
@@ -115,17 +118,43 @@ describe("the verdict holds in the journal's surroundings (#45)", addonOnly, () 
       assert.equal(fleet.status, 1);
       const [b] = fleet.out.bindings;
       assert.equal(b.verdict.state, "stuck");
-      assert.ok(b.verdict.fix.startsWith(`\`chmod o+x ${closed}\``), b.verdict.fix);
-      assert.equal(fleet.out.counts.stuck, 1);
+      assert.ok(b.verdict.next.startsWith(`\`chmod o+x ${closed}\``), b.verdict.next);
+      assert.deepEqual(b.verdict.problems, [{ what: b.verdict.why, fix: b.verdict.next }]);
+      assert.deepEqual(
+        fleet.out.bindings.map((x) => [x.binding, x.verdict?.state]),
+        [
+          ["alpha", "stuck"],
+          ["beta", "stuck"],
+        ],
+      );
+      assert.equal(fleet.out.counts.stuck, 2);
       const text = cli("status", "--data-root", root).stdout.split("\n");
       const at = text.findIndex((l) => l.startsWith("alpha "));
       assert.match(text[at], /^alpha +stuck +nobody \(uid 65534\), the journal's owner, cannot search /);
-      assert.equal(text[at + 1], `    next: ${b.verdict.fix}`);
+      assert.equal(text[at + 1], `    next: ${b.verdict.next}`);
       const prom = join(scratch(), "m.prom");
       assert.equal(cli("status", "--data-root", root, "--prometheus", prom).status, 0);
       assert.match(readFileSync(prom, "utf8"), /^discord_journal_binding_state\{[^}]*binding="alpha",state="stuck"\} 1$/m);
-      paste(b.verdict.fix);
+      paste(b.verdict.next);
       assert.equal(json("status", dir).out.verdict.canStart, true);
+    },
+  );
+
+  test(
+    "a journal of root's read as the user who owns a directory above it is not called stuck: its service, root's, reaches it",
+    asRoot,
+    () => {
+      const top = scratch();
+      chownSync(top, NOBODY, NOBODY);
+      const root = join(top, "data");
+      M.ensureJournal(join(root, "discord", "r"));
+      chmodSync(join(root, "discord"), 0o700);
+      const fleet = json("status", "--data-root", root);
+      assert.equal(fleet.status, 1);
+      const [b] = fleet.out.bindings;
+      assert.match(b.refused, /who owns /);
+      assert.equal(b.verdict, undefined);
+      assert.equal(fleet.out.counts.stuck, 0);
     },
   );
 

@@ -355,6 +355,12 @@ describe("each state an operator met, held to what the library does (#34)", addo
     const fixes = r.stdout.split("\n").filter((l) => l.startsWith("fix:"));
     assert.equal(fixes.length, 1, r.stdout);
     assert.ok(fixes[0].startsWith(`fix: \`${bin} repair ${dir} --apply\``), fixes[0]);
+    // Corruption alone (no repair given for it), and a repair's temporary file left: its repair is given.
+    writeFileSync(join(dir, "inbox.jsonl"), '{"id":"m1"}\nnot json\n');
+    writeFileSync(join(dir, ".repair-inbox.jsonl.tmp"), "x");
+    const left = spawnSync(process.execPath, [bin, "check", dir], { encoding: "utf8", env: { ...process.env, PATH: path } });
+    assert.match(left.stdout, /^fix: move each corrupt line out by hand/m);
+    assert.ok(left.stdout.includes(`fix: \`${bin} repair ${dir} --apply\` removes it and finishes the repair`), left.stdout);
   });
 
   test("a limit on open files reached mid-read is named EMFILE, with the limit to raise, never a file to inspect", (t) => {

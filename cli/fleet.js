@@ -198,7 +198,7 @@ function withoutName(one) {
 const stateOf = (b) => (b.refused !== undefined ? (b.verdict?.state ?? "unreadable") : b.status.verdict.state);
 /** Its one-line reason. */
 const reasonOf = (b) => {
-  if (b.refused !== undefined) return b.verdict?.what ?? b.refused.split("\n")[0];
+  if (b.refused !== undefined) return b.verdict?.why ?? b.refused.split("\n")[0];
   const v = b.status.verdict;
   // Damage and what cannot be read: the first thing found, which says where.
   if ((v.state === "damaged" || v.state === "unreadable") && v.problems.length > 0) return v.problems[0].what;
@@ -296,7 +296,7 @@ function fleet(opts, verdict) {
     lines.push("");
     urgent.forEach((b, i) => {
       lines.push(rows[i]);
-      const next = b.status?.verdict.next ?? b.verdict?.fix;
+      const next = b.status?.verdict.next ?? b.verdict?.next;
       if (next) lines.push(`    next: ${commands(escaped(next))}`);
     });
   }

@@ -19,7 +19,7 @@ class UsageError extends Error {
 
 /** A refusal of the command's own (not the journal's), with its exit status. */
 class Refusal extends Error {
-  /** `verdict`: where the refusal is itself a verdict, its `{ state, what, fix }` (the fleet's line). */
+  /** `verdict`: where the refusal is itself a verdict, as status gives one: `{ state, canStart, why, problems, next }` (the fleet's line). */
   constructor(message, exitCode = 1, verdict = undefined) {
     super(message);
     this.exitCode = exitCode;

@@ -148,6 +148,19 @@ function permits(st, want) {
   return (bits & want) === want;
 }
 
+/**
+ * The refusal of a journal whose own parent the user root acts as cannot
+ * search: nothing can be read as that user. Where that user is the
+ * journal's owner, the user its service runs as, what the service finds
+ * is known all the same, and the refusal is that verdict: stuck.
+ */
+function closedRefusal(closed, why) {
+  const { what, fix } = closed;
+  const verdict =
+    why === "the journal's owner" ? { state: "stuck", canStart: false, why: what, problems: [{ what, fix }], next: fix } : undefined;
+  return new Refusal(`${closed.what}; nothing was read or changed. ${capitalized(closed.fix)}, then run the command again`, 1, verdict);
+}
+
 /** The refusal of a journal the caller cannot stat: missing (a usage mistake) or out of reach. */
 function unreachable(dir, e, argv) {
   if (e.code === "ENOENT" || e.code === "ENOTDIR") {
@@ -317,6 +330,10 @@ function reach(dir, { command, write = false, argv }) {
     lst = fs.lstatSync(near);
     st = lst.isSymbolicLink() ? fs.statSync(near) : lst;
   } catch (e) {
+    // The fleet's child, the owner since an earlier binding: this one's
+    // parent is closed to it, as it would have been to root become owner.
+    const closed = became !== null && (e.code === "EACCES" || e.code === "EPERM") ? closedOnPath(abs, process.geteuid(), became.why) : null;
+    if (closed) throw closedRefusal(closed, became.why);
     throw unreachable(dir, e, argv);
   }
   if (!st.isDirectory()) throw new UsageError(`no journal at ${dir} (not a directory); check the path (or --data-root and --binding)`);
@@ -333,15 +350,8 @@ function reach(dir, { command, write = false, argv }) {
       try {
         st = fs.statSync(at);
       } catch (e) {
-        // Closed at the journal's parent, the journal cannot be read as its
-        // owner at all; what its service finds is known all the same: stuck.
         const closed = closedOnPath(abs, user.uid, user.why);
-        if (closed)
-          throw new Refusal(`${closed.what}; nothing was read or changed. ${capitalized(closed.fix)}, then run the command again`, 1, {
-            state: "stuck",
-            what: closed.what,
-            fix: closed.fix,
-          });
+        if (closed) throw closedRefusal(closed, user.why);
         throw new Refusal(
           `the journal at ${dir} is out of reach of ${who(user.uid)}, ${user.why} (${e.code}), so its service cannot reach it either; nothing was read or changed. ` +
             `\`namei -l ${sh(dir)}\` shows which directory on the path is closed to it`,

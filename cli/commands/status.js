@@ -492,7 +492,8 @@ function verdict(target, s, found, inboxIds) {
     why = "a record file or turn record that the connector reads on start is damaged";
   } else if (braked) {
     state = "braked";
-    const said = (l) => `${l.reason ?? "a line not written by the connector"}${l.at ? ` at ${l.at}` : ""}`;
+    const said = (l) =>
+      `${l.reason === "" ? "no reason given" : (l.reason ?? "a line not written by the connector")}${l.at ? ` at ${l.at}` : ""}`;
     const last = stop.value?.at(-1);
     // The first line is who braked it; an unlock's or a recover's line
     // after it must not hide that reason, which `rm STOP` lifts as well.
