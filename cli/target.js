@@ -436,7 +436,11 @@ function closedOnPath(abs, uid, why = "the journal's owner") {
       return {
         dir: linked ? next : cur,
         code: e.code,
-        what: `${who(uid)}, ${why}, cannot search ${where} (${e.code}), on the journal's path: its service cannot reach the journal by this path (it would read no record, see no STOP, and its start would refuse)`,
+        what:
+          why === "the journal's owner"
+            ? `${who(uid)}, ${why}, cannot search ${where} (${e.code}), on the journal's path: its service cannot reach the journal by this path (it would read no record, see no STOP, and its start would refuse)`
+            : // Root reads a journal of its own as that user (see actor): the service is not that user.
+              `${who(uid)}, ${why}, cannot search ${where} (${e.code}): this command reads the journal with that user's rights, since that user could point the path elsewhere, and cannot reach it`,
         fix: linked
           ? `\`namei -l ${sh(next)}\` shows which directory is closed to it; search on that one lets its service through`
           : bit === "o+x"
