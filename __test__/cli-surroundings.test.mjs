@@ -135,6 +135,7 @@ describe("the verdict holds in the journal's surroundings (#45)", addonOnly, () 
       const prom = join(scratch(), "m.prom");
       assert.equal(cli("status", "--data-root", root, "--prometheus", prom).status, 0);
       assert.match(readFileSync(prom, "utf8"), /^discord_journal_binding_state\{[^}]*binding="alpha",state="stuck"\} 1$/m);
+      assert.match(readFileSync(prom, "utf8"), /^discord_journal_binding_can_start\{[^}]*binding="alpha"\} 0$/m);
       paste(b.verdict.next);
       assert.equal(json("status", dir).out.verdict.canStart, true);
     },

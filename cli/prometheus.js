@@ -52,7 +52,11 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
   family(
     "binding_can_start",
     "Whether the binding's connector can start (1) or not (0); NaN where it cannot be told.",
-    each((b, s) => [[named(b), s?.verdict.canStart === true ? 1 : s?.verdict.canStart === false ? 0 : NaN]]),
+    each((b, s) => {
+      // A refusal that is a verdict (a journal its owner cannot reach) says too.
+      const can = (s ?? b).verdict?.canStart;
+      return [[named(b), can === true ? 1 : can === false ? 0 : NaN]];
+    }),
   );
   family(
     "binding_needs_hand",
