@@ -4,12 +4,12 @@
 // and the command writing the metrics every second as its timer would.
 // Bindings are broken as they break in production (a connector killed and
 // one frozen, a process stopped in a braked binding's guard, a cut line, a
-// full file system, a delivery past the dedupe window), a collection fails (a data root without discord/) and
+// full file system, a delivery past the dedupe window, a journal whose parent its owner cannot search), a collection fails (a data root without discord/) and
 // one host of two goes away; each alert must fire, then resolve after its
 // fix. Run once per gate, in the reliability suite, not in each runtime's.
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, test } from "node:test";
@@ -122,6 +122,16 @@ test(
         full = mnt;
       } else rmSync(mnt, { recursive: true });
     }
+    // A service's journal whose parent its owner (nobody) cannot search: its
+    // service reaches none of it, so it is stuck (root alone may give it away).
+    let closed = null;
+    if (root) {
+      chmodSync(top, 0o755);
+      chmodSync(A, 0o755);
+      closed = binding(A, "closed");
+      for (const p of [closed, join(closed, "turns"), join(closed, "inbox.jsonl")]) chownSync(p, 65534, 65534);
+      chmodSync(join(A, "discord"), 0o700);
+    }
     binding(B, "other");
     binding(C, "far");
     for (let i = 0; i < 200 && !readFileSync("/proc/locks", "utf8").includes(` ${holder.pid} `); i++)
@@ -183,6 +193,7 @@ test(
       ["DiscordDeliveriesUnresolved", { ...ofA, binding: "late" }],
       ["DiscordJournalCollectionFailed", { data_root: B, cause: "ENOENT" }],
       ...(full ? [["DiscordBindingNeedsHand", { ...ofA, binding: "full" }]] : []),
+      ...(closed ? [["DiscordBindingStuck", { ...ofA, binding: "closed" }]] : []),
     ];
     const seen = [];
     const began = Date.now();
@@ -219,6 +230,12 @@ test(
       assert.equal(spawnSync(process.execPath, [bin, "resolve", late, "--nonce", "n1", "--as", "confirmed"]).status, 0);
       renameSync(join(B, "unmounted"), join(B, "discord"));
       if (full) rmSync(join(full, "filler"));
+      if (closed) {
+        // The fleet's own next for it, pasted.
+        const fleet = JSON.parse(spawnSync(process.execPath, [bin, "status", "--data-root", A, "--json"], { encoding: "utf8" }).stdout);
+        const next = fleet.bindings.find((b) => b.binding === "closed").verdict.next;
+        assert.equal(spawnSync("sh", ["-c", /`([^`]+)`/.exec(next)[1]]).status, 0, next);
+      }
       hostB = exporter(textB, pb);
       for (const [name, labels] of [...expected, ["DiscordJournalMetricsMissing", { instance: `127.0.0.1:${pb}` }]])
         await until(`${name} ${JSON.stringify(labels)} resolves`, async () => !active(await alerts(), name, labels));
