@@ -86,7 +86,7 @@ process.on("exit", clean);
   globalThis.addEventListener?.("unload", remove);
   // Another user's command (setpriv, as nobody) finds it too.
   chmodSync(shim, 0o755);
-  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(join(root, "bin", "discord-journal.js"))} "$@"\n`, {
+  writeFileSync(join(shim, "discord-journal"), `#!/bin/sh\nexec ${shellFile(bin)} "$@"\n`, {
     mode: 0o755,
   });
   process.env.PATH = `${shim}${delimiter}${process.env.PATH ?? ""}`;

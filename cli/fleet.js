@@ -16,6 +16,7 @@ const path = require("node:path");
 const { spawnSync } = require("node:child_process");
 const { BINDING_NAME, reach, actor, kind } = require("./target.js");
 const { Memo } = require("./memo.js");
+const { withProblems } = require("./status-text.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
 const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
@@ -221,10 +222,7 @@ const reasonOf = (b) => {
 function stateWord(b) {
   const state = stateOf(b);
   const problems = b.status?.verdict.problems.length ?? 0;
-  const word =
-    b.exitCode === 1 && problems > 0 && ["ready", "crashed", "running", "braked"].includes(state)
-      ? `${state}, ${plural(problems, "problem")}`
-      : state;
+  const word = b.exitCode === 1 ? withProblems(state, problems) : state;
   return mark(b.exitCode === 1 ? "bad" : state === "braked" ? "warn" : "ok", word);
 }
 

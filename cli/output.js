@@ -83,7 +83,8 @@ const plural = (n, one, many = `${one}s`) => `${n} ${n === 1 ? one : many}`;
  * text escapes (a control, an invisible format character) or the backtick
  * that sets a command apart in the advice.
  */
-const unprintable = (c) => c === "`" || c === "\n" || c === "\t" || (c.length === 1 && new RegExp(UNSAFE.source).test(c));
+const UNSAFE_CHAR = new RegExp(UNSAFE.source);
+const unprintable = (c) => c === "`" || c === "\n" || c === "\t" || (c.length === 1 && UNSAFE_CHAR.test(c));
 
 /**
  * Whether `s` can be a shell word at all: no shell argument carries a NUL

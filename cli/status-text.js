@@ -15,6 +15,14 @@ const LEVEL = {
   unreadable: "bad",
 };
 
+/**
+ * A state as the verdict line and the fleet's line show it: one that reads
+ * as all-clear (or as the brake alone) says the problems beside it, so
+ * that none reads "ready" and needs a hand (#57).
+ */
+const withProblems = (state, problems) =>
+  problems > 0 && ["ready", "crashed", "running", "braked"].includes(state) ? `${state}, ${plural(problems, "problem")}` : state;
+
 function render(status) {
   // Every string read from the journal, escaped before any is painted.
   const s = escapedAll(status);
@@ -26,10 +34,8 @@ function render(status) {
 
   const v = s.verdict;
   const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
-  // As the fleet's line: a state that reads as all-clear says what needs a hand (#57).
-  const asks = v.problems.length > 0 && ["ready", "crashed", "running", "braked"].includes(v.state);
-  const word = asks ? `${v.state}, ${plural(v.problems.length, "problem")}` : v.state;
-  out.push(`${bold("verdict:")} ${mark(asks ? "bad" : LEVEL[v.state], word)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
+  const word = withProblems(v.state, v.problems.length);
+  out.push(`${bold("verdict:")} ${mark(word !== v.state ? "bad" : LEVEL[v.state], word)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
 
   const head = [];
   const stop = s.stop;
@@ -149,4 +155,4 @@ function render(status) {
   return out.join("\n");
 }
 
-module.exports = { render };
+module.exports = { render, withProblems };

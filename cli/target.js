@@ -148,6 +148,9 @@ function permits(st, want) {
   return (bits & want) === want;
 }
 
+/** Why root reads a journal as its owner: the user its service runs as. */
+const OWNER = "the journal's owner";
+
 /**
  * The refusal of a journal whose own parent the user root acts as cannot
  * search: nothing can be read as that user. Where that user is the
@@ -156,9 +159,8 @@ function permits(st, want) {
  */
 function closedRefusal(closed, why) {
   const { what, fix } = closed;
-  const verdict =
-    why === "the journal's owner" ? { state: "stuck", canStart: false, why: what, problems: [{ what, fix }], next: fix } : undefined;
-  return new Refusal(`${closed.what}; nothing was read or changed. ${capitalized(closed.fix)}, then run the command again`, 1, verdict);
+  const verdict = why === OWNER ? { state: "stuck", canStart: false, why: what, problems: [{ what, fix }], next: fix } : undefined;
+  return new Refusal(`${what}; nothing was read or changed. ${capitalized(fix)}, then run the command again`, 1, verdict);
 }
 
 /** The refusal of a journal the caller cannot stat: missing (a usage mistake) or out of reach. */
@@ -192,7 +194,7 @@ function unreachable(dir, e, argv) {
  * swap what follows): root never reads where another user could point it.
  */
 function actor(abs, st) {
-  if (st.uid !== 0) return { uid: st.uid, gid: st.gid, why: "the journal's owner" };
+  if (st.uid !== 0) return { uid: st.uid, gid: st.gid, why: OWNER };
   let found = null;
   // A directory of root's that a group or everyone may write in (and not
   // sticky) lets them swap what is in it: read with no more than their rights.
@@ -369,7 +371,7 @@ function reach(dir, { command, write = false, argv }) {
   // Also where this process became the owner before (the fleet's child,
   // one owner's bindings): no other user runs here with closed parents
   // it could not have passed.
-  const closed = acting || process.geteuid() !== 0 ? closedOnPath(abs, process.geteuid(), actingWhy ?? "the journal's owner") : null;
+  const closed = acting || process.geteuid() !== 0 ? closedOnPath(abs, process.geteuid(), actingWhy ?? OWNER) : null;
   if (closed && write) throw new Refusal(`${closed.what}; nothing was written. ${capitalized(closed.fix)}, then run the command again`);
   const self = process.geteuid();
   const refuse = (what, code) =>
@@ -406,7 +408,7 @@ function reach(dir, { command, write = false, argv }) {
  * root reaches is not called ready (#45). The fix gives that user search
  * alone, on that directory alone.
  */
-function closedOnPath(abs, uid, why = "the journal's owner") {
+function closedOnPath(abs, uid, why = OWNER) {
   let cur = path.parse(abs).root;
   for (const name of abs.slice(cur.length).split(path.sep).filter(Boolean)) {
     const next = path.join(cur, name);
@@ -437,7 +439,7 @@ function closedOnPath(abs, uid, why = "the journal's owner") {
         dir: linked ? next : cur,
         code: e.code,
         what:
-          why === "the journal's owner"
+          why === OWNER
             ? `${who(uid)}, ${why}, cannot search ${where} (${e.code}), on the journal's path: its service cannot reach the journal by this path (it would read no record, see no STOP, and its start would refuse)`
             : // Root reads a journal of its own as that user (see actor): the service is not that user.
               `${who(uid)}, ${why}, cannot search ${where} (${e.code}): this command reads the journal with that user's rights, since that user could point the path elsewhere, and cannot reach it`,

@@ -193,7 +193,8 @@ const when = (v) => (typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Dat
  * gives no window to measure. `status` and `resolve` judge it here alike.
  */
 function lateness(intentAt, now) {
-  const ageSeconds = when(intentAt) === null ? null : Math.round((now - when(intentAt)) / 1000);
+  const at = when(intentAt);
+  const ageSeconds = at === null ? null : Math.round((now - at) / 1000);
   return { ageSeconds, pastWindow: ageSeconds === null || ageSeconds > DEDUPE_WINDOW_S };
 }
 
