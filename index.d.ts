@@ -132,8 +132,8 @@ export interface Status {
     why: string | null;
     /** The command to run next, in backticks. */
     next: string | null;
-    /** What needs a hand; empty when nothing does. */
-    problems: { what: string; fix: string }[];
+    /** What needs a hand; empty when nothing does. `blocks`: it keeps the connector from its work (a full or read-only file system, a file it may not read or replace), whatever the state. */
+    problems: { what: string; fix: string; blocks?: true }[];
   };
   /** The directory, absolute. */
   journal: string;

@@ -119,7 +119,7 @@ describe("the verdict holds in the journal's surroundings (#45)", addonOnly, () 
       const [b] = fleet.out.bindings;
       assert.equal(b.verdict.state, "stuck");
       assert.ok(b.verdict.next.startsWith(`\`chmod o+x ${closed}\``), b.verdict.next);
-      assert.deepEqual(b.verdict.problems, [{ what: b.verdict.why, fix: b.verdict.next }]);
+      assert.deepEqual(b.verdict.problems, [{ what: b.verdict.why, fix: b.verdict.next, blocks: true }]);
       assert.deepEqual(
         fleet.out.bindings.map((x) => [x.binding, x.verdict?.state]),
         [

@@ -64,6 +64,15 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     each((b) => [[named(b), b.exitCode === 1 ? 1 : 0]]),
   );
   family(
+    "binding_blocked",
+    "Whether a problem of the verdict keeps the connector from its work (blocks: a full or read-only file system, a file it may not read or replace), whatever the state: a running connector on a full file system is 1; NaN where there is no verdict.",
+    each((b, s) => {
+      // The verdict's own rows (cli/commands/status.js), never a second look at the files.
+      const problems = (s ?? b).verdict?.problems;
+      return [[named(b), Array.isArray(problems) ? (problems.some((p) => p.blocks) ? 1 : 0) : NaN]];
+    }),
+  );
+  family(
     "binding_braked",
     "Whether an operator's brake (STOP) is on, whatever else the verdict says; a STOP of recover's own line alone, which the next recover removes, is none.",
     each((b, s) => [[named(b), s ? (braked(s) ? 1 : 0) : NaN]]),

@@ -384,7 +384,8 @@ function status(target, now = Date.now(), memo = NONE) {
  * The verdict: `{ canStart, state, why, next, problems }`. `state` is
  * unreadable (canStart null: it could not be told), damaged, stuck (a hand
  * is needed), braked, running, crashed (the last run died holding the
- * lock; `recover` clears it) or ready. Each problem is `{ what, fix }`.
+ * lock; `recover` clears it) or ready. Each problem is `{ what, fix }`,
+ * with `blocks: true` where it keeps the connector from its work.
  */
 function verdict(target, s, found, inboxIds) {
   const { dir } = target;
@@ -572,14 +573,19 @@ function verdict(target, s, found, inboxIds) {
   // A link out of the journal is named before anything read through it.
   // So is a journal directory its owner cannot write in: every other fix needs it.
   const before = (p) => p.link || p.first;
-  const links = found.filter(before).map((p) => ({ what: p.what, fix: p.fix }));
+  // A problem that keeps the connector from its work (a file system that
+  // refuses writes, a file it may not read or replace) says so (`blocks`),
+  // whatever the state: a running connector on a full file system is
+  // still "running", and a monitor pages on it (#63).
+  const row = (p) => ({ what: p.what, fix: p.fix, ...(p.blocks ? { blocks: true } : {}) });
+  const links = found.filter(before).map(row);
   for (const p of links) kind.set(p, "first");
   problems.unshift(...links);
   for (const p of found.filter((p) => !before(p))) {
-    const row = { what: p.what, fix: p.fix };
-    problems.push(row);
+    const r = row(p);
+    problems.push(r);
     // A record file with another name is a repair's to split: before it, the lock that would refuse it (`first`).
-    if (p.shared) kind.set(row, "repair");
+    if (p.shared) kind.set(r, "repair");
   }
   // A process stopped where every start, recover, unlock and repair waits
   // for it (#44): named, with what frees it, before anything else.
@@ -604,6 +610,7 @@ function verdict(target, s, found, inboxIds) {
       .map(([file, h]) => ({
         what: `${h.is} holds the append lock of ${file} and is stopped: every append to ${file} waits for it, then refuses`,
         fix: h.fix,
+        blocks: true,
       })),
     // A dead owner its parent has not reaped holds run.lock as a live one
     // would, until it is reaped (#45).
