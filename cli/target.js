@@ -159,7 +159,8 @@ const OWNER = "the journal's owner";
  */
 function closedRefusal(closed, why) {
   const { what, fix } = closed;
-  const verdict = why === OWNER ? { state: "stuck", canStart: false, why: what, problems: [{ what, fix, blocks: true }], next: fix } : undefined;
+  const verdict =
+    why === OWNER ? { state: "stuck", canStart: false, why: what, problems: [{ what, fix, blocks: true }], next: fix } : undefined;
   return new Refusal(`${what}; nothing was read or changed. ${capitalized(fix)}, then run the command again`, 1, verdict);
 }
 
