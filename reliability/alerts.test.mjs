@@ -4,9 +4,10 @@
 // and the command writing the metrics every second as its timer would.
 // Bindings are broken as they break in production (a connector killed and
 // one frozen, a process stopped in a braked binding's guard, a cut line, a
-// full file system, a delivery past the dedupe window, a journal whose parent its owner cannot search), a collection fails (a data root without discord/) and
+// running connector on a full file system, a delivery past the dedupe window, a journal whose parent its owner cannot search), a collection fails (a data root without discord/) and
 // one host of two goes away; each alert must fire, then resolve after its
-// fix. Run once per gate, in the reliability suite, not in each runtime's.
+// fix. A running connector whose directory's mode alone is wrong needs a
+// hand (a ticket) and pages no one. Run once per gate, in the reliability suite, not in each runtime's.
 import assert from "node:assert/strict";
 import { execFile, spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -110,7 +111,8 @@ test(
     M.appendOutbox(late, { nonce: "n1", status: "intent", at: new Date(Date.now() - 7_200_000).toISOString(), channel: "c1" });
     const damaged = binding(A, "damaged");
     writeFileSync(join(damaged, "inbox.jsonl"), '{"id":"cut', { flag: "a" });
-    // A full file system: a small tmpfs (root alone may mount one).
+    // A running connector on a full file system: a small tmpfs (root alone
+    // may mount one), filled once the connector runs: it cannot append.
     let full = null;
     if (root) {
       const mnt = join(A, "discord", "full");
@@ -118,10 +120,16 @@ test(
       if (spawnSync("mount", ["-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", mnt]).status === 0) {
         mounts.push(mnt);
         M.ensureJournal(mnt);
+        procs.push(await liveOwner(mnt));
         spawnSync("sh", ["-c", `cat /dev/zero > '${join(mnt, "filler")}' 2>/dev/null`]);
         full = mnt;
       } else rmSync(mnt, { recursive: true });
     }
+    // A running connector whose directory's mode alone is wrong (0755): it
+    // needs a hand, and keeps working.
+    const modey = binding(A, "modey");
+    procs.push(await liveOwner(modey));
+    chmodSync(modey, 0o755);
     // A service's journal whose parent its owner (nobody) cannot search: its
     // service reaches none of it, so it is stuck (root alone may give it away).
     let closed = null;
@@ -192,7 +200,7 @@ test(
       ["DiscordBindingDamaged", { ...ofA, binding: "damaged" }],
       ["DiscordDeliveriesUnresolved", { ...ofA, binding: "late" }],
       ["DiscordJournalCollectionFailed", { data_root: B, cause: "ENOENT" }],
-      ...(full ? [["DiscordBindingNeedsHand", { ...ofA, binding: "full" }]] : []),
+      ...(full ? [["DiscordBindingBlocked", { ...ofA, binding: "full" }]] : []),
       ...(closed ? [["DiscordBindingStuck", { ...ofA, binding: "closed" }]] : []),
     ];
     const seen = [];
@@ -211,6 +219,12 @@ test(
       );
       assert.equal(active(await alerts(), "DiscordBindingNotRunning", { ...ofA, binding: "ready" }), false, "declared idle");
       seen.push("DiscordBindingNotRunning{far} fired, not for the idle one");
+      // A mode alone: the ticket, and no page.
+      await until("DiscordBindingNeedsHand for modey fires", async () =>
+        firing(await alerts(), "DiscordBindingNeedsHand", { ...ofA, binding: "modey" }),
+      );
+      assert.equal(active(await alerts(), "DiscordBindingBlocked", { ...ofA, binding: "modey" }), false, "a mode alone pages no one");
+      seen.push("DiscordBindingNeedsHand{modey} fired, DiscordBindingBlocked not");
       // One host of two goes: its metrics go missing, and only its.
       const gone = Date.now();
       hostB.kill("SIGKILL");
@@ -230,6 +244,7 @@ test(
       assert.equal(spawnSync(process.execPath, [bin, "resolve", late, "--nonce", "n1", "--as", "confirmed"]).status, 0);
       renameSync(join(B, "unmounted"), join(B, "discord"));
       if (full) rmSync(join(full, "filler"));
+      chmodSync(modey, 0o700);
       if (closed) {
         // The fleet's own next for it, pasted.
         const fleet = JSON.parse(spawnSync(process.execPath, [bin, "status", "--data-root", A, "--json"], { encoding: "utf8" }).stdout);
