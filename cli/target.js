@@ -975,6 +975,7 @@ function nullFound(t, file, place, reader, refused) {
 
 module.exports = {
   actor,
+  becomeActor,
   fileSystemRefusal,
   kind,
   nullFound,
