@@ -284,21 +284,27 @@ function fleet(opts, verdict) {
   const lines = [
     `${plural(total, "binding")} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}${unjudged.length > 0 ? `, ${unjudged.length} not judged` : ""}`,
   ];
-  // Each line that needs a hand has the one command that moves it on just
-  // below it; the rest, a line each. A blank line sets them apart.
+  // Each line that needs a hand, is braked or crashed has the one command
+  // that moves it on just below it: the verdict's own next, as `status
+  // DIR` gives it; the rest, a line each. A blank line sets the ones that
+  // need a hand apart.
   const cells = (b) => [b.binding, stateWord(b), escaped(reasonOf(b))];
   const urgent = shown.filter((b) => b.exitCode === 1);
   const rest = shown.filter((b) => b.exitCode !== 1);
   const rows = shown.length > 0 ? table(shown.map(cells)) : [];
+  const withNext = (b, row) => {
+    lines.push(row);
+    const next = b.status?.verdict.next ?? b.verdict?.next;
+    if (next && (b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b)))) lines.push(`    next: ${commands(escaped(next))}`);
+  };
   if (urgent.length > 0) {
     lines.push("");
-    urgent.forEach((b, i) => {
-      lines.push(rows[i]);
-      const next = b.status?.verdict.next ?? b.verdict?.next;
-      if (next) lines.push(`    next: ${commands(escaped(next))}`);
-    });
+    urgent.forEach((b, i) => withNext(b, rows[i]));
   }
-  if (rest.length > 0) lines.push("", ...rows.slice(urgent.length));
+  if (rest.length > 0) {
+    lines.push("");
+    rest.forEach((b, i) => withNext(b, rows[urgent.length + i]));
+  }
   lines.push("", STATES.map((s) => `${counts[s]} ${s}`).join(", "));
   if (unjudged.length > 0)
     lines.push(
