@@ -1,4 +1,4 @@
-// The data root's discord-journal.idle (#63): a metrics collection run as
+// The data root's discord-journal.idle: a metrics collection run as
 // root reads it with the rights of the data root's owner, never through a
 // link, never waiting, a regular file of at most 1 MiB. Whatever the owner
 // puts at its name (a FIFO, a link to /dev/zero or to a file only root may
@@ -76,7 +76,7 @@ function refusedAs(d, cause, { kept = ["a"] } = {}) {
   return { line, prom, stdout: r.stdout };
 }
 
-describe("the data root's discord-journal.idle, read as its owner (#63)", addonOnly, () => {
+describe("the data root's discord-journal.idle, read as its owner", addonOnly, () => {
   test("a FIFO at its name does not hang the collection: refused, every binding judged, the last good idle set kept", actsAsOwner, () => {
     const d = dataRoot();
     good(d);

@@ -280,7 +280,7 @@ function idleOf(root) {
       },
     };
   }
-  if (user === null) return taken(readIdle(file, file, process.geteuid?.()));
+  if (user === null) return taken(readIdle(file, file, process.geteuid?.(), false));
   const r = spawnSync(process.execPath, [BIN, "status", "--data-root", root, "--idle-only", "--json"], {
     encoding: "utf8",
     // The child never waits (see readIdle); this bounds it all the same.
@@ -319,23 +319,23 @@ function idleAsOwner(root) {
   const abs = path.resolve(root);
   const argv = ["discord-journal", "status", "--data-root", abs];
   const file = path.join(abs, IDLE);
-  if (process.geteuid?.() !== 0) return readIdle(file, file, process.geteuid?.());
+  if (process.geteuid?.() !== 0) return readIdle(file, file, process.geteuid?.(), false);
   const user = actor(abs, fs.statSync(abs));
-  if (user === null) return readIdle(file, file, 0);
+  if (user === null) return readIdle(file, file, 0, false);
   const { at } = becomeActor(root, file, user, argv);
-  return readIdle(at, file, user.uid);
+  return readIdle(at, file, user.uid, true);
 }
 
 /**
- * IDLE at `at` (shown as `file`), read as this process's user (`uid`):
- * `{ names }`, or `{ refused }`. Opened never through a link (O_NOFOLLOW)
+ * IDLE at `at` (shown as `file`), read as this process's user (`uid`;
+ * `owner`: the user root acts as for it): `{ names }`, or `{ refused }`. Opened never through a link (O_NOFOLLOW)
  * and never waiting (O_NONBLOCK: a FIFO's open returns at once, where it
  * would wait for a writer; O_NOCTTY: a terminal does not become this
  * process's), then taken only where the descriptor is a regular file of
  * at most IDLE_LIMIT bytes: a FIFO, a device, a directory, a link are
  * each refused by what they are, never read.
  */
-function readIdle(at, file, uid) {
+function readIdle(at, file, uid, owner) {
   const refuse = (cause, why, fix) => ({ refused: { file, cause, why, fix } });
   // A name that is not a list: taken away (rm and rmdir remove the name
   // alone, never what a link leads to), then written again.
@@ -358,8 +358,8 @@ function readIdle(at, file, uid) {
     if (e.code === "EACCES" || e.code === "EPERM")
       return refuse(
         e.code,
-        `${file} cannot be read by ${who(uid)}, ${uid === 0 ? "who runs the collection" : "the data root's owner, whose rights it is read with"} (${e.code})`,
-        uid === 0 ? `\`ls -l ${sh(file)}\` shows its owner and mode` : `${chownFix(uid, file, false)} gives it to that user`,
+        `${file} cannot be read by ${who(uid)}, ${owner ? "the data root's owner, whose rights it is read with" : "who runs the collection"} (${e.code})`,
+        owner ? `${chownFix(uid, file, false)} gives it to that user` : `\`ls -l ${sh(file)}\` shows its owner and mode`,
       );
     return refuse(e.code, `${file} cannot be read (${e.code})`, `\`ls -l ${sh(file)}\` shows it`);
   }
@@ -397,8 +397,7 @@ function readIdle(at, file, uid) {
  * file is this command's own, written whole each run and carrying the set
  * forward while IDLE stays refused, so no state of its own is kept for it.
  * A binding added since is not idle, which errs toward a page, never
- * toward silence. Empty where there is no such file (read as lastSuccess
- * reads it, but never through a link and never waiting).
+ * toward silence. Empty where there is no such file (readOwn).
  */
 function lastIdle(file, root) {
   const r = readOwn(file);
@@ -431,14 +430,10 @@ function readOwn(file) {
   }
 }
 
-/** When the collection of `root` last succeeded, as the file a former run wrote says; null where it does not. */
+/** When the collection of `root` last succeeded, as the file a former run wrote says (readOwn); null where it does not. */
 function lastSuccess(file, root) {
-  let text;
-  try {
-    text = fs.readFileSync(file, "utf8");
-  } catch {
-    return null;
-  }
+  const text = readOwn(file);
+  if (text === null) return null;
   const want = `discord_journal_collection_last_success_timestamp_seconds{data_root="${label(root)}"} `;
   const line = text.split("\n").find((l) => l.startsWith(want));
   const v = line === undefined ? NaN : Number(line.slice(want.length));
