@@ -226,6 +226,13 @@ function stateWord(b) {
   return mark(b.exitCode === 1 ? "bad" : state === "braked" ? "warn" : "ok", word);
 }
 
+/**
+ * Whether a line asks for a move: it needs a hand, is braked, or crashed
+ * (a supervised start clears a crash, but one that stays pages). Such a
+ * line has its verdict's next under it, and -x shows these alone.
+ */
+const moving = (b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b));
+
 /** Most urgent first: what needs a hand (exit 1), then the braked (3), then the rest; by state, then name. */
 function urgency(b) {
   const rank = b.exitCode === 1 ? 0 : stateOf(b) === "braked" ? 1 : 2;
@@ -274,11 +281,10 @@ function fleet(opts, verdict) {
   };
   const needs = order.filter((b) => b.exitCode === 1).length;
   const total = judged.length + unjudged.length;
-  // With -x (as `zpool status -x`): the bindings that make the exit code
-  // non-zero, and one line where there are none. A crash is shown too: a
-  // supervised start clears it, so it needs no hand now, but one that
-  // stays is what DiscordBindingCrashed pages on.
-  const shown = opts.problems ? order.filter((b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b))) : order;
+  // With -x (as `zpool status -x`): the lines that ask for a move (the
+  // exit code's, and a crash, which pages if it stays), and one line
+  // where there are none.
+  const shown = opts.problems ? order.filter(moving) : order;
   if (opts.problems && shown.length === 0 && unjudged.length === 0)
     return { exitCode, json, text: `all ${plural(total, "binding")} need no hand`, judged: order, seconds };
   const lines = [
@@ -295,7 +301,7 @@ function fleet(opts, verdict) {
   const withNext = (b, row) => {
     lines.push(row);
     const next = b.status?.verdict.next ?? b.verdict?.next;
-    if (next && (b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b)))) lines.push(`    next: ${commands(escaped(next))}`);
+    if (next && moving(b)) lines.push(`    next: ${commands(escaped(next))}`);
   };
   if (urgent.length > 0) {
     lines.push("");
