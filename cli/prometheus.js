@@ -239,7 +239,7 @@ function collect(opts, fleet, verdict) {
   const exitCode = view.json.unjudged.length > 0 || refused !== null ? 1 : 0;
   if (refused === null) return { exitCode, json: view.json, text: view.text };
   const kept = [...idleSet].sort();
-  const line = `${IDLE} refused (${refused.cause}): ${refused.why}; ${kept.length > 0 ? `the bindings the last metrics file declared idle stay idle: ${kept.join(", ")}` : "no binding is idle (the last metrics file declared none)"}. ${refused.fix}`;
+  const line = `${IDLE} refused (${refused.cause}): ${refused.why}; ${kept.length > 0 ? `the bindings the last metrics file declared idle stay idle: ${kept.join(", ")}` : "no binding is idle (no last metrics file declared any)"}. ${refused.fix}`;
   return {
     exitCode,
     json: { ...view.json, idleFile: { ...refused, kept } },
