@@ -374,7 +374,7 @@ describe("discord-journal command", addonOnly, () => {
   // present) status has symbols and colour; NO_COLOR keeps the symbols only.
   const script = spawnSync("script", ["--version"], { encoding: "utf8" });
   const withTty = script.status === 0 ? {} : { skip: "script(1) is not installed" };
-  test("status on a terminal: symbols and colour, NO_COLOR honoured", withTty, () => {
+  test("status on a terminal: symbols and colour, NO_COLOR honoured where it holds a value", withTty, () => {
     const dir = journal();
     M.requestStop(dir, "operator");
     // The terminal's environment is set by env(1) inside script(1): Deno's
@@ -398,5 +398,10 @@ describe("discord-journal command", addonOnly, () => {
     assert.equal(plain.includes(ESC), false);
     assert.match(plain, /\nSTOP {6}on {4}operator at /);
     assert.doesNotMatch(plain, /[✓✗]/);
+    // An empty NO_COLOR is none (no-color.org: "when present and not an
+    // empty string"): colour stays.
+    const empty = onTty("NO_COLOR=");
+    assert.ok(empty.includes(`${ESC}31m✗ on${ESC}39m`), empty);
+    assert.ok(empty.includes(`${ESC}32m✓ free${ESC}39m`), empty);
   });
 });

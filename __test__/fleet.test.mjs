@@ -107,6 +107,16 @@ describe("every binding at a glance (#46)", addonOnly, () => {
         ["ready", "ready"],
       ])
         assert.match(text, new RegExp(`^${name} +${state} `, "m"));
+      // A braked or crashed line has the next its status DIR gives, as one
+      // that needs a hand has; a running or ready one, none.
+      const lines = text.split("\n");
+      const after = (name) => lines[lines.findIndex((l) => l.startsWith(`${name} `)) + 1];
+      for (const name of ["braked", "crashed"]) {
+        const next = json("status", join(root, "discord", name)).out.verdict.next;
+        assert.ok(next, name);
+        assert.equal(after(name), `    next: ${next}`, name);
+      }
+      for (const name of ["live", "ready"]) assert.doesNotMatch(after(name), /next:/, name);
       assert.match(text, /^0 unreadable, 1 damaged, 0 stuck, 1 braked, 1 crashed, 1 running, 1 ready$/m);
       // Without the damage, a brake is the most urgent: 3; without it, 0.
       writeFileSync(join(root, "discord", "damaged", "inbox.jsonl"), '{"id":"x"}\n');

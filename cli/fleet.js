@@ -226,6 +226,13 @@ function stateWord(b) {
   return mark(b.exitCode === 1 ? "bad" : state === "braked" ? "warn" : "ok", word);
 }
 
+/**
+ * Whether a line asks for a move: it needs a hand, is braked, or crashed
+ * (a supervised start clears a crash, but one that stays pages). Such a
+ * line has its verdict's next under it, and -x shows these alone.
+ */
+const moving = (b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b));
+
 /** Most urgent first: what needs a hand (exit 1), then the braked (3), then the rest; by state, then name. */
 function urgency(b) {
   const rank = b.exitCode === 1 ? 0 : stateOf(b) === "braked" ? 1 : 2;
@@ -274,31 +281,36 @@ function fleet(opts, verdict) {
   };
   const needs = order.filter((b) => b.exitCode === 1).length;
   const total = judged.length + unjudged.length;
-  // With -x (as `zpool status -x`): the bindings that make the exit code
-  // non-zero, and one line where there are none. A crash is shown too: a
-  // supervised start clears it, so it needs no hand now, but one that
-  // stays is what DiscordBindingCrashed pages on.
-  const shown = opts.problems ? order.filter((b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b))) : order;
+  // With -x (as `zpool status -x`): the lines that ask for a move (the
+  // exit code's, and a crash, which pages if it stays), and one line
+  // where there are none.
+  const shown = opts.problems ? order.filter(moving) : order;
   if (opts.problems && shown.length === 0 && unjudged.length === 0)
     return { exitCode, json, text: `all ${plural(total, "binding")} need no hand`, judged: order, seconds };
   const lines = [
     `${plural(total, "binding")} under ${top}${needs > 0 ? `, ${needs} ${needs === 1 ? "needs" : "need"} a hand` : ""}${unjudged.length > 0 ? `, ${unjudged.length} not judged` : ""}`,
   ];
-  // Each line that needs a hand has the one command that moves it on just
-  // below it; the rest, a line each. A blank line sets them apart.
+  // Each line that needs a hand, is braked or crashed has the one command
+  // that moves it on just below it: the verdict's own next, as `status
+  // DIR` gives it; the rest, a line each. A blank line sets the ones that
+  // need a hand apart.
   const cells = (b) => [b.binding, stateWord(b), escaped(reasonOf(b))];
   const urgent = shown.filter((b) => b.exitCode === 1);
   const rest = shown.filter((b) => b.exitCode !== 1);
   const rows = shown.length > 0 ? table(shown.map(cells)) : [];
+  const withNext = (b, row) => {
+    lines.push(row);
+    const next = b.status?.verdict.next ?? b.verdict?.next;
+    if (next && moving(b)) lines.push(`    next: ${commands(escaped(next))}`);
+  };
   if (urgent.length > 0) {
     lines.push("");
-    urgent.forEach((b, i) => {
-      lines.push(rows[i]);
-      const next = b.status?.verdict.next ?? b.verdict?.next;
-      if (next) lines.push(`    next: ${commands(escaped(next))}`);
-    });
+    urgent.forEach((b, i) => withNext(b, rows[i]));
   }
-  if (rest.length > 0) lines.push("", ...rows.slice(urgent.length));
+  if (rest.length > 0) {
+    lines.push("");
+    rest.forEach((b, i) => withNext(b, rows[urgent.length + i]));
+  }
   lines.push("", STATES.map((s) => `${counts[s]} ${s}`).join(", "));
   if (unjudged.length > 0)
     lines.push(

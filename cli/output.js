@@ -28,9 +28,18 @@ class Refusal extends Error {
 }
 
 // Symbols only with colour: a reader who turned colour off (or a pipe)
-// gets words alone, which a script can match.
-const colour = process.stdout.isTTY === true && process.stdout.hasColors();
-const paint = (style, text) => (colour ? util.styleText(style, text) : text);
+// gets words alone, which a script can match. NO_COLOR turns it off where
+// it holds a value (no-color.org: "when present and not an empty
+// string"); Node's own test counts an empty one too, so that one is left
+// out of what Node is asked, and styleText is not left to ask again.
+const colourEnv = () => {
+  if (process.env.NO_COLOR !== "") return process.env;
+  const env = { ...process.env };
+  delete env.NO_COLOR;
+  return env;
+};
+const colour = process.stdout.isTTY === true && process.stdout.hasColors(colourEnv());
+const paint = (style, text) => (colour ? util.styleText(style, text, { validateStream: false }) : text);
 const MARK = { ok: ["✓", "green"], bad: ["✗", "red"], warn: ["!", "yellow"] };
 /** `text` with its symbol and colour for `level`; plain words otherwise. */
 const mark = (level, text) => (colour ? paint(MARK[level][1], `${MARK[level][0]} ${text}`) : text);

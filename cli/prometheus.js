@@ -12,8 +12,10 @@
 const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
+const { spawnSync } = require("node:child_process");
 const { STATES, stateOf } = require("./fleet.js");
-const { Refusal, UsageError } = require("./output.js");
+const { Refusal, UsageError, sh, escaped } = require("./output.js");
+const { actor, becomeActor, kind, who, chownFix } = require("./target.js");
 const { J } = require("./journal.js");
 const { recoversOnly } = require("./brake.js");
 const { Memo, loadState, version } = require("./memo.js");
@@ -25,6 +27,17 @@ const { Memo, loadState, version } = require("./memo.js");
  * here does not.
  */
 const IDLE = "discord-journal.idle";
+
+/**
+ * The most of IDLE that is read: 1 MiB. A binding name is at most 63
+ * bytes, so 1 MiB holds over 16,000 names, more bindings than any data
+ * root has; a larger file is no list of names (a log put there, a file
+ * that keeps growing), and reading it whole would cost the collection the
+ * memory it is meant to measure.
+ */
+const IDLE_LIMIT = 1 << 20;
+
+const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
 
 /** A label value as the text format writes it: backslash, quote and newline escaped. */
 const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
@@ -38,7 +51,7 @@ const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : 
  * Every series carries `data_root`, so that several roots can share one
  * node_exporter.
  */
-function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set() } = {}) {
+function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set(), idleRefused = null } = {}) {
   const families = [];
   const family = (name, help, samples) =>
     families.push({ name: `discord_journal_${name}`, help, samples: samples.map(([l, v]) => [{ data_root: root, ...l }, v]) });
@@ -166,6 +179,12 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
       "Bindings the collection could not judge: it runs neither as root nor as their owner, and may not read them.",
       [[{}, view.json.unjudged.length]],
     );
+  if (view && idleRefused !== null)
+    family(
+      "collection_idle_file_refused",
+      `Why ${IDLE} in the data root was refused, as its cause label (a symlink, a FIFO, a directory, a device, a file over 1 MiB, or the error's code): the collection went on with the bindings idle in the last good file (binding_idle), and judged every binding.`,
+      [[{ cause: idleRefused }, 1]],
+    );
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
   const out = [];
@@ -218,38 +237,212 @@ function collect(opts, fleet, verdict) {
         : e.message;
     throw new Refusal(`the collection of ${root} failed, and ${opts.prometheus} says so (discord_journal_collection_success 0): ${why}`);
   }
-  writeAtomically(opts.prometheus, metrics(view, root, { idle }));
+  // An idle file refused: the set the last good file declared stays, so
+  // that no binding's page comes or goes because of it (see lastIdle).
+  const refused = idle.refused ?? null;
+  const idleSet = refused === null ? idle.names : lastIdle(opts.prometheus, root);
+  writeAtomically(opts.prometheus, metrics(view, root, { idle: idleSet, idleRefused: refused?.cause ?? null }));
   writeAtomically(stateFile, JSON.stringify({ version, fullAt: fresh ? now : state.fullAt, entries: memo.learned }), 0o600);
-  // Written, but blind to some bindings: not a collection that did its job.
-  return { exitCode: view.json.unjudged.length > 0 ? 1 : 0, json: view.json, text: view.text };
+  // Written, but blind to some bindings, or to which are idle: not a
+  // collection that did its job.
+  const exitCode = view.json.unjudged.length > 0 || refused !== null ? 1 : 0;
+  if (refused === null) return { exitCode, json: view.json, text: view.text };
+  const kept = [...idleSet].sort();
+  const line = `${IDLE} refused (${refused.cause}): ${refused.why}; ${kept.length > 0 ? `the bindings the last metrics file declared idle stay idle: ${kept.join(", ")}` : "no binding is idle (no last metrics file declared any)"}. ${refused.fix}`;
+  return {
+    exitCode,
+    json: { ...view.json, idleFile: { ...refused, kept } },
+    text: `${view.text}\n${escaped(line)}`,
+  };
 }
 
-/** The bindings `root`'s IDLE file declares idle; none where there is no such file. */
+/**
+ * The bindings `root`'s IDLE file declares idle: `{ names }` (none where
+ * there is no such file), or `{ refused: { cause, why, fix } }`. The data
+ * root is its owner's (the connector's user), so the file is read with
+ * that user's rights, as the fleet reads each binding (cli/target.js's
+ * `actor`): run as root, by a child of this command that becomes that
+ * user, never by root itself, which would read where that user points
+ * (a link to a root-only file, to /dev/zero). Root learns whether the
+ * file exists (an lstat, which reads nothing), so a data root with none
+ * costs no child.
+ */
 function idleOf(root) {
   const file = path.join(root, IDLE);
-  let text;
   try {
-    text = fs.readFileSync(file, "utf8");
+    fs.lstatSync(file);
   } catch (e) {
-    if (e.code === "ENOENT") return new Set();
-    throw new Refusal(`cannot read ${file} (${e.code}), which declares the bindings meant to stay idle`);
+    // No file, or no data root: the fleet says the latter.
+    if (e.code === "ENOENT" || e.code === "ENOTDIR") return { names: new Set() };
   }
-  return new Set(
-    text
-      .split("\n")
-      .map((l) => l.replace(/#.*/, "").trim())
-      .filter(Boolean),
-  );
+  let user = null;
+  try {
+    if (process.geteuid?.() === 0) user = actor(root, fs.statSync(root));
+  } catch (e) {
+    // Whose rights to read it with cannot be told: not read at all.
+    return {
+      refused: {
+        file,
+        cause: e.code ?? "error",
+        why: `whose rights to read ${file} with cannot be told (${e.code ?? e.message})`,
+        fix: `\`namei -l ${sh(file)}\` shows each step of its path`,
+      },
+    };
+  }
+  if (user === null) return taken(readIdle(file, file, process.geteuid?.(), false));
+  const r = spawnSync(process.execPath, [BIN, "status", "--data-root", root, "--idle-only", "--json"], {
+    encoding: "utf8",
+    // The child never waits (see readIdle); this bounds it all the same.
+    timeout: 60_000,
+  });
+  let out = null;
+  try {
+    out = JSON.parse(r.stdout);
+  } catch {
+    // Said below.
+  }
+  if (out?.names !== undefined || out?.refused !== undefined) return taken(out);
+  const why = (out?.error ?? r.stderr ?? "").trim() || (r.error ? `${r.error.code}` : `exit ${r.status}`);
+  return {
+    refused: {
+      file,
+      cause: "unread",
+      why: `${file} could not be read as ${who(user.uid)}, the data root's owner: ${why}`,
+      fix: `\`ls -l ${sh(file)}\` shows it`,
+    },
+  };
 }
 
-/** When the collection of `root` last succeeded, as the file a former run wrote says; null where it does not. */
-function lastSuccess(file, root) {
-  let text;
+/** The child's (or readIdle's) answer as idleOf gives it. */
+const taken = (r) => (r.refused !== undefined ? { refused: r.refused } : { names: new Set(r.names) });
+
+/**
+ * `status --data-root ROOT --idle-only` (hidden): the child of a
+ * collection run as root that reads IDLE as the data root's owner. It
+ * becomes that user (cli/target.js, as the fleet's child does for a
+ * binding's owner), from the data root as its working directory, so that
+ * a directory above that is closed to that user (a container's volume)
+ * still leads there; then reads the file by its name alone.
+ */
+function idleAsOwner(root) {
+  const abs = path.resolve(root);
+  const argv = ["discord-journal", "status", "--data-root", abs];
+  const file = path.join(abs, IDLE);
+  if (process.geteuid?.() !== 0) return readIdle(file, file, process.geteuid?.(), false);
+  const user = actor(abs, fs.statSync(abs));
+  if (user === null) return readIdle(file, file, 0, false);
+  const { at } = becomeActor(root, file, user, argv);
+  return readIdle(at, file, user.uid, true);
+}
+
+/**
+ * IDLE at `at` (shown as `file`), read as this process's user (`uid`;
+ * `owner`: the user root acts as for it): `{ names }`, or `{ refused }`. Opened never through a link (O_NOFOLLOW)
+ * and never waiting (O_NONBLOCK: a FIFO's open returns at once, where it
+ * would wait for a writer; O_NOCTTY: a terminal does not become this
+ * process's), then taken only where the descriptor is a regular file of
+ * at most IDLE_LIMIT bytes: a FIFO, a device, a directory, a link are
+ * each refused by what they are, never read.
+ */
+function readIdle(at, file, uid, owner) {
+  const refuse = (cause, why, fix) => ({ refused: { file, cause, why, fix } });
+  // A name that is not a list: taken away (rm and rmdir remove the name
+  // alone, never what a link leads to), then written again.
+  const away = (k) =>
+    `\`${k === "directory" ? "rmdir" : "rm"} ${sh(file)}\` takes it away; then write the names of the bindings meant to stay idle there, one a line`;
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  let fd;
   try {
-    text = fs.readFileSync(file, "utf8");
+    fd = fs.openSync(at, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+  } catch (e) {
+    if (e.code === "ENOENT") return { names: [] };
+    let k = null;
+    try {
+      k = kind(fs.lstatSync(at));
+    } catch {
+      // Not told.
+    }
+    // O_NOFOLLOW's refusal of a link (ELOOP), a socket's (ENXIO): by what it is.
+    if (k !== null && k !== "file" && k !== "directory") return refuse(k, `${file} is a ${k}, not a file of binding names`, away(k));
+    if (e.code === "EACCES" || e.code === "EPERM")
+      return refuse(
+        e.code,
+        `${file} cannot be read by ${who(uid)}, ${owner ? "the data root's owner, whose rights it is read with" : "who runs the collection"} (${e.code})`,
+        owner ? `${chownFix(uid, file, false)} gives it to that user` : `\`ls -l ${sh(file)}\` shows its owner and mode`,
+      );
+    return refuse(e.code, `${file} cannot be read (${e.code})`, `\`ls -l ${sh(file)}\` shows it`);
+  }
+  try {
+    const st = fs.fstatSync(fd);
+    if (!st.isFile()) return refuse(kind(st), `${file} is a ${kind(st)}, not a file of binding names`, away(kind(st)));
+    // Read to one byte past the limit, whatever fstat said: the file may grow meanwhile.
+    const buf = Buffer.alloc(Math.min(st.size, IDLE_LIMIT) + 1);
+    let n = 0;
+    for (let got; n < buf.length && (got = fs.readSync(fd, buf, n, buf.length - n, null)) > 0;) n += got;
+    if (n > IDLE_LIMIT || st.size > IDLE_LIMIT)
+      return refuse(
+        "too large",
+        `${file} holds ${Math.max(n, st.size)} bytes, more than the 1 MiB (${IDLE_LIMIT} bytes) that any list of binding names needs`,
+        `keep in it the names of the bindings meant to stay idle alone, one a line`,
+      );
+    return {
+      names: buf
+        .subarray(0, n)
+        .toString("utf8")
+        .split("\n")
+        .map((l) => l.replace(/#.*/, "").trim())
+        .filter(Boolean),
+    };
+  } catch (e) {
+    return refuse(e.code ?? "error", `${file} cannot be read (${e.code ?? e.message})`, `\`ls -l ${sh(file)}\` shows it`);
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/**
+ * The bindings the last metrics file declared idle (`binding_idle 1` for
+ * this data root), which a collection whose IDLE was refused keeps: the
+ * file is this command's own, written whole each run and carrying the set
+ * forward while IDLE stays refused, so no state of its own is kept for it.
+ * A binding added since is not idle, which errs toward a page, never
+ * toward silence. Empty where there is no such file (readOwn).
+ */
+function lastIdle(file, root) {
+  const r = readOwn(file);
+  if (r === null) return new Set();
+  const head = `discord_journal_binding_idle{data_root="${label(root)}",binding="`;
+  const names = new Set();
+  for (const l of r.split("\n")) {
+    if (!l.startsWith(head)) continue;
+    const m = /^([a-z0-9_-]+)"\} 1$/.exec(l.slice(head.length));
+    if (m) names.add(m[1]);
+  }
+  return names;
+}
+
+/** The text of this command's own file `file`, or null: a regular file alone, opened never through a link and never waiting. */
+function readOwn(file) {
+  const { O_RDONLY, O_NOFOLLOW, O_NONBLOCK, O_NOCTTY } = fs.constants;
+  let fd;
+  try {
+    fd = fs.openSync(file, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
   } catch {
     return null;
   }
+  try {
+    return fs.fstatSync(fd).isFile() ? fs.readFileSync(fd, "utf8") : null;
+  } catch {
+    return null;
+  } finally {
+    fs.closeSync(fd);
+  }
+}
+
+/** When the collection of `root` last succeeded, as the file a former run wrote says (readOwn); null where it does not. */
+function lastSuccess(file, root) {
+  const text = readOwn(file);
+  if (text === null) return null;
   const want = `discord_journal_collection_last_success_timestamp_seconds{data_root="${label(root)}"} `;
   const line = text.split("\n").find((l) => l.startsWith(want));
   const v = line === undefined ? NaN : Number(line.slice(want.length));
@@ -310,4 +503,4 @@ function writeAtomically(file, text, mode = 0o644) {
   }
 }
 
-module.exports = { collect, metrics, writeAtomically };
+module.exports = { collect, metrics, writeAtomically, idleAsOwner };

@@ -976,6 +976,7 @@ function nullFound(t, file, place, reader, refused) {
 
 module.exports = {
   actor,
+  becomeActor,
   fileSystemRefusal,
   kind,
   nullFound,

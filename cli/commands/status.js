@@ -27,7 +27,7 @@ const { render } = require("../status-text.js");
 const { zombieOf, stoppedOf, zombieProblem, recoversOnly } = require("../brake.js");
 const { sh, word, wordable, ago, UsageError, invocation } = require("../output.js");
 const { fleet } = require("../fleet.js");
-const { collect } = require("../prometheus.js");
+const { collect, idleAsOwner } = require("../prometheus.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
 const NOTICE_KINDS = ["ceiling"];
@@ -699,6 +699,8 @@ function exitOf(s) {
  */
 function action(dir, opts) {
   if (dir === undefined && opts.binding === undefined && opts.fleet) {
+    // A collection's child that reads the data root's idle file as its owner (cli/prometheus.js).
+    if (opts.idleOnly) return { exitCode: 0, json: idleAsOwner(opts.dataRoot), text: undefined };
     if (opts.prometheus !== undefined) {
       if (!/^[0-9]+$/.test(String(opts.fullEvery ?? "60")))
         throw new UsageError("--full-every takes a whole number of minutes (0: read every file in full each time)");
