@@ -67,7 +67,8 @@ function refusedAs(d, cause, { kept = ["a"] } = {}) {
   const line = r.stdout.split("\n").find((l) => l.startsWith(`${IDLE} refused (${cause}): ${idle}`));
   assert.ok(line, r.stdout);
   const prom = readFileSync(d.file, "utf8");
-  assert.ok(prom.includes(`\ndiscord_journal_collection_idle_file_refused{data_root="${d.root}",cause="${cause}"} 1\n`), prom);
+  assert.ok(prom.includes(`\ndiscord_journal_collection_idle_file_refused{data_root="${d.root}"} 1\n`), prom);
+  assert.ok(prom.includes(`\ndiscord_journal_collection_idle_file_refusal{data_root="${d.root}",cause="${cause}"} 1\n`), prom);
   assert.ok(prom.includes(`\ndiscord_journal_collection_success{data_root="${d.root}"} 1\n`), prom);
   for (const b of BINDINGS) {
     assert.equal(series(prom, "binding_needs_hand", d.root, b) !== undefined, true, `${b} judged`);
@@ -130,7 +131,8 @@ describe("the data root's discord-journal.idle, read as its owner", addonOnly, (
         BINDINGS.map((b) => series(prom, "binding_idle", d.root, b)),
         ["0", "1"],
       );
-      assert.doesNotMatch(prom, /idle_file_refused/);
+      assert.match(prom, /\ndiscord_journal_collection_idle_file_refused\{[^}]*\} 0\n/);
+      assert.doesNotMatch(prom, /idle_file_refusal/);
     },
   );
 

@@ -179,12 +179,20 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
       "Bindings the collection could not judge: it runs neither as root nor as their owner, and may not read them.",
       [[{}, view.json.unjudged.length]],
     );
-  if (view && idleRefused !== null)
+  // Whether the idle file was refused is said on every collection, 0 or
+  // 1, so that a fix resolves its alert at the next one; its cause is a
+  // series of its own, present while it is refused.
+  if (view) {
     family(
       "collection_idle_file_refused",
-      `Why ${IDLE} in the data root was refused, as its cause label (a symlink, a FIFO, a directory, a device, a file over 1 MiB, or the error's code): the collection went on with the bindings idle in the last good file (binding_idle), and judged every binding.`,
-      [[{ cause: idleRefused }, 1]],
+      `Whether ${IDLE} in the data root was refused (a symlink, a FIFO, a directory, a device, a file over 1 MiB, or one its owner may not read): the collection went on with the bindings idle in the last good file (binding_idle), and judged every binding.`,
+      [[{}, idleRefused === null ? 0 : 1]],
     );
+    if (idleRefused !== null)
+      family("collection_idle_file_refusal", `Why ${IDLE} was refused, as its cause label (what lies there, or the error's code).`, [
+        [{ cause: idleRefused }, 1],
+      ]);
+  }
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
   const out = [];
