@@ -161,8 +161,11 @@ function table(rows) {
  * registry, where a bare `npx discord-journal` typed elsewhere would
  * fetch whatever is published under that name. Else the path of its own
  * file, which runs as it is from anywhere (`node bin/discord-journal.js`,
- * a package npx fetched into its cache). Asked once; every command the
- * tool prints is written with it (never journal data it shows).
+ * a package npx fetched into its cache). Asked once, as this module loads:
+ * before the command moves to a journal's directory or becomes its owner
+ * (cli/target.js), and in the fleet's child for an owner as in its parent.
+ * Every command the tool prints is written with it (never journal data it
+ * shows).
  */
 let self;
 function invocation() {
@@ -277,6 +280,8 @@ function invoked(env, cwd) {
   }
   return sh(bin);
 }
+
+invocation();
 
 /**
  * Runs a command's body, which returns (or resolves with) `{ exitCode, json,
