@@ -266,10 +266,11 @@ function invoked(env, cwd) {
   if (found === true && by === "pnpm") return `pnpm exec ${NAME}`;
   if (found === true && by === "yarn") return `yarn ${NAME}`;
   if (found === true) return `npx --no-install ${NAME}`;
-  // npx run in a clone of this package (the README's `npx discord-journal
-  // demo`) runs the project's own command: the nearest package.json up from
-  // here, where it is this package's.
-  if (by === "npm" && found === null) {
+  // npx (npm exec) run in a clone of this package (the README's `npx
+  // discord-journal demo`) runs the project's own command: the nearest
+  // package.json up from here, where it is this package's. (Run otherwise
+  // in a clone, by `npm test` or by hand, its path below says as much.)
+  if (by === "npm" && env.npm_command === "exec" && found === null) {
     for (let d = cwd; ; d = path.dirname(d)) {
       if (fs.existsSync(path.join(d, "package.json")) || fs.existsSync(path.join(d, "node_modules"))) {
         if (real(d) === real(path.join(__dirname, ".."))) return `npx --no-install ${NAME}`;
