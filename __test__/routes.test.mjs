@@ -11,11 +11,13 @@
 //   project    a monorepo that installed the packed tarball: `npx
 //              --no-install discord-journal` at its root, `npx
 //              discord-journal` in its workspace packages/discord, and
-//              `yarn discord-journal` (yarn classic, from the registry
-//              into this file's own directory, where it can be had)
+//              `yarn discord-journal` in another (yarn 1, installed from
+//              the registry into this file's directory, or skipped)
 //   pnpm       a project that added the tarball with pnpm: `pnpm exec`
 //   global     `npm install -g` of the tarball into a prefix on PATH: the
 //              bare name, also under npx in the project above
+//   as root    on a service user's journal, which the command reads as
+//              that user from the journal's directory: the name typed
 //
 // The package is packed once, and installed from npm's cache
 // (--prefer-offline: its one dependency, commander, is already there).
@@ -214,9 +216,6 @@ describe("every printed command runs where it was typed, through each route (#63
         return;
       }
       const env = shell(home, [join(tools, "node_modules", ".bin")]);
-      // yarn's own cache and its notice of a newer yarn, in the test's home.
-      env.YARN_CACHE_FOLDER = join(home, ".yarn-cache");
-      env.YARN_IGNORE_PATH = "1";
       // yarn runs what the project's node_modules/.bin holds, whoever installed it.
       walk({ type: "yarn discord-journal", cwd: join(project, "packages", "yarn"), env, said: "yarn discord-journal" });
     });

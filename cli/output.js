@@ -156,7 +156,7 @@ function table(rows) {
  * it finds this command again from here: `pnpm exec discord-journal` under
  * pnpm, `yarn discord-journal` under yarn, and `npx --no-install
  * discord-journal` under npm (npx, `npm exec`, a script) or no runner, in
- * a project that installed it or, under npm, in a clone of this package
+ * a project that installed it, and under npx in a clone of this package
  * (npx runs a project's own command); `--no-install` never asks a
  * registry, where a bare `npx discord-journal` typed elsewhere would
  * fetch whatever is published under that name. Else the path of its own
