@@ -158,37 +158,140 @@ function table(rows) {
 }
 
 /**
- * How the operator runs this command where they stand (#57), so that every
- * command printed runs as printed: its name where a `discord-journal` is on
- * PATH; in a project that installed it (`node_modules/.bin` here), `npx
- * --no-install discord-journal`, which never asks a registry; else the
- * path of its own file, which runs as it is. Asked once; every command
- * the tool prints is written with it (never journal data it shows).
+ * How the operator runs this command where they stand (#57, #63), so that
+ * every command printed runs as printed, pasted in the operator's own
+ * shell where they typed it: its name where a `discord-journal` is on
+ * their PATH (a global install); else the package runner they typed, where
+ * it finds this command again from here: `pnpm exec discord-journal` under
+ * pnpm, `yarn discord-journal` under yarn, and `npx --no-install
+ * discord-journal` under npm (npx, `npm exec`, a script) or no runner, in
+ * a project that installed it, and under npx in a clone of this package
+ * (npx runs a project's own command); `--no-install` never asks a
+ * registry, where a bare `npx discord-journal` typed elsewhere would
+ * fetch whatever is published under that name. Else the path of its own
+ * file, which runs as it is from anywhere (`node bin/discord-journal.js`,
+ * a package npx fetched into its cache). Asked once, as this module loads:
+ * before the command moves to a journal's directory or becomes its owner
+ * (cli/target.js), and in the fleet's child for an owner as in its parent.
+ * Every command the tool prints is written with it (never journal data it
+ * shows).
  */
 let self;
 function invocation() {
   if (self !== undefined) return self;
-  const bin = path.join(__dirname, "..", "bin", "discord-journal.js");
-  const runs = (p) => {
-    try {
-      fs.accessSync(p, fs.constants.X_OK);
-      return true;
-    } catch {
-      return false;
-    }
-  };
-  const same = (p) => {
-    try {
-      return fs.realpathSync(p) === fs.realpathSync(bin);
-    } catch {
-      return false;
-    }
-  };
-  if ((process.env.PATH ?? "").split(path.delimiter).some((d) => runs(path.join(d || ".", "discord-journal")))) self = "discord-journal";
-  else if (same(path.resolve("node_modules", ".bin", "discord-journal"))) self = "npx --no-install discord-journal";
-  else self = sh(bin);
+  let cwd = null;
+  try {
+    cwd = process.cwd();
+  } catch {
+    // A working directory that was deleted: no runner finds anything from it.
+  }
+  self = invoked(process.env, cwd);
   return self;
 }
+
+const NAME = "discord-journal";
+
+/** Whether `p` is a file this user may execute. */
+const runs = (p) => {
+  try {
+    fs.accessSync(p, fs.constants.X_OK);
+    return fs.statSync(p).isFile();
+  } catch {
+    return false;
+  }
+};
+
+/** `p` with its links resolved, or null where it leads nowhere. */
+const real = (p) => {
+  try {
+    return fs.realpathSync(p);
+  } catch {
+    return null;
+  }
+};
+
+/**
+ * Whether the launcher `p` (a project's `node_modules/.bin/discord-journal`)
+ * starts this very file: a link to it (npm, yarn), or pnpm's shell shim,
+ * which names its target in its text (`# cmd-shim-target=…`, or
+ * `"$basedir/…"` beside it).
+ */
+function leadsHere(p, bin) {
+  const here = real(bin);
+  if (real(p) === here) return true;
+  let text;
+  try {
+    // A shim is a few kilobytes: a regular file of this user's or root's
+    // is read (root never reads where another user could point it), its
+    // first 16 KiB alone, and a FIFO swapped in meanwhile never blocks.
+    const st = fs.statSync(p);
+    const uid = process.geteuid?.();
+    if (!st.isFile() || (st.uid !== 0 && st.uid !== uid)) return false;
+    const fd = fs.openSync(p, fs.constants.O_RDONLY | fs.constants.O_NONBLOCK);
+    try {
+      if (!fs.fstatSync(fd).isFile()) return false;
+      const buffer = Buffer.alloc(16_384);
+      text = buffer.toString("utf8", 0, fs.readSync(fd, buffer, 0, buffer.length, 0));
+    } finally {
+      fs.closeSync(fd);
+    }
+  } catch {
+    return false;
+  }
+  const named = [...text.matchAll(/^# cmd-shim-target=(.+)$/gm)].map((m) => m[1]);
+  named.push(...[...text.matchAll(/"\$basedir\/([^"$]+)"/g)].map((m) => path.resolve(path.dirname(p), m[1])));
+  return named.some((t) => real(t) === here);
+}
+
+/**
+ * The package runner that started this process or one above it (npm, pnpm
+ * or yarn), from the user agent each gives its children, or null.
+ */
+const runner = (env) => /^(npm|pnpm|yarn)\//.exec(env.npm_config_user_agent ?? "")?.[1] ?? null;
+
+/**
+ * `invocation()`'s answer for this environment and working directory
+ * (null where it was deleted).
+ */
+function invoked(env, cwd) {
+  const bin = path.join(__dirname, "..", "bin", "discord-journal.js");
+  const by = runner(env);
+  // A runner puts `node_modules/.bin` directories (npx's cache among them)
+  // and its own helpers (npm's node-gyp-bin) before the operator's PATH for
+  // its child alone: a command found there does not run in the operator's
+  // shell (exit 127). Under a runner, those entries are not the operator's.
+  const mine = (d) => by === null || !d.split(path.sep).includes("node_modules");
+  const own = (env.PATH ?? "").split(path.delimiter).filter(mine);
+  if (own.some((d) => runs(path.join(d || ".", NAME)))) return NAME;
+  if (cwd === null) return sh(bin);
+  // What a runner finds from here: the first `node_modules/.bin/discord-journal`
+  // up from the working directory, as npx, pnpm exec and yarn look.
+  let found = null;
+  for (let d = cwd; found === null; d = path.dirname(d)) {
+    const launcher = path.join(d, "node_modules", ".bin", NAME);
+    if (fs.existsSync(launcher)) found = leadsHere(launcher, bin);
+    if (path.dirname(d) === d) break;
+  }
+  if (found === true && by === "pnpm") return `pnpm exec ${NAME}`;
+  if (found === true && by === "yarn") return `yarn ${NAME}`;
+  if (found === true) return `npx --no-install ${NAME}`;
+  // npx (npm exec) run in a clone of this package (the README's `npx
+  // discord-journal demo`) runs the project's own command: the nearest
+  // package.json up from here, where it is this package's. (Run otherwise
+  // in a clone, by `npm test` or by hand, its path below says as much.)
+  if (by === "npm" && env.npm_command === "exec" && found === null) {
+    for (let d = cwd; ; d = path.dirname(d)) {
+      if (fs.existsSync(path.join(d, "package.json")) || fs.existsSync(path.join(d, "node_modules"))) {
+        if (real(d) === real(path.join(__dirname, ".."))) return `npx --no-install ${NAME}`;
+        break;
+      }
+      if (path.dirname(d) === d) break;
+    }
+  }
+  return sh(bin);
+}
+
+invocation();
 
 /**
  * Runs a command's body, which returns (or resolves with) `{ exitCode, json,
@@ -233,6 +336,7 @@ function run(json, body) {
 module.exports = {
   capitalized,
   invocation,
+  invoked,
   UsageError,
   Refusal,
   mark,
