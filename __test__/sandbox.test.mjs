@@ -15,7 +15,7 @@
 // the unit itself under a booted systemd. Root only; the command is this
 // package's own, so it skips against another implementation.
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
@@ -124,6 +124,18 @@ describe("the shipped unit's sandbox (#63)", addonOnly, () => {
     chownSync(service, NOBODY, NOBODY);
     // A connector running as root, holding its lock.
     live.push(await liveOwner(b("live")));
+    // A connector in a mount namespace of its own, where its journal is
+    // read-only (a bind mount remounted so after it claimed it): judged
+    // in its view, read-only, though the journal is writable here.
+    const walled = b("walled");
+    const code = `const { spawnSync } = require("node:child_process");
+      require(${JSON.stringify(pkg)}).writePid(${JSON.stringify(walled)}, process.pid);
+      for (const o of [["--bind", ${JSON.stringify(walled)}, ${JSON.stringify(walled)}], ["-o", "remount,bind,ro", ${JSON.stringify(walled)}]])
+        if (spawnSync("mount", o).status !== 0) process.exit(1);
+      console.log("held"); setInterval(() => {}, 1000)`;
+    const own = spawn("unshare", ["-m", "--propagation", "private", "--", node, "-e", code], { stdio: ["ignore", "pipe", "inherit"] });
+    live.push(own);
+    await new Promise((resolve) => own.stdout.once("data", resolve));
     // A journal on a file system that really is read-only: read-only inside and out.
     const ro = join(discord, "readonly");
     mkdirSync(ro);
@@ -162,8 +174,16 @@ describe("the shipped unit's sandbox (#63)", addonOnly, () => {
       readonly: "stuck",
       ready: "ready",
       service: "ready",
+      walled: "running",
     });
     assert.match(outside.out.bindings.find((x) => x.binding === "readonly").verdict.why, /read-only \(EROFS/);
+    const walledProblems = outside.out.bindings.find((x) => x.binding === "walled").verdict.problems;
+    assert.equal(walledProblems.length, 1, JSON.stringify(walledProblems));
+    assert.match(
+      walledProblems[0].what,
+      new RegExp(`read-only \\(EROFS, at ${walled} in the mount namespace of the connector, pid ${own.pid}\\)`),
+    );
+    assert.equal(walledProblems[0].fix, `\`nsenter -t ${own.pid} -m mount -o remount,bind,rw ${walled}\` (as root) makes it writable`);
     assert.deepEqual(states(inside), states(outside), inside.stderr);
     for (const x of outside.out.bindings) {
       const y = inside.out.bindings.find((z) => z.binding === x.binding);

@@ -499,12 +499,14 @@ function fileSystemRefusal(at, dir, holder = null) {
   }
   if (readOnly) {
     // A bind mount made read-only is remounted as one; a file system
-    // mounted read-only, as itself.
+    // mounted read-only, as itself. A mount of the connector's namespace
+    // alone is remounted there.
     const bind = mount && mount.ro && !mount.superRo ? "remount,bind,rw" : "remount,rw";
+    const enter = mount?.namespaceOf ? `nsenter -t ${mount.namespaceOf} -m ` : "";
     return {
       code: "EROFS",
-      what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock, and no record can be appended`,
-      fix: `\`mount -o ${bind} ${mp}\` (as root) makes it writable`,
+      what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}${enter ? ` in the mount namespace of the connector, pid ${mount.namespaceOf}` : ""}): ${enter ? "it can append no record" : "a start cannot make run.lock, and no record can be appended"}`,
+      fix: `\`${enter}mount -o ${bind} ${mp}\` (as root) makes it writable`,
     };
   }
   let free = null;
@@ -532,15 +534,17 @@ function fileSystemRefusal(at, dir, holder = null) {
 }
 
 /**
- * The mount `p` is on, `{ point, ro, superRo }` (the mount's own read-only
- * flag, and its file system's), as the journal's connector finds it (#63),
+ * The mount `p` is on, `{ point, ro, superRo, namespaceOf }` (the mount's
+ * own read-only flag, its file system's, and the connector's pid where the
+ * mount is that connector's and not PID 1's: a namespace of its own), as
+ * the journal's connector finds it (#63),
  * or null: this process's mount (from /proc/self/mountinfo), where its
  * file system is read-only or where no other view has it; else the same
  * mount as seen by the connector that holds the binding (`holder`, a pid
  * here), or else by PID 1, which every service starts from. A view "has
- * it" where the mount at `p`'s path there is of the same file system and
- * the same directory of it (mountinfo's major:minor and root): a
- * connector in a container, whose paths differ, is not asked. Every user
+ * it" where its path there leads to the same directory of the same file
+ * system (mountinfo's major:minor, and its root with the rest of the
+ * path): a connector in a container, whose paths differ, is not asked. Every user
  * may read another process's mountinfo, with no capability (unlike its
  * /proc/PID/ns/mnt), so this holds inside the unit's bounding set.
  */
@@ -553,12 +557,14 @@ function mountOf(p, holder = null) {
   }
   const own = mountAt(mountTable("self"), real);
   if (own === null || own.superRo) return own;
-  for (const pid of [holder, 1]) {
-    if (!Number.isInteger(pid) || pid <= 0) continue;
-    const theirs = mountAt(mountTable(pid), real);
-    if (theirs && theirs.majmin === own.majmin && theirs.root === own.root) return theirs;
+  const same = (m) => m !== null && m.majmin === own.majmin && m.inside === own.inside;
+  const init = mountAt(mountTable(1), real);
+  if (Number.isInteger(holder) && holder > 1) {
+    const theirs = mountAt(mountTable(holder), real);
+    // Mount ids are the system's, one per mount in any namespace.
+    if (same(theirs)) return { ...theirs, namespaceOf: same(init) && init.id === theirs.id ? null : holder };
   }
-  return own;
+  return same(init) ? init : own;
 }
 
 /**
@@ -585,8 +591,9 @@ function mountTable(pid) {
  * root, each step to the child that covers the path at the longest mount
  * point (a mount over another at the same point is the child of the one
  * it hides, so the walk ends on top; one hidden under a later mount at a
- * shorter point hangs below it and is never reached). `{ point, root,
- * majmin, ro, superRo }`.
+ * shorter point hangs below it and is never reached). `{ id, point,
+ * majmin, inside, ro, superRo }`, `inside` the path's place in its file
+ * system.
  */
 function mountAt(table, real) {
   if (!table) return null;
@@ -619,8 +626,11 @@ function mountAt(table, real) {
     cur = next;
   }
   if (cur === null) return null;
-  const { point, root, majmin, ro, superRo } = cur;
-  return { point, root, majmin, ro, superRo };
+  const { id, point, majmin, ro, superRo } = cur;
+  // The path's directory inside its file system: the mount's own root
+  // there, and the rest of the path below the mount point.
+  const inside = path.posix.join(cur.root, path.posix.relative(point, real));
+  return { id, point, majmin, inside, ro, superRo, namespaceOf: null };
 }
 /**
  * The journal a command names (`journalDir`), checked (`reach`). Run as
