@@ -144,6 +144,18 @@ describe("the shipped unit's sandbox (#63)", addonOnly, () => {
     mounted.push(ro);
     b("readonly");
     assert.equal(spawnSync("mount", ["-o", "remount,ro", ro]).status, 0);
+    // A full file system (statfs counts the same through any mount of it),
+    // and a service user's journal its owner may not write in (judged by
+    // its mode, as that user, whatever capabilities the unit keeps).
+    const full = join(discord, "full");
+    mkdirSync(full);
+    assert.equal(spawnSync("mount", ["-t", "tmpfs", "-o", "size=256k,nr_inodes=40,mode=700", "tmpfs", full]).status, 0);
+    mounted.push(full);
+    b("full");
+    spawnSync("dd", ["if=/dev/zero", `of=${join(full, ".filler")}`, "bs=4k"]);
+    const closed = b("closed");
+    spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, closed]);
+    chmodSync(closed, 0o500);
 
     const out = join(top, "metrics");
     mkdirSync(out, { mode: 0o755 });
@@ -168,7 +180,9 @@ describe("the shipped unit's sandbox (#63)", addonOnly, () => {
     const states = (f) => Object.fromEntries(f.out.bindings.map((x) => [x.binding, x.verdict.state]));
     // The verdicts outside are what each of these is.
     assert.deepEqual(states(outside), {
+      closed: "stuck",
       crashed: "crashed",
+      full: "stuck",
       idle: "ready",
       live: "running",
       readonly: "stuck",
@@ -177,6 +191,7 @@ describe("the shipped unit's sandbox (#63)", addonOnly, () => {
       walled: "running",
     });
     assert.match(outside.out.bindings.find((x) => x.binding === "readonly").verdict.why, /read-only \(EROFS/);
+    assert.match(outside.out.bindings.find((x) => x.binding === "full").verdict.why, /is full \(ENOSPC/);
     const walledProblems = outside.out.bindings.find((x) => x.binding === "walled").verdict.problems;
     assert.equal(walledProblems.length, 1, JSON.stringify(walledProblems));
     assert.match(
