@@ -568,8 +568,8 @@ function mountOf(p, holder = null) {
 }
 
 /**
- * The text of /proc/PID/mountinfo (`pid` "self" or a number), or null.
- * Read once a run for each view: the fleet asks it of every binding.
+ * The mounts of /proc/PID/mountinfo (`pid` "self" or a number), parsed, or
+ * null. Read once a run for each view: the fleet asks it of every binding.
  */
 function mountTable(pid) {
   mountTable.seen ??= new Map();
@@ -580,27 +580,17 @@ function mountTable(pid) {
     } catch {
       // Gone, or not this system's: no view.
     }
-    mountTable.seen.set(pid, text);
+    mountTable.seen.set(pid, text === null ? null : parseMounts(text));
   }
   return mountTable.seen.get(pid);
 }
 
-/**
- * The mount the path `real` (resolved, absolute) reaches in the mount
- * table `table`, or null: walked down the tree of mounts from the view's
- * root, each step to the child that covers the path at the longest mount
- * point (a mount over another at the same point is the child of the one
- * it hides, so the walk ends on top; one hidden under a later mount at a
- * shorter point hangs below it and is never reached). `{ id, point,
- * majmin, inside, ro, superRo }`, `inside` the path's place in its file
- * system.
- */
-function mountAt(table, real) {
-  if (!table) return null;
+/** mountinfo's lines as `{ id, parent, majmin, root, point, ro, superRo }`. */
+function parseMounts(text) {
   // Octal escapes (\040 for a space) as the kernel writes them.
   const unescape = (f) => f.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
   const mounts = [];
-  for (const line of table.split("\n")) {
+  for (const line of text.split("\n")) {
     const f = line.split(" ");
     const dash = f.indexOf("-", 6);
     if (f.length < 10 || dash < 0) continue;
@@ -614,6 +604,21 @@ function mountAt(table, real) {
       superRo: (f[dash + 3] ?? "").split(",").includes("ro"),
     });
   }
+  return mounts;
+}
+
+/**
+ * The mount the path `real` (resolved, absolute) reaches among `mounts`
+ * (a view's, parsed), or null: walked down the tree of mounts from the
+ * view's root, each step to the child that covers the path at the longest
+ * mount point (a mount over another at the same point is the child of the
+ * one it hides, so the walk ends on top; one hidden under a later mount at
+ * a shorter point hangs below it and is never reached). `{ id, point,
+ * majmin, inside, ro, superRo }`, `inside` the path's place in its file
+ * system.
+ */
+function mountAt(mounts, real) {
+  if (!mounts) return null;
   const ids = new Set(mounts.map((m) => m.id));
   const covers = (m) => m.point === "/" || real === m.point || real.startsWith(m.point + "/");
   // The view's root: the last mount at / whose parent is outside the view.
