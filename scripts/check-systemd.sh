@@ -61,6 +61,8 @@ stop_container() {
 cleanup() {
   stop_container
   rm -rf "$tools" "$run"
+  # nspawn's lock beside the tree it ran.
+  rm -f "$(dirname "$run")/.#$(basename "$run").lck"
 }
 trap cleanup EXIT
 
@@ -88,6 +90,10 @@ if [ -z "$tarball" ]; then
 fi
 tarball=$(realpath "$tarball")
 cp "$(realpath "$(command -v node)")" "$run/usr/local/bin/node"
+chroot "$run" /usr/local/bin/node --version >/dev/null || {
+  echo "this machine's node does not run on Debian 12 (its C library is older than the one it was built for)" >&2
+  exit 1
+}
 npm install -g --prefix "$run/usr/local" --no-audit --no-fund "$tarball" >"$tools/npm.log" 2>&1 || {
   cat "$tools/npm.log" >&2
   exit 1
@@ -108,7 +114,10 @@ prom=$(sed -n 's/^ExecStart=.* --prometheus \([^ ]*\).*/\1/p' examples/systemd/d
 }
 
 # Booted: a host without systemd as PID 1 has no bus and no machined, so
-# the container is neither registered nor given a scope of its own.
+# the container is neither registered nor given a scope of its own. Where
+# nspawn cannot make a container at all (a container that may not make
+# namespaces), this machine cannot: said, exit 77.
+probe=$(systemd-nspawn -D "$run" --register=no --keep-unit -q /bin/true 2>&1) || cannot "systemd-nspawn cannot run a container here: $probe"
 ms() { echo $(($(date +%s%N) / 1000000)); }
 t1=$(ms)
 systemd-nspawn -b -D "$run" -M discord-journal-check --register=no --keep-unit --console=passive >"$tools/boot.log" 2>&1 &
