@@ -536,15 +536,15 @@ function fileSystemRefusal(at, dir, holder = null) {
 /**
  * The mount `p` is on, `{ point, ro, superRo, namespaceOf }` (the mount's
  * own read-only flag, its file system's, and the connector's pid where the
- * mount is that connector's and not PID 1's: a namespace of its own), as
- * the journal's connector finds it (#63),
- * or null: this process's mount (from /proc/self/mountinfo), where its
- * file system is read-only or where no other view has it; else the same
- * mount as seen by the connector that holds the binding (`holder`, a pid
- * here), or else by PID 1, which every service starts from. A view "has
- * it" where its path there leads to the same directory of the same file
- * system (mountinfo's major:minor, and its root with the rest of the
- * path): a connector in a container, whose paths differ, is not asked. Every user
+ * mount is neither this process's nor PID 1's: a namespace of the
+ * connector's own), as the journal's connector finds it (#63), or null:
+ * this process's mount (from /proc/self/mountinfo) where its file system
+ * is read-only or where no other view has it; else the same mount as seen
+ * by the connector that holds the binding (`holder`, a pid here), or else
+ * by PID 1, which every service starts from. A view "has it" where its
+ * path there leads to the same directory of the same file system
+ * (mountinfo's major:minor, and its root with the rest of the path): a
+ * connector in a container, whose paths differ, is not asked. Every user
  * may read another process's mountinfo, with no capability (unlike its
  * /proc/PID/ns/mnt), so this holds inside the unit's bounding set.
  */
@@ -562,7 +562,8 @@ function mountOf(p, holder = null) {
   if (Number.isInteger(holder) && holder > 1) {
     const theirs = mountAt(mountTable(holder), real);
     // Mount ids are the system's, one per mount in any namespace.
-    if (same(theirs)) return { ...theirs, namespaceOf: same(init) && init.id === theirs.id ? null : holder };
+    const shared = theirs?.id === own.id || (same(init) && init.id === theirs?.id);
+    if (same(theirs)) return { ...theirs, namespaceOf: shared ? null : holder };
   }
   return same(init) ? init : own;
 }
@@ -637,6 +638,7 @@ function mountAt(mounts, real) {
   const inside = path.posix.join(cur.root, path.posix.relative(point, real));
   return { id, point, majmin, inside, ro, superRo, namespaceOf: null };
 }
+
 /**
  * The journal a command names (`journalDir`), checked (`reach`). Run as
  * root, the command becomes the journal's user there, before it opens
