@@ -460,10 +460,24 @@ function closedOnPath(abs, uid, why = OWNER) {
  * What the journal's file system would refuse a start (#45): a read-only
  * mount (EROFS), no free blocks or no free inodes (ENOSPC), as the user
  * whose rights this process has: `{ what, fix, code }`, or null. `at` is the
- * journal's path as it is reached, `dir` as given.
+ * journal's path as it is reached, `dir` as given; `holder`, the pid here of
+ * a connector that holds the binding, whose mount view is the one its
+ * appends meet.
+ *
+ * Judged as the journal's connector finds it, not through a sandbox of
+ * this command's own (#63): the shipped unit's ProtectSystem=strict makes
+ * every mount read-only in the collector's view alone, where access(2)
+ * answers EROFS for a healthy journal. So a read-only mount is judged from
+ * the mount tables (mountOf): a file system itself read-only is so in
+ * every view; a mount read-only here alone is judged in the connector's
+ * view, or PID 1's, where either has the same mount at the journal's path.
+ * The other checks do not depend on the view: statfs counts the file
+ * system's blocks and inodes, the same through any mount of it; the modes
+ * are judged from their bits (permits) and the closed directories as the
+ * owner (closedOnPath), whatever capabilities this command keeps.
  */
-function fileSystemRefusal(at, dir) {
-  const mount = mountOf(at);
+function fileSystemRefusal(at, dir, holder = null) {
+  const mount = mountOf(at, holder);
   const mp = mount ? sh(mount.point) : `"$(findmnt -n -o TARGET -T ${sh(dir)})"`;
   // access(2) says EROFS; where the runtime's accessSync judges by the
   // mode bits alone (Deno's), the mount's read-only flags say it (#48).
@@ -472,7 +486,10 @@ function fileSystemRefusal(at, dir) {
     fs.accessSync(at, fs.constants.W_OK);
     readOnly = mount !== null && (mount.ro || mount.superRo);
   } catch (e) {
-    readOnly = e.code === "EROFS";
+    // EROFS from a mount read-only in this process's view alone is not the
+    // connector's (#63). There the kernel answers EROFS before it looks at
+    // an immutable flag, which this command then cannot see.
+    readOnly = e.code === "EROFS" && (mount === null || mount.ro || mount.superRo);
     // The directory's immutable (or append-only) flag: root's chattr alone lifts it.
     if (e.code === "EPERM")
       return {
@@ -483,12 +500,14 @@ function fileSystemRefusal(at, dir) {
   }
   if (readOnly) {
     // A bind mount made read-only is remounted as one; a file system
-    // mounted read-only, as itself.
+    // mounted read-only, as itself. A mount of the connector's namespace
+    // alone is remounted there.
     const bind = mount && mount.ro && !mount.superRo ? "remount,bind,rw" : "remount,rw";
+    const enter = mount?.namespaceOf ? `nsenter -t ${mount.namespaceOf} -m ` : "";
     return {
       code: "EROFS",
-      what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}): a start cannot make run.lock, and no record can be appended`,
-      fix: `\`mount -o ${bind} ${mp}\` (as root) makes it writable`,
+      what: `the journal's file system is mounted read-only (EROFS${mount ? `, at ${mount.point}` : ""}${enter ? ` in the mount namespace of the connector, pid ${mount.namespaceOf}` : ""}): ${enter ? "it can append no record" : "a start cannot make run.lock, and no record can be appended"}`,
+      fix: `\`${enter}mount -o ${bind} ${mp}\` (as root) makes it writable`,
     };
   }
   let free = null;
@@ -516,39 +535,109 @@ function fileSystemRefusal(at, dir) {
 }
 
 /**
- * The mount `p` is on, from /proc/self/mountinfo: `{ point, ro, superRo }`
- * (the mount's own read-only flag, and its file system's), or null.
+ * The mount `p` is on, `{ point, ro, superRo, namespaceOf }` (the mount's
+ * own read-only flag, its file system's, and the connector's pid where the
+ * mount is neither this process's nor PID 1's: a namespace of the
+ * connector's own), as the journal's connector finds it (#63), or null:
+ * this process's mount (from /proc/self/mountinfo) where its file system
+ * is read-only or where no other view has it; else the same mount as seen
+ * by the connector that holds the binding (`holder`, a pid here), or else
+ * by PID 1, which every service starts from. A view "has it" where its
+ * path there leads to the same directory of the same file system
+ * (mountinfo's major:minor, and its root with the rest of the path): a
+ * connector in a container, whose paths differ, is not asked. Every user
+ * may read another process's mountinfo, with no capability (unlike its
+ * /proc/PID/ns/mnt), so this holds inside the unit's bounding set.
  */
-function mountOf(p) {
+function mountOf(p, holder = null) {
   let real;
-  let table;
-  let dev;
   try {
     real = fs.realpathSync(p);
-    // Read once a run: the fleet asks it of every binding.
-    table = mountOf.table ??= fs.readFileSync("/proc/self/mountinfo", "utf8");
-    dev = fs.statSync(p, { bigint: true }).dev;
   } catch {
     return null;
   }
-  // Linux's dev_t as mountinfo writes it (major:minor): a mount hidden
-  // under another at a longer path is not the one `p` is on.
-  const majmin = `${Number(((dev >> 8n) & 0xfffn) | ((dev >> 32n) & ~0xfffn))}:${Number((dev & 0xffn) | ((dev >> 12n) & ~0xffn))}`;
+  const own = mountAt(mountTable("self"), real);
+  if (own === null || own.superRo) return own;
+  const same = (m) => m !== null && m.majmin === own.majmin && m.inside === own.inside;
+  const init = mountAt(mountTable(1), real);
+  if (Number.isInteger(holder) && holder > 1) {
+    const theirs = mountAt(mountTable(holder), real);
+    // Mount ids are the system's, one per mount in any namespace.
+    const shared = theirs?.id === own.id || (same(init) && init.id === theirs?.id);
+    if (same(theirs)) return { ...theirs, namespaceOf: shared ? null : holder };
+  }
+  return same(init) ? init : own;
+}
+
+/**
+ * The mounts of /proc/PID/mountinfo (`pid` "self" or a number), parsed, or
+ * null. Read once a run for each view: the fleet asks it of every binding.
+ */
+function mountTable(pid) {
+  mountTable.seen ??= new Map();
+  if (!mountTable.seen.has(pid)) {
+    let text = null;
+    try {
+      text = fs.readFileSync(`/proc/${pid}/mountinfo`, "utf8");
+    } catch {
+      // Gone, or not this system's: no view.
+    }
+    mountTable.seen.set(pid, text === null ? null : parseMounts(text));
+  }
+  return mountTable.seen.get(pid);
+}
+
+/** mountinfo's lines as `{ id, parent, majmin, root, point, ro, superRo }`. */
+function parseMounts(text) {
   // Octal escapes (\040 for a space) as the kernel writes them.
   const unescape = (f) => f.replace(/\\([0-7]{3})/g, (_, o) => String.fromCharCode(parseInt(o, 8)));
-  let best = null;
-  for (const line of table.split("\n")) {
+  const mounts = [];
+  for (const line of text.split("\n")) {
     const f = line.split(" ");
-    if (f.length < 10) continue;
-    const point = unescape(f[4]);
-    const inside = (point === "/" || real === point || real.startsWith(point + "/")) && f[2] === majmin;
-    // The last mount listed at a point is the one on top.
-    if (!inside || (best && point.length < best.point.length)) continue;
     const dash = f.indexOf("-", 6);
-    const superOpts = dash > 0 ? (f[dash + 3] ?? "") : "";
-    best = { point, ro: f[5].split(",").includes("ro"), superRo: superOpts.split(",").includes("ro") };
+    if (f.length < 10 || dash < 0) continue;
+    mounts.push({
+      id: f[0],
+      parent: f[1],
+      majmin: f[2],
+      root: unescape(f[3]),
+      point: unescape(f[4]),
+      ro: f[5].split(",").includes("ro"),
+      superRo: (f[dash + 3] ?? "").split(",").includes("ro"),
+    });
   }
-  return best;
+  return mounts;
+}
+
+/**
+ * The mount the path `real` (resolved, absolute) reaches among `mounts`
+ * (a view's, parsed), or null: walked down the tree of mounts from the
+ * view's root, each step to the child that covers the path at the longest
+ * mount point (a mount over another at the same point is the child of the
+ * one it hides, so the walk ends on top; one hidden under a later mount at
+ * a shorter point hangs below it and is never reached). `{ id, point,
+ * majmin, inside, ro, superRo }`, `inside` the path's place in its file
+ * system.
+ */
+function mountAt(mounts, real) {
+  if (!mounts) return null;
+  const ids = new Set(mounts.map((m) => m.id));
+  const covers = (m) => m.point === "/" || real === m.point || real.startsWith(m.point + "/");
+  // The view's root: the last mount at / whose parent is outside the view.
+  let cur = mounts.findLast((m) => m.point === "/" && !ids.has(m.parent)) ?? null;
+  for (let steps = 0; cur && steps < mounts.length; steps++) {
+    let next = null;
+    for (const m of mounts)
+      if (m.parent === cur.id && m !== cur && covers(m) && (next === null || m.point.length >= next.point.length)) next = m;
+    if (next === null) break;
+    cur = next;
+  }
+  if (cur === null) return null;
+  const { id, point, majmin, ro, superRo } = cur;
+  // The path's directory inside its file system: the mount's own root
+  // there, and the rest of the path below the mount point.
+  const inside = path.posix.join(cur.root, path.posix.relative(point, real));
+  return { id, point, majmin, inside, ro, superRo, namespaceOf: null };
 }
 
 /**

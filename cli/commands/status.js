@@ -370,7 +370,9 @@ function status(target, now = Date.now(), memo = NONE) {
   // What lies around the journal and would refuse its service (#45): a
   // directory on its path closed to its owner, a file system that refuses
   // writes. Named first: no other fix helps while they stand.
-  const around = [target.closed, fileSystemRefusal(at, dir)].filter(Boolean);
+  // The file system as the connector holding the binding finds it (#63).
+  const holder = lock?.state === "live" ? lock.owner?.pid : (lock?.elsewhere ?? null);
+  const around = [target.closed, fileSystemRefusal(at, dir, holder)].filter(Boolean);
   s.verdict = verdict(
     target,
     s,
