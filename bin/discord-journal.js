@@ -112,6 +112,7 @@ withDir(
   )
   .addOption(new Option("--memo").hideHelp())
   .addOption(new Option("--fleet-only <names>").hideHelp())
+  .addOption(new Option("--brief").hideHelp())
   // Every binding only where --data-root was typed: `status` alone, in a
   // directory that happens to hold data/, stays the usage mistake it was.
   .hook("preAction", (cmd) => cmd.setOptionValue("fleet", cmd.getOptionValueSource("dataRoot") === "cli"));
