@@ -110,9 +110,6 @@ withDir(
     "with --prometheus: read every file in full at least this often; between, a file whose size, inode and times are unchanged is not read again (its answer is kept in FILE.state)",
     "60",
   )
-  .addOption(new Option("--memo").hideHelp())
-  .addOption(new Option("--fleet-only <names>").hideHelp())
-  .addOption(new Option("--brief").hideHelp())
   // Every binding only where --data-root was typed: `status` alone, in a
   // directory that happens to hold data/, stays the usage mistake it was.
   .hook("preAction", (cmd) => cmd.setOptionValue("fleet", cmd.getOptionValueSource("dataRoot") === "cli"));

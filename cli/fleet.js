@@ -20,7 +20,8 @@ const { Memo } = require("./memo.js");
 const { withProblems } = require("./status-text.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
-const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
+/** One owner's child: Node and this file alone. */
+const CHILD = path.join(__dirname, "fleet-child.js");
 
 /** The verdict states, most urgent first, as the counts list them. */
 const STATES = ["unreadable", "damaged", "stuck", "braked", "crashed", "running", "ready"];
@@ -144,7 +145,7 @@ async function judgeAll(top, names, verdict, split, brief) {
 function judgeAsOwner(top, group, verdict, brief) {
   const mine = group.map((name) => `${path.join(top, name)}\0`);
   const memo = verdict.memo?.kept ? ["--memo"] : [];
-  const args = [BIN, "status", "--data-root", path.dirname(top), "--fleet-only", group.join(","), ...memo, ...(brief ? ["--brief"] : [])];
+  const args = [CHILD, path.dirname(top), group.join(","), ...memo, ...(brief ? ["--brief"] : [])];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
     const out = [];

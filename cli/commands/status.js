@@ -9,7 +9,7 @@
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
 const { FILE, shownReader } = require("../readers.js");
-const { Memo, NONE } = require("../memo.js");
+const { NONE } = require("../memo.js");
 const {
   RECORD_FILES,
   nullFound,
@@ -26,7 +26,7 @@ const fs = require("node:fs");
 const { render } = require("../status-text.js");
 const { zombieOf, stoppedOf, zombieProblem, recoversOnly } = require("../brake.js");
 const { sh, word, wordable, ago, UsageError, invocation } = require("../output.js");
-const { fleet, briefly } = require("../fleet.js");
+const { fleet } = require("../fleet.js");
 const { collect } = require("../prometheus.js");
 
 /** The notices the connector sends once a day (journal.mjs: the ceiling notice). */
@@ -721,22 +721,13 @@ function action(dir, opts) {
   return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
 }
 
-/** `status --data-root ROOT` with no binding named: the fleet's view, its metrics, or one owner's child's share of it. */
+/** `status --data-root ROOT` with no binding named: the fleet's view, or its metrics. */
 async function everyBinding(opts) {
   if (opts.prometheus !== undefined) {
     if (!/^[0-9]+$/.test(String(opts.fullEvery ?? "60")))
       throw new UsageError("--full-every takes a whole number of minutes (0: read every file in full each time)");
     const r = await collect(opts, fleet, { status, exitOf });
     return { ...r, text: opts.json ? undefined : r.text };
-  }
-  // One owner's child (cli/fleet.js): its bindings' kept answers on stdin
-  // with --memo, and one line of JSON back, with what it took and read.
-  if (opts.fleetOnly !== undefined) {
-    const memo = opts.memo ? new Memo(JSON.parse(fs.readFileSync(0, "utf8") || "{}")) : null;
-    const view = await fleet(opts, { status, exitOf, ...(memo ? { memo } : {}) });
-    const bindings = opts.brief ? view.json.bindings.map((b) => (b.refused === undefined ? briefly(b) : b)) : view.json.bindings;
-    process.stdout.write(JSON.stringify({ ...view.json, bindings, ...(memo ? { memo: { reused: memo.reused, read: memo.read } } : {}) }));
-    return { exitCode: view.exitCode, json: undefined, text: undefined };
   }
   const view = await fleet(opts, { status, exitOf });
   return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
