@@ -43,7 +43,21 @@ import {
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
 // The collection's state (cli/memo.js): where it lies, what it keeps.
-const { statePath, SCHEMA, SHAPE, keptShape } = createRequire(import.meta.url)("../cli/memo.js");
+const { statePath, readState, writeState, SCHEMA, SHAPE, keptShape } = createRequire(import.meta.url)("../cli/memo.js");
+
+/**
+ * The text of the state at `file` with the kept answer of `key` changed
+ * by `change` (which changes the entry in place), and its header by
+ * `header`: a state forged as the tests forge it.
+ */
+function forge(file, key, change, header = (h) => h) {
+  const { header: h, kept } = readState(readFileSync(file, "utf8"));
+  const b = key.slice(0, key.indexOf("\0") + 1);
+  const entries = JSON.parse(kept.get(b));
+  change(entries[key]);
+  kept.set(b, JSON.stringify(entries));
+  return writeState(header(h), kept);
+}
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 120_000 });
 const json = (...args) => {
@@ -439,15 +453,14 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.ok(readFileSync(file, "utf8").includes(`\ndiscord_journal_binding_state{${at},binding="ready",state="damaged"} 1\n`));
     // A kept answer changed by hand: taken while the state is this user's
     // own and 0600 (what the collector wrote), never once another may write it.
-    const forged = JSON.parse(readFileSync(state, "utf8"));
-    const key = Object.keys(forged.entries).find((k) => k.startsWith(join(root, "discord", "ready")) && k.endsWith("inbox.jsonl"));
-    forged.entries[key].answer = { value: null };
-    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    const key = `${join(root, "discord", "ready")}\0scan\0inbox.jsonl`;
+    const forged = forge(state, key, (e) => (e.answer = { value: null }));
+    writeFileSync(state, forged, { mode: 0o600 });
     chmodSync(state, 0o644);
     cli("status", "--data-root", root, "--prometheus", file);
     assert.ok(readFileSync(file, "utf8").includes(`binding="ready",state="damaged"} 1\n`), "a state others may write is not taken");
     // --full-every 0: every file read in full, whatever was kept.
-    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    writeFileSync(state, forged, { mode: 0o600 });
     chmodSync(state, 0o600);
     cli("status", "--data-root", root, "--prometheus", file, "--full-every", "0");
     assert.ok(readFileSync(file, "utf8").includes(`binding="ready",state="damaged"} 1\n`), "a full reading takes nothing kept");
@@ -520,10 +533,12 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const file = join(scratch(), "m.prom");
     const run = () => json("status", "--data-root", root, "--prometheus", file);
     assert.equal(run().status, 0);
-    const state = JSON.parse(readFileSync(statePath(file, root), "utf8"));
-    assert.equal(state.schema, SCHEMA);
+    const { header, kept } = readState(readFileSync(statePath(file, root), "utf8"));
+    assert.equal(header.schema, SCHEMA);
     const kinds = {};
-    for (const [key, { answer }] of Object.entries(state.entries)) {
+    let entries = 0;
+    for (const [key, { answer }] of [...kept.values()].flatMap((text) => Object.entries(JSON.parse(text)))) {
+      entries++;
       const kind = key.split("\0")[1];
       assert.ok(
         (Object.keys(answer).join() === "value" || Object.keys(answer).join() === "refused") &&
@@ -538,15 +553,22 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     // The state of another schema (older code), this process's own and
     // 0600, whose answer for the ready binding's inbox says 999 lines: refused.
     const inbox = `${ready}\0scan\0inbox.jsonl`;
-    const forged = structuredClone(state);
-    forged.entries[inbox].answer.value.lines = 999;
-    const entries = Object.keys(state.entries).length;
-    writeFileSync(statePath(file, root), JSON.stringify({ ...forged, schema: "0123456789abcdef" }), { mode: 0o600 });
+    const older = forge(
+      statePath(file, root),
+      inbox,
+      (e) => (e.answer.value.lines = 999),
+      (h) => ({ ...h, schema: "0123456789abcdef" }),
+    );
+    writeFileSync(statePath(file, root), older, { mode: 0o600 });
     const refused = run();
     assert.deepEqual(refused.out.answers, { reused: 0, read: entries }, "every answer read again");
     assert.equal(refused.out.bindings.find((x) => x.binding === "ready").files["inbox.jsonl"].lines, 1);
     // The same state with this schema is taken (what makes the refusal the schema's).
-    writeFileSync(statePath(file, root), JSON.stringify(forged), { mode: 0o600 });
+    writeFileSync(
+      statePath(file, root),
+      forge(statePath(file, root), inbox, (e) => (e.answer.value.lines = 999)),
+      { mode: 0o600 },
+    );
     const taken = run();
     assert.deepEqual(taken.out.answers, { reused: entries, read: 0 });
     assert.equal(taken.out.bindings.find((x) => x.binding === "ready").files["inbox.jsonl"].lines, 999);
@@ -562,17 +584,16 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const run = () => json("status", "--data-root", root, "--prometheus", file);
     assert.equal(run().status, 0);
     const state = statePath(file, root);
-    const forged = JSON.parse(readFileSync(state, "utf8"));
     const inbox = `${join(root, "discord", "damaged")}\0scan\0inbox.jsonl`;
-    forged.entries[inbox].answer.value = { ...forged.entries[inbox].answer.value, bad: [], badCount: 0 };
-    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    const forged = forge(state, inbox, (e) => (e.answer.value = { ...e.answer.value, bad: [], badCount: 0 }));
+    writeFileSync(state, forged, { mode: 0o600 });
     spawnSync("chown", [`${NOBODY}:${NOBODY}`, state]);
     assert.equal(lstatSync(state).mode & 0o777, 0o600);
     const r = run();
     assert.equal(r.out.bindings.find((x) => x.binding === "damaged").verdict.state, "damaged", "nobody's state is not taken");
     assert.equal(r.out.answers.reused, 0);
     // Root's own, the same bytes: taken (the owner is what refused it).
-    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    writeFileSync(state, forged, { mode: 0o600 });
     spawnSync("chown", ["0:0", state]);
     assert.equal(run().out.bindings.find((x) => x.binding === "damaged").verdict.state, "ready");
   });

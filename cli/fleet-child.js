@@ -6,8 +6,8 @@
 //
 //   node cli/fleet-child.js ROOT NAME,NAME… [--memo] [--brief]
 //
-// --memo: the kept answers of these bindings (cli/memo.js) come on stdin,
-// and what was taken and read goes back; --brief: each status as the
+// --memo: the kept answers of these bindings come on stdin, as the state
+// keeps them (cli/memo.js), and what was taken and read goes back; --brief: each status as the
 // metrics and the text read it (cli/fleet.js's `briefly`), where the
 // parent prints no JSON. A failure is said on stderr, as the command
 // says it, and the parent makes it each binding's line.
@@ -21,12 +21,12 @@ run(false, async () => {
   // Every module loaded before the first binding makes this process its owner.
   const { status, exitOf } = require("./commands/status.js");
   const { fleet, briefly } = require("./fleet.js");
-  const { Memo } = require("./memo.js");
-  const memo = flags.includes("--memo") ? new Memo(JSON.parse(fs.readFileSync(0, "utf8") || "{}")) : null;
+  const { Memo, readLines } = require("./memo.js");
+  const memo = flags.includes("--memo") ? new Memo(readLines(fs.readFileSync(0, "utf8"))) : null;
   const view = await fleet({ dataRoot, fleetOnly: names }, { status, exitOf, ...(memo ? { memo } : {}) });
   const bindings = flags.includes("--brief")
     ? view.json.bindings.map((b) => (b.refused === undefined ? briefly(b) : b))
     : view.json.bindings;
-  process.stdout.write(JSON.stringify({ ...view.json, bindings, ...(memo ? { memo: { reused: memo.reused, read: memo.read } } : {}) }));
+  process.stdout.write(JSON.stringify({ ...view.json, bindings, ...(memo ? { memo: memo.report() } : {}) }));
   return { exitCode: view.exitCode, json: undefined, text: undefined };
 });

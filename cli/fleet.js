@@ -16,7 +16,6 @@ const path = require("node:path");
 const os = require("node:os");
 const { spawn } = require("node:child_process");
 const { BINDING_NAME, reach, actor, kind } = require("./target.js");
-const { Memo } = require("./memo.js");
 const { withProblems } = require("./status-text.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
@@ -134,17 +133,17 @@ async function judgeAll(top, names, verdict, split, brief) {
 /**
  * One owner's bindings (`group`), judged by a child that becomes that
  * owner: `[[name, judged]]`. A metrics collection's kept answers go to the
- * child for its own bindings alone, and what it read comes back for them
- * alone; of an answer it took again, only the key comes back, and this
- * process keeps its own copy (cli/memo.js): one owner's process never
- * answers for another's. The child writes one line of JSON, without the
+ * child for its own bindings alone, as the state's text holds them, and
+ * what it read comes back for them alone; of a binding whose every answer
+ * it took again, only the name comes back, and this process keeps its own
+ * text (cli/memo.js): one owner's process never answers for another's. The child writes one line of JSON, without the
  * indentation `--json` gives a person (#63: 40 MB of it at 200 bindings),
  * and with `--brief` a status's deliveries as the metrics and the text
  * read them (`briefly`), where this process prints no JSON.
  */
 function judgeAsOwner(top, group, verdict, brief) {
   const mine = group.map((name) => `${path.join(top, name)}\0`);
-  const memo = verdict.memo?.kept ? ["--memo"] : [];
+  const memo = verdict.memo ? ["--memo"] : [];
   const args = [CHILD, path.dirname(top), group.join(","), ...memo, ...(brief ? ["--brief"] : [])];
   return new Promise((resolve) => {
     const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
@@ -154,7 +153,7 @@ function judgeAsOwner(top, group, verdict, brief) {
     child.stderr.on("data", (c) => err.push(c));
     // A child that ends before reading its input: said per binding below.
     child.stdin.on("error", () => {});
-    child.stdin.end(memo.length > 0 ? JSON.stringify(Memo.only(verdict.memo.kept, mine)) : "");
+    child.stdin.end(memo.length > 0 ? verdict.memo.slice(mine) : "");
     child.on("error", (e) => err.push(Buffer.from(String(e?.message ?? e))));
     child.on("close", (code, signal) => {
       let answer = null;

@@ -52,10 +52,16 @@ const SHAPE = Object.freeze({
   reloads: { value: "[record]", meaning: "readReloads' records in file order, as written" },
 });
 
-/** The state's key: SHAPE's hash (and the fingerprint's form, which a kept answer is matched by). */
+/** The state's key: SHAPE's hash, with the fingerprint's form (what a kept answer is matched by) and the file's. */
 const SCHEMA = crypto
   .createHash("sha256")
-  .update(JSON.stringify({ SHAPE, fingerprint: "dev:ino:size:mtimeNs:ctimeNs:mode" }))
+  .update(
+    JSON.stringify({
+      SHAPE,
+      fingerprint: "dev:ino:size:mtimeNs:ctimeNs:mode",
+      file: "a header line { schema, dataRoot, fullAt }, then a line per binding: its key as JSON, a tab, its answers { key: { fp, answer } } as JSON",
+    }),
+  )
   .digest("hex")
   .slice(0, 16);
 
@@ -130,65 +136,138 @@ const bindingOf = (key) => key.slice(0, key.indexOf("\0") + 1);
 /**
  * The answers of one collection: `take(key, files, compute)` gives the kept
  * answer of `key` where each of `files` (`{ file }` or `{ tree }`) is as it
- * was when it was kept, else computes it; `learned` holds what this
- * collection answered, to keep for the next; `reused` the keys whose kept
- * answer was taken, `read` those computed (#63: counted, for the operator
- * and the tests). `fresh`: keep nothing old.
+ * was when it was kept, else computes it. What is kept is held by binding
+ * (`<journal>\0`, each key's first part): `kept` maps a binding to the
+ * JSON text of its answers (`{ key: { fp, answer } }`), parsed only where
+ * this process asks for one of them, and a binding whose every kept answer
+ * was taken again, and no other, is kept as that same text (#63: at 200
+ * bindings the state is megabytes, and a collection where journals belong
+ * to service users parses none of it here). `reused` and `read` count the
+ * answers taken again and computed (#63: for the operator and the tests).
+ * `fresh`: keep nothing old.
  */
 class Memo {
-  constructor(kept = {}, fresh = false) {
-    this.kept = fresh ? {} : kept;
-    this.learned = {};
-    this.reused = [];
-    this.read = {};
+  constructor(kept = new Map(), fresh = false) {
+    this.kept = fresh ? new Map() : kept;
+    this.parsed = new Map();
+    // Per binding answered here: `{ entries, changed }`.
+    this.learned = new Map();
+    // Per binding answered by an owner's child (`merge`): the text to keep.
+    this.adopted = new Map();
+    this.reused = 0;
+    this.read = 0;
+  }
+
+  /** The kept answers of binding `b`, parsed once; none where its text is not JSON. */
+  keptOf(b) {
+    if (!this.parsed.has(b)) {
+      let entries = {};
+      try {
+        if (this.kept.has(b)) entries = JSON.parse(this.kept.get(b)) ?? {};
+      } catch {
+        // Read again.
+      }
+      this.parsed.set(b, typeof entries === "object" ? entries : {});
+    }
+    return this.parsed.get(b);
   }
 
   take(key, files, compute) {
     const fp = files.map((f) => (f.tree !== undefined ? treeFingerprint(f.tree) : fingerprint(f.file))).join("|");
-    const old = this.kept[key];
+    const b = bindingOf(key);
+    const old = this.keptOf(b)[key];
+    if (!this.learned.has(b)) this.learned.set(b, { entries: {}, changed: false });
+    const mine = this.learned.get(b);
     if (old !== undefined && old.fp === fp) {
-      this.learned[key] = old;
-      this.reused.push(key);
+      mine.entries[key] = old;
+      this.reused++;
       return old.answer;
     }
     const entry = { fp, answer: compute() };
-    this.learned[key] = entry;
-    this.read[key] = entry;
+    mine.entries[key] = entry;
+    mine.changed = true;
+    this.read++;
     return entry.answer;
   }
 
   /** How many answers were reused and how many read: `{ reused, read }`. */
   get counts() {
-    return { reused: this.reused.length, read: Object.keys(this.read).length };
+    return { reused: this.reused, read: this.read };
   }
 
-  /** The kept answers of the bindings in `journals` (`<journal>\0` each: one owner's bindings). */
-  static only(entries, journals) {
-    const mine = new Set(journals);
-    return Object.fromEntries(Object.entries(entries).filter(([k]) => mine.has(bindingOf(k))));
+  /** Whether binding `b` was answered here from its kept answers alone, every one of them. */
+  unchanged(b) {
+    const mine = this.learned.get(b);
+    return (
+      mine !== undefined && !mine.changed && this.kept.has(b) && Object.keys(mine.entries).length === Object.keys(this.keptOf(b)).length
+    );
+  }
+
+  /** What to keep: each binding answered, and the JSON text of its answers. */
+  lines() {
+    const out = new Map(this.adopted);
+    for (const [b, mine] of this.learned) out.set(b, this.unchanged(b) ? this.kept.get(b) : JSON.stringify(mine.entries));
+    return out;
   }
 
   /**
-   * What one owner's child (cli/fleet.js) said it took and read, kept for
-   * `journals` (that owner's) alone: a reused key names an answer this
-   * process holds, and is never taken from the child; an answer it read
-   * is. Returns the counts it adds.
+   * What an owner's child (cli/fleet-child.js) gives back: the counts, the
+   * bindings it answered from their kept answers alone (`unchanged`), and
+   * the answers of the others (`changed`).
    */
-  merge({ reused = [], read = {} }, journals) {
-    const mine = new Set(journals);
-    let n = 0;
-    for (const key of reused)
-      if (mine.has(bindingOf(key)) && this.kept[key] !== undefined) {
-        this.learned[key] = this.kept[key];
-        this.reused.push(key);
-        n++;
-      }
-    for (const [key, entry] of Object.entries(Memo.only(read, journals))) {
-      this.learned[key] = entry;
-      this.read[key] = entry;
+  report() {
+    const unchanged = [];
+    const changed = {};
+    for (const [b, mine] of this.learned) {
+      if (this.unchanged(b)) unchanged.push(b);
+      else changed[b] = mine.entries;
     }
-    return n;
+    return { reused: this.reused, read: this.read, unchanged, changed };
   }
+
+  /**
+   * An owner's child's `report`, kept for `journals` (that owner's
+   * bindings, `<journal>\0` each) alone: one owner's process never
+   * answers for another's. An unchanged binding keeps the text this
+   * process holds, never one the child sends.
+   */
+  merge({ reused = 0, read = 0, unchanged = [], changed = {} }, journals) {
+    const mine = new Set(journals);
+    for (const b of unchanged) if (mine.has(b) && this.kept.has(b)) this.adopted.set(b, this.kept.get(b));
+    for (const [b, entries] of Object.entries(changed))
+      if (mine.has(b)) this.adopted.set(b, JSON.stringify(Object.fromEntries(Object.entries(entries).filter(([k]) => bindingOf(k) === b))));
+    this.reused += Number(reused) || 0;
+    this.read += Number(read) || 0;
+  }
+
+  /** The kept text of the bindings in `journals`, as an owner's child reads it (`readLines`). */
+  slice(journals) {
+    return writeLines(new Map(journals.filter((b) => this.kept.has(b)).map((b) => [b, this.kept.get(b)])));
+  }
+}
+
+/**
+ * Kept answers as text: a line per binding, its key as JSON, a tab, the
+ * JSON of its answers (JSON as `JSON.stringify` writes it holds no raw tab
+ * or newline).
+ */
+const writeLines = (kept) => [...kept].map(([b, text]) => `${JSON.stringify(b)}\t${text}\n`).join("");
+
+/** `writeLines`'s text read back: binding → text. A line that is not one is left out. */
+function readLines(text) {
+  const kept = new Map();
+  for (const line of text.split("\n")) {
+    const tab = line.indexOf("\t");
+    if (tab < 0) continue;
+    let b;
+    try {
+      b = JSON.parse(line.slice(0, tab));
+    } catch {
+      continue;
+    }
+    if (typeof b === "string") kept.set(b, line.slice(tab + 1));
+  }
+  return kept;
 }
 
 /** A memo that keeps nothing: every answer computed. */
@@ -208,15 +287,15 @@ function statePath(file, root) {
 }
 
 /**
- * The state a former collection of `root` left at `file`: `{ fullAt,
- * entries }`, with `refused` saying why where it is not taken (an empty
- * state then): one this process did not write (another owner, or a mode
- * that lets another user write it) is never taken, so a less privileged
- * process cannot feed a more privileged one; nor one of another SCHEMA or
- * data root.
+ * The state a former collection of `root` left at `file`: `{ fullAt, kept
+ * }` (`kept` as `Memo` takes it), with `refused` saying why where it is
+ * not taken (an empty state then): one this process did not write
+ * (another owner, or a mode that lets another user write it) is never
+ * taken, so a less privileged process cannot feed a more privileged one;
+ * nor one of another SCHEMA or data root.
  */
 function loadState(file, root) {
-  const empty = (refused) => ({ fullAt: 0, entries: {}, refused });
+  const empty = (refused) => ({ fullAt: 0, kept: new Map(), refused });
   let fd;
   try {
     fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW | fs.constants.O_NONBLOCK);
@@ -224,20 +303,29 @@ function loadState(file, root) {
     if (!st.isFile()) return empty("not a regular file");
     if (st.uid !== process.geteuid?.()) return empty(`owned by uid ${st.uid}, not this process's`);
     if ((st.mode & 0o077) !== 0) return empty("another user may read or write it");
-    const state = JSON.parse(fs.readFileSync(fd, "utf8"));
-    if (state?.schema !== SCHEMA) return empty("written by code that kept another shape");
-    if (state.dataRoot !== path.resolve(root)) return empty("another data root's");
-    if (typeof state.fullAt !== "number" || state.entries === null || typeof state.entries !== "object") return empty("not a state");
-    return state;
+    const { header, kept } = readState(fs.readFileSync(fd, "utf8"));
+    if (header?.schema !== SCHEMA) return empty("written by code that kept another shape");
+    if (header.dataRoot !== path.resolve(root)) return empty("another data root's");
+    if (typeof header.fullAt !== "number") return empty("not a state");
+    return { fullAt: header.fullAt, kept };
   } catch (e) {
-    return empty(e.code === "ENOENT" ? null : (e.code ?? "not JSON"));
+    return empty(e.code === "ENOENT" ? null : (e.code ?? "not a state"));
   } finally {
     if (fd !== undefined) fs.closeSync(fd);
   }
 }
 
-/** The text of the state to keep for `root`. */
-const stateText = (root, fullAt, entries) => JSON.stringify({ schema: SCHEMA, dataRoot: path.resolve(root), fullAt, entries });
+/** A state's text read: `{ header, kept }`, its first line's JSON and its bindings' (`readLines`). */
+function readState(text) {
+  const end = text.indexOf("\n");
+  return { header: JSON.parse(end < 0 ? text : text.slice(0, end)), kept: readLines(end < 0 ? "" : text.slice(end + 1)) };
+}
+
+/** A state's text: `header` (`{ schema, dataRoot, fullAt }`) on its first line, then the bindings' lines. */
+const writeState = (header, kept) => `${JSON.stringify(header)}\n${writeLines(kept)}`;
+
+/** The text of the state to keep for `root`: `kept`, binding → text (`Memo.lines`). */
+const stateText = (root, fullAt, kept) => writeState({ schema: SCHEMA, dataRoot: path.resolve(root), fullAt }, kept);
 
 /**
  * The state file an earlier version kept beside the metrics file
@@ -262,4 +350,4 @@ function removeFormer(file) {
   }
 }
 
-module.exports = { Memo, NONE, SCHEMA, SHAPE, keptShape, loadState, statePath, stateText, removeFormer };
+module.exports = { Memo, NONE, SCHEMA, SHAPE, keptShape, loadState, readLines, readState, writeState, statePath, stateText, removeFormer };

@@ -201,7 +201,7 @@ async function collect(opts, fleet, verdict) {
   const state = loadState(stateFile, root);
   const now = Date.now();
   const fresh = now - state.fullAt >= Number(opts.fullEvery ?? 60) * 60_000;
-  const memo = new Memo(state.entries, fresh);
+  const memo = new Memo(state.kept, fresh);
   let view;
   let idle;
   try {
@@ -221,7 +221,7 @@ async function collect(opts, fleet, verdict) {
   }
   const answers = memo.counts;
   writeAtomically(opts.prometheus, metrics(view, root, { idle, answers }));
-  writeAtomically(stateFile, stateText(root, fresh ? now : state.fullAt, memo.learned), 0o600);
+  writeAtomically(stateFile, stateText(root, fresh ? now : state.fullAt, memo.lines()), 0o600);
   removeFormer(opts.prometheus);
   const { json } = view;
   const needs = view.judged.filter((b) => b.exitCode === 1).length;
