@@ -534,7 +534,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const run = () => json("status", "--data-root", root, "--prometheus", file);
     assert.equal(run().status, 0);
     const { header, kept } = readState(readFileSync(statePath(file, root), "utf8"));
-    assert.equal(header.schema, SCHEMA);
+    assert.equal(header.schema, SCHEMA());
     const kinds = {};
     let entries = 0;
     for (const [key, { answer }] of [...kept.values()].flatMap((text) => Object.entries(JSON.parse(text)))) {

@@ -132,13 +132,14 @@ async function judgeAll(top, names, verdict, split, brief) {
 
 /**
  * One owner's bindings (`group`), judged by a child that becomes that
- * owner: `[[name, judged]]`. A metrics collection's kept answers go to the
- * child for its own bindings alone, as the state's text holds them, and
- * what it read comes back for them alone; of a binding whose every answer
- * it took again, only the name comes back, and this process keeps its own
- * text (cli/memo.js): one owner's process never answers for another's. The child writes one line of JSON, without the
+ * owner (cli/fleet-child.js): `[[name, judged]]`. A metrics collection's
+ * kept answers go to the child for its own bindings alone, as the state's
+ * text holds them, and what it read comes back for them alone; of a
+ * binding whose every answer it took again, only the name comes back, and
+ * this process keeps its own text (cli/memo.js): one owner's process never
+ * answers for another's. The child writes one line of JSON, without the
  * indentation `--json` gives a person (#63: 40 MB of it at 200 bindings),
- * and with `--brief` a status's deliveries as the metrics and the text
+ * and with `--brief` each status's deliveries as the metrics and the text
  * read them (`briefly`), where this process prints no JSON.
  */
 function judgeAsOwner(top, group, verdict, brief) {
@@ -146,16 +147,13 @@ function judgeAsOwner(top, group, verdict, brief) {
   const memo = verdict.memo ? ["--memo"] : [];
   const args = [CHILD, path.dirname(top), group.join(","), ...memo, ...(brief ? ["--brief"] : [])];
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
     const out = [];
     const err = [];
-    child.stdout.on("data", (c) => out.push(c));
-    child.stderr.on("data", (c) => err.push(c));
-    // A child that ends before reading its input: said per binding below.
-    child.stdin.on("error", () => {});
-    child.stdin.end(memo.length > 0 ? verdict.memo.slice(mine) : "");
-    child.on("error", (e) => err.push(Buffer.from(String(e?.message ?? e))));
-    child.on("close", (code, signal) => {
+    let done = false;
+    // Once, whichever comes first: the child's end, or its failure to start.
+    const end = (why) => {
+      if (done) return;
+      done = true;
       let answer = null;
       try {
         answer = JSON.parse(Buffer.concat(out).toString("utf8"));
@@ -163,9 +161,21 @@ function judgeAsOwner(top, group, verdict, brief) {
         // Said per binding below.
       }
       if (memo.length > 0 && answer?.memo) verdict.memo.merge(answer.memo, mine);
-      const why = Buffer.concat(err).toString("utf8").trim() || (signal ? `killed by ${signal}` : `exit ${code}`);
-      resolve(group.map((name) => [name, fromChild(name, answer, why)]));
-    });
+      // The child's refusal, as the command words it, without the command's name.
+      const said = Buffer.concat(err)
+        .toString("utf8")
+        .trim()
+        .replace(/^discord-journal: /, "");
+      resolve(group.map((name) => [name, fromChild(name, answer, said || why)]));
+    };
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
+    child.stdout.on("data", (c) => out.push(c));
+    child.stderr.on("data", (c) => err.push(c));
+    // A child that ends before reading its input: said per binding.
+    child.stdin.on("error", () => {});
+    child.stdin.end(memo.length > 0 ? verdict.memo.slice(mine) : "");
+    child.on("error", (e) => end(`it could not be started (${e.code ?? e.message})`));
+    child.on("close", (code, signal) => end(signal ? `killed by ${signal}` : `exit ${code}`));
   });
 }
 
@@ -174,7 +184,7 @@ function fromChild(name, answer, why) {
   const one = answer?.bindings?.find((b) => b.binding === name);
   const not = answer?.notBindings?.find((b) => b.name === name);
   if (not !== undefined) return { binding: name, notBinding: not.why };
-  if (one === undefined) return { binding: name, exitCode: 1, refused: `could not be judged as its owner: ${answer?.error ?? why}` };
+  if (one === undefined) return { binding: name, exitCode: 1, refused: `could not be judged as its owner: ${why}` };
   return one.refused !== undefined ? one : { binding: name, exitCode: one.exitCode, status: withoutName(one) };
 }
 

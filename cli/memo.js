@@ -20,7 +20,6 @@
 // shape cannot change without SHAPE, and with it SCHEMA.
 "use strict";
 
-const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 
@@ -52,18 +51,24 @@ const SHAPE = Object.freeze({
   reloads: { value: "[record]", meaning: "readReloads' records in file order, as written" },
 });
 
-/** The state's key: SHAPE's hash, with the fingerprint's form (what a kept answer is matched by) and the file's. */
-const SCHEMA = crypto
-  .createHash("sha256")
-  .update(
-    JSON.stringify({
-      SHAPE,
-      fingerprint: "dev:ino:size:mtimeNs:ctimeNs:mode",
-      file: "a header line { schema, dataRoot, fullAt }, then a line per binding: its key as JSON, a tab, its answers { key: { fp, answer } } as JSON",
-    }),
-  )
-  .digest("hex")
-  .slice(0, 16);
+/**
+ * The state's key: SHAPE's hash, with the fingerprint's form (what a kept
+ * answer is matched by) and the file's. Made where asked, by the parent
+ * alone: an owner's child needs none, and starts without node:crypto.
+ */
+let schema;
+const SCHEMA = () =>
+  (schema ??= require("node:crypto")
+    .createHash("sha256")
+    .update(
+      JSON.stringify({
+        SHAPE,
+        fingerprint: "dev:ino:size:mtimeNs:ctimeNs:mode",
+        file: "a header line { schema, dataRoot, fullAt }, then a line per binding: its key as JSON, a tab, its answers { key: { fp, answer } } as JSON",
+      }),
+    )
+    .digest("hex")
+    .slice(0, 16));
 
 /**
  * The structure of `values` as SHAPE writes it: `|` between the distinct
@@ -282,7 +287,7 @@ const NONE = { take: (key, files, compute) => compute() };
  * one each.
  */
 function statePath(file, root) {
-  const hash = crypto.createHash("sha256").update(path.resolve(root)).digest("hex").slice(0, 16);
+  const hash = require("node:crypto").createHash("sha256").update(path.resolve(root)).digest("hex").slice(0, 16);
   return path.join(path.dirname(path.resolve(file)), `discord-journal.${hash}.state`);
 }
 
@@ -304,7 +309,7 @@ function loadState(file, root) {
     if (st.uid !== process.geteuid?.()) return empty(`owned by uid ${st.uid}, not this process's`);
     if ((st.mode & 0o077) !== 0) return empty("another user may read or write it");
     const { header, kept } = readState(fs.readFileSync(fd, "utf8"));
-    if (header?.schema !== SCHEMA) return empty("written by code that kept another shape");
+    if (header?.schema !== SCHEMA()) return empty("written by code that kept another shape");
     if (header.dataRoot !== path.resolve(root)) return empty("another data root's");
     if (typeof header.fullAt !== "number") return empty("not a state");
     return { fullAt: header.fullAt, kept };
@@ -325,7 +330,7 @@ function readState(text) {
 const writeState = (header, kept) => `${JSON.stringify(header)}\n${writeLines(kept)}`;
 
 /** The text of the state to keep for `root`: `kept`, binding → text (`Memo.lines`). */
-const stateText = (root, fullAt, kept) => writeState({ schema: SCHEMA, dataRoot: path.resolve(root), fullAt }, kept);
+const stateText = (root, fullAt, kept) => writeState({ schema: SCHEMA(), dataRoot: path.resolve(root), fullAt }, kept);
 
 /**
  * The state file an earlier version kept beside the metrics file

@@ -9,7 +9,6 @@
 // collector reads only `*.prom`, so it never reads one meanwhile.
 "use strict";
 
-const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 const { STATES, stateOf, deliveries } = require("./fleet.js");
@@ -284,7 +283,8 @@ function writeAtomically(file, text, mode = 0o644) {
   } catch {
     // Listed again below, where the write names the cause.
   }
-  const tmp = path.join(dir, `${prefix}${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`);
+  // node:crypto asked here alone: an owner's child, which loads this file, never writes.
+  const tmp = path.join(dir, `${prefix}${process.pid}.${require("node:crypto").randomBytes(4).toString("hex")}.tmp`);
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
   const cleanup = () => fs.rmSync(tmp, { force: true });
   let fd;
