@@ -592,6 +592,15 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const r = run();
     assert.equal(r.out.bindings.find((x) => x.binding === "damaged").verdict.state, "damaged", "nobody's state is not taken");
     assert.equal(r.out.answers.reused, 0);
+    // What was found is said on the collection's line.
+    writeFileSync(state, forged, { mode: 0o600 });
+    spawnSync("chown", [`${NOBODY}:${NOBODY}`, state]);
+    assert.match(
+      cli("status", "--data-root", root, "--prometheus", file).stdout,
+      new RegExp(
+        `; 0 answers reused, 60 read \\(the state ${basename(state)} was not taken: owned by uid ${NOBODY}, not this process's\\), in `,
+      ),
+    );
     // Root's own, the same bytes: taken (the owner is what refused it).
     writeFileSync(state, forged, { mode: 0o600 });
     spawnSync("chown", ["0:0", state]);

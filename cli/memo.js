@@ -8,7 +8,7 @@
 // one differs (an append, a repair's rename, a chmod). What a fingerprint
 // cannot show (bytes rewritten in place at the same size within one tick of
 // the file system's clock) is caught by a full reading every `fullEvery`
-// seconds. Whether a process lives, holds a lock or is stopped is never
+// minutes. Whether a process lives, holds a lock or is stopped is never
 // kept: it is asked again each time. The library's own rule stands apart:
 // its cache never answers where a fresh read would answer otherwise.
 //

@@ -224,7 +224,9 @@ async function collect(opts, fleet, verdict) {
   removeFormer(opts.prometheus);
   const { json } = view;
   const needs = view.judged.filter((b) => b.exitCode === 1).length;
-  const head = `${opts.prometheus}: ${plural(json.bindings.length + json.unjudged.length, "binding")} under ${root}, ${needs} ${needs === 1 ? "needs" : "need"} a hand, ${json.counts.braked} braked${json.unjudged.length > 0 ? `, ${json.unjudged.length} not judged` : ""}; ${answers.reused} answers reused, ${answers.read} read, in ${view.seconds.toFixed(2)} s`;
+  // A state that was there and not taken is said, with why: every file was read.
+  const refused = state.refused ? ` (the state ${path.basename(stateFile)} was not taken: ${state.refused})` : "";
+  const head = `${opts.prometheus}: ${plural(json.bindings.length + json.unjudged.length, "binding")} under ${root}, ${needs} ${needs === 1 ? "needs" : "need"} a hand, ${json.counts.braked} braked${json.unjudged.length > 0 ? `, ${json.unjudged.length} not judged` : ""}; ${answers.reused} answers reused, ${answers.read} read${refused}, in ${view.seconds.toFixed(2)} s`;
   if (json.unjudged.length > 0 && !opts.json)
     console.error(`discord-journal: ${view.text.split("\n").find((l) => l.startsWith("not judged: "))}`);
   // Written, but blind to some bindings: not a collection that did its job.
