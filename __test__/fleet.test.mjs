@@ -616,10 +616,30 @@ describe("every binding at a glance (#46)", addonOnly, () => {
       const d = join(root, "discord", name);
       M.ensureJournal(d);
       M.appendInbox(d, { id: `${name}-1` });
+      // Deliveries past the window, one with no date: what the child sums up.
+      M.appendOutbox(d, { nonce: `${name}-n1`, status: "intent", at: "2026-12-01T00:00:00.000Z" });
+      M.appendOutbox(d, { nonce: `${name}-n2`, status: "intent" });
       spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, d]);
     }
     M.ensureJournal(join(root, "discord", "roots"));
     chmodSync(join(root, "discord"), 0o755);
+    // Without --json the child sends each status in brief: the metrics
+    // are those of the statuses in full (--json), but for the times.
+    const series = (f) =>
+      readFileSync(f, "utf8")
+        .split("\n")
+        .filter((l) => l.includes('binding="') && !/_(seconds|age_seconds)\{/.test(l))
+        .join("\n");
+    const brief = join(scratch(), "brief.prom");
+    const full = join(scratch(), "full.prom");
+    assert.equal(cli("status", "--data-root", root, "--prometheus", brief).status, 0);
+    assert.equal(json("status", "--data-root", root, "--prometheus", full).status, 0);
+    assert.equal(series(brief), series(full));
+    assert.match(readFileSync(brief, "utf8"), /^discord_journal_late_deliveries\{data_root="[^"]+",binding="a"\} 2$/m);
+    assert.match(
+      readFileSync(brief, "utf8"),
+      /^discord_journal_oldest_unresolved_delivery_age_seconds\{data_root="[^"]+",binding="a"\} \d+$/m,
+    );
     const file = join(scratch(), "m.prom");
     const run = () => json("status", "--data-root", root, "--prometheus", file).out;
     assert.deepEqual(run().answers, { reused: 0, read: 36 });
