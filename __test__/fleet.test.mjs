@@ -22,7 +22,8 @@ import {
   symlinkSync,
   writeFileSync,
 } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
+import { createRequire } from "node:module";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import {
@@ -41,6 +42,22 @@ import {
 } from "./helpers.mjs";
 
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
+// The collection's state (cli/memo.js): where it lies, what it keeps.
+const { statePath, readState, writeState, SCHEMA, SHAPE, keptShape } = createRequire(import.meta.url)("../cli/memo.js");
+
+/**
+ * The text of the state at `file` with the kept answer of `key` changed
+ * by `change` (which changes the entry in place), and its header by
+ * `header`: a state forged as the tests forge it.
+ */
+function forge(file, key, change, header = (h) => h) {
+  const { header: h, kept } = readState(readFileSync(file, "utf8"));
+  const b = key.slice(0, key.indexOf("\0") + 1);
+  const entries = JSON.parse(kept.get(b));
+  change(entries[key]);
+  kept.set(b, JSON.stringify(entries));
+  return writeState(header(h), kept);
+}
 const rules = fileURLToPath(new URL("../docs/prometheus-rules.yml", import.meta.url));
 const cli = (...args) => spawnSync(process.execPath, [bin, ...args], { encoding: "utf8", timeout: 120_000 });
 const json = (...args) => {
@@ -320,7 +337,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.ok(lstatSync(file).isFile());
     assert.deepEqual(
       readdirSync(out).sort(),
-      ["discord-journal.prom", "discord-journal.prom.state"],
+      ["discord-journal.prom", basename(statePath(file, root))].sort(),
       "nothing left beside it but the state",
     );
     const text = readFileSync(file, "utf8");
@@ -410,10 +427,10 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.equal(j.counts.unreadable, 0, "not the bindings' problem");
     const text = as("status", "--data-root", root, "--prometheus", file);
     assert.equal(text.status, 1, "written, but blind to three bindings");
-    assert.match(text.stdout, /^3 bindings under .*, 3 not judged$/m);
+    assert.match(text.stdout, /^[^\n]*: 3 bindings under [^\n]*, 3 not judged; [^\n]*\n$/, "one line");
     assert.match(
-      text.stdout,
-      /^not judged: a, b, c: this command runs as uid 1234, neither root nor their owner, and may not read them \(EACCES\)/m,
+      text.stderr,
+      /^discord-journal: not judged: a, b, c: this command runs as uid 1234, neither root nor their owner, and may not read them \(EACCES\)/m,
     );
     const prom = readFileSync(file, "utf8");
     assert.ok(prom.includes(`\ndiscord_journal_collection_unjudged_bindings{data_root="${root}"} 3\n`), prom);
@@ -428,7 +445,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     const { root, live } = await fleetRoot();
     live.kill();
     const file = join(scratch(), "m.prom");
-    const state = `${file}.state`;
+    const state = statePath(file, root);
     const bindings = (text) =>
       text
         .split("\n")
@@ -446,19 +463,231 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     assert.ok(readFileSync(file, "utf8").includes(`\ndiscord_journal_binding_state{${at},binding="ready",state="damaged"} 1\n`));
     // A kept answer changed by hand: taken while the state is this user's
     // own and 0600 (what the collector wrote), never once another may write it.
-    const forged = JSON.parse(readFileSync(state, "utf8"));
-    const key = Object.keys(forged.entries).find((k) => k.startsWith(join(root, "discord", "ready")) && k.endsWith("inbox.jsonl"));
-    forged.entries[key].answer = { value: null };
-    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    const key = `${join(root, "discord", "ready")}\0scan\0inbox.jsonl`;
+    const forged = forge(state, key, (e) => (e.answer = { value: null }));
+    writeFileSync(state, forged, { mode: 0o600 });
     chmodSync(state, 0o644);
     cli("status", "--data-root", root, "--prometheus", file);
     assert.ok(readFileSync(file, "utf8").includes(`binding="ready",state="damaged"} 1\n`), "a state others may write is not taken");
     // --full-every 0: every file read in full, whatever was kept.
-    writeFileSync(state, JSON.stringify(forged), { mode: 0o600 });
+    writeFileSync(state, forged, { mode: 0o600 });
     chmodSync(state, 0o600);
     cli("status", "--data-root", root, "--prometheus", file, "--full-every", "0");
     assert.ok(readFileSync(file, "utf8").includes(`binding="ready",state="damaged"} 1\n`), "a full reading takes nothing kept");
     assert.equal(cli("status", "--data-root", root, "--prometheus", file, "--full-every", "soon").status, 2);
+  });
+
+  // #63: nothing asserted that the state spares any reading (the cache
+  // removed, every answer computed, passed every test), and an operator
+  // cannot see it either: the answers reused and read are counted, in
+  // --json and in the metrics.
+  test("the next collection reuses an unchanged file's answers and reads a changed file again, counted in --json and the metrics", async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const file = join(scratch(), "m.prom");
+    const collect = () => {
+      const r = json("status", "--data-root", root, "--prometheus", file);
+      assert.equal(r.status, 0, r.stderr);
+      const prom = readFileSync(file, "utf8");
+      const metric = (source) =>
+        Number(new RegExp(`^discord_journal_collection_answers\\{data_root="[^"]+",source="${source}"\\} (\\d+)$`, "m").exec(prom)?.[1]);
+      assert.deepEqual({ reused: metric("reused"), read: metric("read") }, r.out.answers, "the metrics say what --json says");
+      return r.out;
+    };
+    const first = collect();
+    // Each binding's twelve readers' answers (six scans, turns/, deliveries, today's three, reloads).
+    assert.deepEqual(first.answers, { reused: 0, read: 5 * 12 });
+    const next = collect();
+    assert.deepEqual(next.answers, { reused: 5 * 12, read: 0 }, "nothing changed: every answer kept");
+    assert.deepEqual(
+      next.bindings.map((b) => [b.binding, b.verdict]),
+      first.bindings.map((b) => [b.binding, b.verdict]),
+    );
+    // One line appended to one file: that file's answer alone is read again.
+    M.appendInbox(join(root, "discord", "ready"), { id: "ready-2", at: "2026-12-01T00:00:01.000Z" });
+    const after = collect();
+    assert.deepEqual(after.answers, { reused: 5 * 12 - 1, read: 1 });
+    assert.equal(after.bindings.find((b) => b.binding === "ready").files["inbox.jsonl"].lines, 2, "the changed file's own answer");
+  });
+
+  // #63: the state carried the package's version, the same across every
+  // commit that changed what it keeps. It is keyed by SCHEMA, the hash of
+  // SHAPE: a fresh state's answers are held to SHAPE here, so the kept
+  // shape cannot change without SHAPE (and with it SCHEMA), and a state of
+  // another schema is read again from the files, not taken.
+  test("the state keeps what SHAPE says, and one of another schema is refused: read again, counted", () => {
+    const root = scratch();
+    const b = (name) => {
+      const d = join(root, "discord", name);
+      M.ensureJournal(d);
+      M.appendInbox(d, { id: `${name}-1`, at: "2026-12-01T00:00:00.000Z" });
+      return d;
+    };
+    // Every kind of answer, and within each what its structure can hold:
+    // a missing file, a cut line, a line of null, a bad turn record and
+    // one of null, deliveries with and without a channel and a date.
+    const now = new Date().toISOString();
+    const ready = b("ready");
+    M.appendOutbox(ready, { nonce: "n1", status: "intent", at: "2026-12-01T00:00:00.000Z", channel: "c1" });
+    M.appendOutbox(ready, { nonce: "n2", status: "intent" });
+    M.appendReload(ready, { outcome: "applied", at: now });
+    M.appendNotice(ready, { kind: "ceiling", date: now.slice(0, 10) });
+    M.appendAdmission(ready, { id: "ready-1", at: now });
+    M.writeTurn(ready, "t1", { at: now });
+    const damaged = b("damaged");
+    writeFileSync(join(damaged, "inbox.jsonl"), '{"id":"cut', { flag: "a" });
+    writeFileSync(join(damaged, "drops.jsonl"), "null\n", { mode: 0o600 });
+    writeFileSync(join(damaged, "turns", "t0.json"), "", { mode: 0o600 });
+    writeFileSync(join(damaged, "turns", "t9.json"), "null\n", { mode: 0o600 });
+    mkdirSync(join(damaged, "turns", "t8.json"), { mode: 0o700 });
+    const file = join(scratch(), "m.prom");
+    const run = () => json("status", "--data-root", root, "--prometheus", file);
+    assert.equal(run().status, 0);
+    const { header, kept } = readState(readFileSync(statePath(file, root), "utf8"));
+    assert.equal(header.schema, SCHEMA());
+    const kinds = {};
+    let entries = 0;
+    for (const [key, { answer }] of [...kept.values()].flatMap((text) => Object.entries(JSON.parse(text)))) {
+      entries++;
+      const kind = key.split("\0")[1];
+      assert.ok(
+        (Object.keys(answer).join() === "value" || Object.keys(answer).join() === "refused") &&
+          (answer.refused === undefined || typeof answer.refused === "string"),
+        `${key}: a reader's { value } or { refused }`,
+      );
+      if ("value" in answer) (kinds[kind] ??= []).push(answer.value);
+    }
+    assert.deepEqual(Object.keys(kinds).sort(), Object.keys(SHAPE).sort(), "every kind kept, and no other");
+    for (const [kind, values] of Object.entries(kinds))
+      assert.equal(keptShape(kind, values), SHAPE[kind].value, `${kind}: what is kept changed; say it in SHAPE (cli/memo.js)`);
+    // The state of another schema (older code), this process's own and
+    // 0600, whose answer for the ready binding's inbox says 999 lines: refused.
+    const inbox = `${ready}\0scan\0inbox.jsonl`;
+    const older = forge(
+      statePath(file, root),
+      inbox,
+      (e) => (e.answer.value.lines = 999),
+      (h) => ({ ...h, schema: "0123456789abcdef" }),
+    );
+    writeFileSync(statePath(file, root), older, { mode: 0o600 });
+    const refused = run();
+    assert.deepEqual(refused.out.answers, { reused: 0, read: entries }, "every answer read again");
+    assert.equal(refused.out.bindings.find((x) => x.binding === "ready").files["inbox.jsonl"].lines, 1);
+    // The same state with this schema is taken (what makes the refusal the schema's).
+    writeFileSync(
+      statePath(file, root),
+      forge(statePath(file, root), inbox, (e) => (e.answer.value.lines = 999)),
+      { mode: 0o600 },
+    );
+    const taken = run();
+    assert.deepEqual(taken.out.answers, { reused: entries, read: 0 });
+    assert.equal(taken.out.bindings.find((x) => x.binding === "ready").files["inbox.jsonl"].lines, 999);
+  });
+
+  // #63: the owner check was dropped in a mutation audit and nothing
+  // failed; by hand a forged state of nobody's turned damage into ready.
+  test("as root, a state owned by another user is never taken, 0600 or not: a damaged binding stays damaged", asRoot, async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const out = scratch();
+    const file = join(out, "m.prom");
+    const run = () => json("status", "--data-root", root, "--prometheus", file);
+    assert.equal(run().status, 0);
+    const state = statePath(file, root);
+    const inbox = `${join(root, "discord", "damaged")}\0scan\0inbox.jsonl`;
+    const forged = forge(state, inbox, (e) => (e.answer.value = { ...e.answer.value, bad: [], badCount: 0 }));
+    writeFileSync(state, forged, { mode: 0o600 });
+    spawnSync("chown", [`${NOBODY}:${NOBODY}`, state]);
+    assert.equal(lstatSync(state).mode & 0o777, 0o600);
+    const r = run();
+    assert.equal(r.out.bindings.find((x) => x.binding === "damaged").verdict.state, "damaged", "nobody's state is not taken");
+    assert.equal(r.out.answers.reused, 0);
+    // What was found is said on the collection's line.
+    writeFileSync(state, forged, { mode: 0o600 });
+    spawnSync("chown", [`${NOBODY}:${NOBODY}`, state]);
+    assert.match(
+      cli("status", "--data-root", root, "--prometheus", file).stdout,
+      new RegExp(
+        `; 0 answers reused, 60 read \\(the state ${basename(state)} was not taken: owned by uid ${NOBODY}, not this process's\\), in `,
+      ),
+    );
+    // Root's own, the same bytes: taken (the owner is what refused it).
+    writeFileSync(state, forged, { mode: 0o600 });
+    spawnSync("chown", ["0:0", state]);
+    assert.equal(run().out.bindings.find((x) => x.binding === "damaged").verdict.state, "ready");
+  });
+
+  // #63: as root, a journal another user owns is judged in that owner's
+  // child, which gets its answers kept and gives back what it read.
+  test("as root, an owner's child reuses its bindings' answers and reads a changed file again", asRoot, () => {
+    const root = scratch();
+    chmodSync(root, 0o755);
+    for (const name of ["a", "b"]) {
+      const d = join(root, "discord", name);
+      M.ensureJournal(d);
+      M.appendInbox(d, { id: `${name}-1` });
+      // Deliveries past the window, one with no date: what the child sums up.
+      M.appendOutbox(d, { nonce: `${name}-n1`, status: "intent", at: "2026-12-01T00:00:00.000Z" });
+      M.appendOutbox(d, { nonce: `${name}-n2`, status: "intent" });
+      spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, d]);
+    }
+    M.ensureJournal(join(root, "discord", "roots"));
+    chmodSync(join(root, "discord"), 0o755);
+    // Without --json the child sends each status in brief: the metrics
+    // are those of the statuses in full (--json), but for the times.
+    const series = (f) =>
+      readFileSync(f, "utf8")
+        .split("\n")
+        .filter((l) => l.includes('binding="') && !/_(seconds|age_seconds)\{/.test(l))
+        .join("\n");
+    const brief = join(scratch(), "brief.prom");
+    const full = join(scratch(), "full.prom");
+    assert.equal(cli("status", "--data-root", root, "--prometheus", brief).status, 0);
+    assert.equal(json("status", "--data-root", root, "--prometheus", full).status, 0);
+    assert.equal(series(brief), series(full));
+    assert.match(readFileSync(brief, "utf8"), /^discord_journal_late_deliveries\{data_root="[^"]+",binding="a"\} 2$/m);
+    assert.match(
+      readFileSync(brief, "utf8"),
+      /^discord_journal_oldest_unresolved_delivery_age_seconds\{data_root="[^"]+",binding="a"\} \d+$/m,
+    );
+    const file = join(scratch(), "m.prom");
+    const run = () => json("status", "--data-root", root, "--prometheus", file).out;
+    assert.deepEqual(run().answers, { reused: 0, read: 36 });
+    const next = run();
+    assert.deepEqual(next.answers, { reused: 36, read: 0 });
+    assert.match(next.bindings.find((x) => x.binding === "a").acting, /nobody/, "judged as its owner");
+    writeFileSync(join(root, "discord", "b", "inbox.jsonl"), '{"id":"cu', { flag: "a" });
+    const cut = run();
+    assert.deepEqual(cut.answers, { reused: 35, read: 1 });
+    assert.equal(cut.bindings.find((x) => x.binding === "b").verdict.state, "damaged");
+  });
+
+  // #63: a new --prometheus path read everything again and left the old
+  // state behind. One state per data root, in the metrics file's
+  // directory: another name there takes it; a former FILE.state goes.
+  test("the state is the data root's: another metrics file name takes it, and none is left behind", async () => {
+    const { root, live } = await fleetRoot();
+    live.kill();
+    const out = scratch();
+    // What an earlier version kept beside the metrics file.
+    writeFileSync(join(out, "a.prom.state"), JSON.stringify({ version: "0.1.0", fullAt: 0, entries: {} }), { mode: 0o600 });
+    writeFileSync(join(out, "notes.state"), "the operator's own\n", { mode: 0o600 });
+    assert.deepEqual(json("status", "--data-root", root, "--prometheus", join(out, "a.prom")).out.answers, { reused: 0, read: 60 });
+    const r = cli("status", "--data-root", root, "--prometheus", join(out, "b.prom"));
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(
+      r.stdout,
+      /^[^\n]*b\.prom: 5 bindings under [^\n]*, 2 need a hand, 1 braked; 60 answers reused, 0 read, in [\d.]+ s\n$/,
+      "one line",
+    );
+    assert.equal(r.stderr, "");
+    assert.deepEqual(readdirSync(out).sort(), ["a.prom", "b.prom", basename(statePath(join(out, "b.prom"), root)), "notes.state"].sort());
+    // Another data root into the same directory keeps a state of its own.
+    const other = scratch();
+    M.ensureJournal(join(other, "discord", "one"));
+    assert.equal(cli("status", "--data-root", other, "--prometheus", join(out, "c.prom")).status, 0);
+    assert.equal(readdirSync(out).filter((n) => n.endsWith(".state")).length, 3);
+    assert.deepEqual(json("status", "--data-root", root, "--prometheus", join(out, "a.prom")).out.answers, { reused: 60, read: 0 });
   });
 
   // #56: the shipped unit and timer, as systemd reads them; verify checks

@@ -107,11 +107,9 @@ withDir(
   .option("-x, --problems", "with every binding: only those that need a hand, are braked or crashed, or one line saying none does")
   .option(
     "--full-every <minutes>",
-    "with --prometheus: read every file in full at least this often; between, a file whose size, inode and times are unchanged is not read again (its answer is kept in FILE.state)",
+    "with --prometheus: read every file in full at least this often; between, a file whose size, inode and times are unchanged is not read again (its answer is kept in a state file in FILE's directory, one per data root)",
     "60",
   )
-  .addOption(new Option("--memo").hideHelp())
-  .addOption(new Option("--fleet-only <names>").hideHelp())
   .addOption(new Option("--idle-only").hideHelp())
   // Every binding only where --data-root was typed: `status` alone, in a
   // directory that happens to hold data/, stays the usage mistake it was.

@@ -13,13 +13,14 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { spawnSync } = require("node:child_process");
+const os = require("node:os");
+const { spawn } = require("node:child_process");
 const { BINDING_NAME, reach, actor, kind } = require("./target.js");
-const { Memo } = require("./memo.js");
 const { withProblems } = require("./status-text.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
-const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
+/** One owner's child: Node and this file alone. */
+const CHILD = path.join(__dirname, "fleet-child.js");
 
 /** The verdict states, most urgent first, as the counts list them. */
 const STATES = ["unreadable", "damaged", "stuck", "braked", "crashed", "running", "ready"];
@@ -95,9 +96,11 @@ function judge(top, name, { status, exitOf, memo }) {
 /**
  * Every binding judged, by whom `status DIR` would judge it as: here, or
  * (run as root, for a journal another user owns) in one child process per
- * such user, which becomes that user at its first binding.
+ * such user, which becomes that user at its first binding. The children
+ * run side by side, as many at once as there are processors (#63: one
+ * after another, ten owners cost ten starts of Node in a row).
  */
-function judgeAll(top, names, verdict, split) {
+async function judgeAll(top, names, verdict, split, brief) {
   const here = [];
   const groups = new Map();
   for (const name of names) {
@@ -110,56 +113,105 @@ function judgeAll(top, names, verdict, split) {
       groups.set(key, [...(groups.get(key) ?? []), name]);
     }
   }
-  const judged = new Map(
-    here.map((name) => {
-      const cannot = unjudgeable(path.join(top, name));
-      return [name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict)];
-    }),
-  );
-  for (const group of groups.values()) {
-    // A metrics collection's kept answers go to the owner's child for its
-    // own bindings alone, and what it learned comes back for them alone
-    // (cli/memo.js): one owner's process never answers for another's.
-    const mine = group.map((name) => `${path.join(top, name)}\0`);
-    const memo = verdict.memo?.kept ? ["--memo"] : [];
-    const r = spawnSync(
-      process.execPath,
-      [BIN, "status", "--data-root", path.dirname(top), "--fleet-only", group.join(","), ...memo, "--json"],
-      {
-        encoding: "utf8",
-        maxBuffer: 1 << 30,
-        input: memo.length > 0 ? JSON.stringify(Memo.only(verdict.memo.kept, mine)) : undefined,
-      },
-    );
-    let out = null;
-    try {
-      out = JSON.parse(r.stdout);
-    } catch {
-      // Said per binding below.
-    }
-    if (memo.length > 0 && out?.memo) Object.assign(verdict.memo.learned, Memo.only(out.memo, mine));
-    for (const name of group) {
-      const one = out?.bindings?.find((b) => b.binding === name);
-      const not = out?.notBindings?.find((b) => b.name === name);
-      if (not !== undefined) {
-        judged.set(name, { binding: name, notBinding: not.why });
-        continue;
-      }
-      judged.set(
-        name,
-        one === undefined
-          ? {
-              binding: name,
-              exitCode: 1,
-              refused: `could not be judged as its owner: ${(out?.error ?? r.stderr ?? "").trim() || `exit ${r.status}`}`,
-            }
-          : one.refused !== undefined
-            ? one
-            : { binding: name, exitCode: one.exitCode, status: withoutName(one) },
-      );
-    }
+  const judged = new Map();
+  const queue = [...groups.values()];
+  const children = Array.from({ length: Math.min(queue.length, os.availableParallelism?.() ?? os.cpus().length) }, async () => {
+    for (let group = queue.shift(); group !== undefined; group = queue.shift())
+      for (const [name, b] of await judgeAsOwner(top, group, verdict, brief)) judged.set(name, b);
+  });
+  // This process's own bindings meanwhile, while the children run; one
+  // at a time, so that their input and output pipes move in between.
+  for (const name of here) {
+    await new Promise((r) => setImmediate(r));
+    const cannot = unjudgeable(path.join(top, name));
+    judged.set(name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict));
   }
+  await Promise.all(children);
   return names.map((name) => judged.get(name));
+}
+
+/**
+ * One owner's bindings (`group`), judged by a child that becomes that
+ * owner (cli/fleet-child.js): `[[name, judged]]`. A metrics collection's
+ * kept answers go to the child for its own bindings alone, as the state's
+ * text holds them, and what it read comes back for them alone; of a
+ * binding whose every answer it took again, only the name comes back, and
+ * this process keeps its own text (cli/memo.js): one owner's process never
+ * answers for another's. The child writes one line of JSON, without the
+ * indentation `--json` gives a person (#63: 40 MB of it at 200 bindings),
+ * and with `--brief` each status's deliveries as the metrics and the text
+ * read them (`briefly`), where this process prints no JSON.
+ */
+function judgeAsOwner(top, group, verdict, brief) {
+  const mine = group.map((name) => `${path.join(top, name)}\0`);
+  const memo = verdict.memo ? ["--memo"] : [];
+  const args = [CHILD, path.dirname(top), group.join(","), ...memo, ...(brief ? ["--brief"] : [])];
+  return new Promise((resolve) => {
+    const out = [];
+    const err = [];
+    let done = false;
+    // Once, whichever comes first: the child's end, or its failure to start.
+    const end = (why) => {
+      if (done) return;
+      done = true;
+      let answer = null;
+      try {
+        answer = JSON.parse(Buffer.concat(out).toString("utf8"));
+      } catch {
+        // Said per binding below.
+      }
+      if (memo.length > 0 && answer?.memo) verdict.memo.merge(answer.memo, mine);
+      // The child's refusal, as the command words it, without the command's name.
+      const said = Buffer.concat(err)
+        .toString("utf8")
+        .trim()
+        .replace(/^discord-journal: /, "");
+      resolve(group.map((name) => [name, fromChild(name, answer, said || why)]));
+    };
+    const child = spawn(process.execPath, args, { stdio: ["pipe", "pipe", "pipe"] });
+    child.stdout.on("data", (c) => out.push(c));
+    child.stderr.on("data", (c) => err.push(c));
+    // A child that ends before reading its input: said per binding.
+    child.stdin.on("error", () => {});
+    child.stdin.end(memo.length > 0 ? verdict.memo.slice(mine) : "");
+    child.on("error", (e) => end(`it could not be started (${e.code ?? e.message})`));
+    child.on("close", (code, signal) => end(signal ? `killed by ${signal}` : `exit ${code}`));
+  });
+}
+
+/** A binding's line from its owner's child's answer (`answer`, or null), or its refusal, `why` said. */
+function fromChild(name, answer, why) {
+  const one = answer?.bindings?.find((b) => b.binding === name);
+  const not = answer?.notBindings?.find((b) => b.name === name);
+  if (not !== undefined) return { binding: name, notBinding: not.why };
+  if (one === undefined) return { binding: name, exitCode: 1, refused: `could not be judged as its owner: ${why}` };
+  return one.refused !== undefined ? one : { binding: name, exitCode: one.exitCode, status: withoutName(one) };
+}
+
+/**
+ * A status as an owner's child sends it where no JSON is printed (#63):
+ * its unresolved deliveries as the metrics and the text read them
+ * (`deliveries`), not each one (a binding may have thousands).
+ */
+function briefly(s) {
+  const u = s.unresolvedDeliveries;
+  if (!Array.isArray(u?.value)) return s;
+  return { ...s, unresolvedDeliveries: { count: u.value.length, ...deliveries(u) } };
+}
+
+/**
+ * What the metrics read of a status's unresolved deliveries
+ * (`unresolvedDeliveries`, or its brief form): `{ late, oldestAgeSeconds }`,
+ * the deliveries past the dedupe window and the oldest one's age (0 for a
+ * date ahead of the clock; null where none has a date), NaN each where the
+ * outbox cannot be read or is not shown.
+ */
+function deliveries(u) {
+  if (typeof u?.late === "number") return { late: u.late, oldestAgeSeconds: u.oldestAgeSeconds };
+  if (!Array.isArray(u?.value)) return { late: NaN, oldestAgeSeconds: NaN };
+  let oldest = null;
+  for (const d of u.value) if (typeof d.ageSeconds === "number") oldest = Math.max(oldest ?? 0, d.ageSeconds);
+  return { late: u.value.filter((d) => d.pastWindow).length, oldestAgeSeconds: oldest };
 }
 
 /**
@@ -244,17 +296,20 @@ function urgency(b) {
  * the single binding's `{ status, exitOf }`. With `opts.fleetOnly` (the
  * child of one owner's bindings), only those, all judged here.
  */
-function fleet(opts, verdict) {
+async function fleet(opts, verdict) {
   const began = process.hrtime.bigint();
   const top = path.resolve(opts.dataRoot, "discord");
   const { bindings, notBindings: listed } = entries(top);
   const notBindings = [...listed];
   const only = opts.fleetOnly === undefined ? null : new Set(opts.fleetOnly.split(","));
-  const all = judgeAll(
+  // A child that prints no JSON (a collection, the text view) is sent
+  // each status in brief (`briefly`).
+  const all = await judgeAll(
     top,
     bindings.filter((n) => only === null || only.has(n)),
     verdict,
     only === null,
+    !opts.json,
   );
   for (const b of all.filter((x) => x.notBinding !== undefined)) notBindings.push({ name: b.binding, why: b.notBinding });
   const unjudged = all.filter((x) => x.unjudged !== undefined).map((x) => ({ binding: x.binding, ...x.unjudged }));
@@ -321,4 +376,4 @@ function fleet(opts, verdict) {
   return { exitCode, json, text: lines.join("\n"), judged: order, seconds };
 }
 
-module.exports = { fleet, STATES, stateOf };
+module.exports = { fleet, STATES, stateOf, briefly, deliveries };

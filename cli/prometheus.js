@@ -9,16 +9,15 @@
 // collector reads only `*.prom`, so it never reads one meanwhile.
 "use strict";
 
-const crypto = require("node:crypto");
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { STATES, stateOf } = require("./fleet.js");
-const { Refusal, UsageError, sh, escaped } = require("./output.js");
+const { STATES, stateOf, deliveries } = require("./fleet.js");
+const { Refusal, UsageError, sh, escaped, plural } = require("./output.js");
 const { actor, becomeActor, kind, who, chownFix } = require("./target.js");
 const { J } = require("./journal.js");
 const { recoversOnly } = require("./brake.js");
-const { Memo, loadState, version } = require("./memo.js");
+const { Memo, loadState, statePath, stateText, removeFormer } = require("./memo.js");
 
 /**
  * The file in the data root that declares bindings meant to stay idle
@@ -51,7 +50,7 @@ const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : 
  * Every series carries `data_root`, so that several roots can share one
  * node_exporter.
  */
-function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set(), idleRefused = null } = {}) {
+function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set(), idleRefused = null, answers = null } = {}) {
   const families = [];
   const family = (name, help, samples) =>
     families.push({ name: `discord_journal_${name}`, help, samples: samples.map(([l, v]) => [{ data_root: root, ...l }, v]) });
@@ -107,19 +106,15 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     "oldest_unresolved_delivery_age_seconds",
     "Seconds since the intent of the oldest unresolved delivery (its `intentAt`; 0 for one dated ahead of the clock); absent where there is none, NaN where the outbox cannot be read.",
     each((b, s) => {
-      const u = s?.unresolvedDeliveries?.value;
-      if (!Array.isArray(u)) return [[named(b), NaN]];
-      const ages = u.map((d) => d.ageSeconds).filter((a) => typeof a === "number");
-      return ages.length > 0 ? [[named(b), Math.max(0, ...ages)]] : null;
+      // In full or in brief (an owner's child's, cli/fleet.js): one reading.
+      const age = deliveries(s?.unresolvedDeliveries).oldestAgeSeconds;
+      return age === null ? null : [[named(b), age]];
     }),
   );
   family(
     "late_deliveries",
     "Unresolved deliveries past the dedupe window (or whose intent is no date): each a person's to tell, which status names; NaN where the outbox cannot be read or is not shown.",
-    each((b, s) => {
-      const u = s?.unresolvedDeliveries?.value;
-      return [[named(b), Array.isArray(u) ? u.filter((d) => d.pastWindow).length : NaN]];
-    }),
+    each((b, s) => [[named(b), deliveries(s?.unresolvedDeliveries).late]]),
   );
   family(
     "brake_age_seconds",
@@ -193,6 +188,18 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
         [{ cause: idleRefused }, 1],
       ]);
   }
+  // What the state spared (#63): answers taken again from it, against
+  // those read from the files; a collection that reads everything every
+  // time (a state refused, lost, or never written) shows here.
+  if (view && answers !== null)
+    family(
+      "collection_answers",
+      "The readers' answers of the last collection, by source: reused (kept from the last collection, its files unchanged) or read (from the files).",
+      [
+        [{ source: "reused" }, answers.reused],
+        [{ source: "read" }, answers.read],
+      ],
+    );
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
   const out = [];
@@ -217,22 +224,24 @@ const braked = (s) => s.stop?.present === true && !(recoversOnly(s.stop.value) &
  * verdicts are in the file): 0 written, 1 not written, or written to say
  * the collection failed (a data root that is missing or has no discord/,
  * an unmounted volume, is a failure, never an all-clear). `fleet` is
- * cli/fleet.js's, `verdict` the single binding's.
+ * cli/fleet.js's, `verdict` the single binding's. What it prints is one
+ * line (#63: a timer's log got the whole fleet every minute); what went
+ * wrong goes to stderr.
  */
-function collect(opts, fleet, verdict) {
+async function collect(opts, fleet, verdict) {
   const root = path.resolve(opts.dataRoot);
-  // What the last collection learned (cli/memo.js), beside the metrics
-  // file, read again in full every --full-every minutes.
-  const stateFile = `${opts.prometheus}.state`;
-  const state = loadState(stateFile);
+  // What the last collection of this root learned (cli/memo.js), in the
+  // metrics file's directory, read again in full every --full-every minutes.
+  const stateFile = statePath(opts.prometheus, root);
+  const state = loadState(stateFile, root);
   const now = Date.now();
   const fresh = now - state.fullAt >= Number(opts.fullEvery ?? 60) * 60_000;
-  const memo = new Memo(state.entries, fresh);
+  const memo = new Memo(state.kept, fresh);
   let view;
   let idle;
   try {
     idle = idleOf(root);
-    view = fleet(opts, { ...verdict, memo });
+    view = await fleet(opts, { ...verdict, memo });
   } catch (e) {
     if (!(e instanceof UsageError || e instanceof Refusal)) throw e;
     const cause = /\((E[A-Z]+)\)/.exec(e.message)?.[1] ?? "error";
@@ -247,20 +256,29 @@ function collect(opts, fleet, verdict) {
   }
   // An idle file refused: the set the last good file declared stays, so
   // that no binding's page comes or goes because of it (see lastIdle).
-  const refused = idle.refused ?? null;
-  const idleSet = refused === null ? idle.names : lastIdle(opts.prometheus, root);
-  writeAtomically(opts.prometheus, metrics(view, root, { idle: idleSet, idleRefused: refused?.cause ?? null }));
-  writeAtomically(stateFile, JSON.stringify({ version, fullAt: fresh ? now : state.fullAt, entries: memo.learned }), 0o600);
+  const idleRefused = idle.refused ?? null;
+  const idleSet = idleRefused === null ? idle.names : lastIdle(opts.prometheus, root);
+  const answers = memo.counts;
+  writeAtomically(opts.prometheus, metrics(view, root, { idle: idleSet, idleRefused: idleRefused?.cause ?? null, answers }));
+  writeAtomically(stateFile, stateText(root, fresh ? now : state.fullAt, memo.lines()), 0o600);
+  removeFormer(opts.prometheus);
+  const { json } = view;
+  const needs = view.judged.filter((b) => b.exitCode === 1).length;
+  // A state that was there and not taken is said, with why: every file was read.
+  const refused = state.refused ? ` (the state ${path.basename(stateFile)} was not taken: ${state.refused})` : "";
+  const head = `${opts.prometheus}: ${plural(json.bindings.length + json.unjudged.length, "binding")} under ${root}, ${needs} ${needs === 1 ? "needs" : "need"} a hand, ${json.counts.braked} braked${json.unjudged.length > 0 ? `, ${json.unjudged.length} not judged` : ""}; ${answers.reused} answers reused, ${answers.read} read${refused}, in ${view.seconds.toFixed(2)} s`;
+  if (json.unjudged.length > 0 && !opts.json)
+    console.error(`discord-journal: ${view.text.split("\n").find((l) => l.startsWith("not judged: "))}`);
   // Written, but blind to some bindings, or to which are idle: not a
   // collection that did its job.
-  const exitCode = view.json.unjudged.length > 0 || refused !== null ? 1 : 0;
-  if (refused === null) return { exitCode, json: view.json, text: view.text };
+  const exitCode = json.unjudged.length > 0 || idleRefused !== null ? 1 : 0;
+  if (idleRefused === null) return { exitCode, json: { ...json, answers }, text: head };
   const kept = [...idleSet].sort();
-  const line = `${IDLE} refused (${refused.cause}): ${refused.why}; ${kept.length > 0 ? `the bindings the last metrics file declared idle stay idle: ${kept.join(", ")}` : "no binding is idle (no last metrics file declared any)"}. ${refused.fix}`;
+  const line = `${IDLE} refused (${idleRefused.cause}): ${idleRefused.why}; ${kept.length > 0 ? `the bindings the last metrics file declared idle stay idle: ${kept.join(", ")}` : "no binding is idle (no last metrics file declared any)"}. ${idleRefused.fix}`;
   return {
     exitCode,
-    json: { ...view.json, idleFile: { ...refused, kept } },
-    text: `${view.text}\n${escaped(line)}`,
+    json: { ...json, answers, idleFile: { ...idleRefused, kept } },
+    text: `${head}\n${escaped(line)}`,
   };
 }
 
@@ -477,7 +495,8 @@ function writeAtomically(file, text, mode = 0o644) {
   } catch {
     // Listed again below, where the write names the cause.
   }
-  const tmp = path.join(dir, `${prefix}${process.pid}.${crypto.randomBytes(4).toString("hex")}.tmp`);
+  // node:crypto asked here alone: an owner's child, which loads this file, never writes.
+  const tmp = path.join(dir, `${prefix}${process.pid}.${require("node:crypto").randomBytes(4).toString("hex")}.tmp`);
   const { O_WRONLY, O_CREAT, O_EXCL, O_NOFOLLOW } = fs.constants;
   const cleanup = () => fs.rmSync(tmp, { force: true });
   let fd;

@@ -72,9 +72,17 @@ function userName(uid) {
 /**
  * The user database's entry of `uid`, its fields, or null: getent's (NSS,
  * so LDAP and systemd's dynamic users too), or /etc/passwd's where there
- * is no getent (BusyBox, a minimal container).
+ * is no getent (BusyBox, a minimal container). Asked once a run: each
+ * owner's child of a collection asks its name and its group (#63).
  */
+const entries = new Map();
 function passwd(uid) {
+  if (!entries.has(uid)) entries.set(uid, lookUp(uid));
+  return entries.get(uid);
+}
+
+/** `passwd`'s answer, asked of the system. */
+function lookUp(uid) {
   const r = spawnSync("getent", ["passwd", String(uid)], { encoding: "utf8" });
   if (!r.error) return r.status === 0 ? r.stdout.trim().split(":") : null;
   try {

@@ -9,7 +9,7 @@
 const path = require("node:path");
 const { J, scanLines, scanTurns, refusalOf, ownerElsewhere, seesEveryProcess, repairRunning, holders } = require("../journal.js");
 const { FILE, shownReader } = require("../readers.js");
-const { Memo, NONE } = require("../memo.js");
+const { NONE } = require("../memo.js");
 const {
   RECORD_FILES,
   nullFound,
@@ -184,7 +184,10 @@ function deliveryProblem(dir, late) {
 }
 
 /** A delivery's `intentAt` as a time, or null where it is no date. */
-const when = (v) => (typeof v === "string" && !Number.isNaN(Date.parse(v)) ? Date.parse(v) : null);
+function when(v) {
+  const t = typeof v === "string" ? Date.parse(v) : NaN;
+  return Number.isNaN(t) ? null : t;
+}
 
 /**
  * A delivery's age in seconds (negative for a date ahead of this clock,
@@ -261,23 +264,35 @@ function status(target, now = Date.now(), memo = NONE) {
   const tree = { tree: path.join(at, "turns") };
   let turns = kept("turns", [tree], () => attempt(() => scanTurns(at)));
   if (out("turns") && turns.value) turns = { notShown: NOT_SHOWN("turns") };
+  // Kept as columns (#63): an outbox may hold thousands, and the kept
+  // answers are parsed, passed on and written whole at each collection.
   let unresolved = kept("unresolved", [file(FILE.outbox)], () =>
-    read(FILE.outbox, () =>
-      J.unresolvedOutbox(at)
+    read(FILE.outbox, () => {
+      const rows = J.unresolvedOutbox(at)
         .map((e) => ({
           nonce: e.nonce,
           status: e.status,
           intentAt: e.intentAt ?? null,
           channel: typeof e.channel === "string" ? e.channel : null,
+          t: when(e.intentAt),
         }))
         // By time; those whose intent is no date last, in the file's order.
-        .sort((a, b) => (when(a.intentAt) ?? Infinity) - (when(b.intentAt) ?? Infinity) || 0),
-    ),
+        .sort((a, b) => (a.t ?? Infinity) - (b.t ?? Infinity) || 0);
+      return Object.fromEntries(["nonce", "status", "intentAt", "channel"].map((k) => [k, rows.map((r) => r[k])]));
+    }),
   );
-  if (unresolved.value)
+  if (unresolved.value) {
+    const { nonce, status: merged, intentAt, channel } = unresolved.value;
     unresolved = {
-      value: unresolved.value.map((e) => ({ ...e, ...lateness(e.intentAt, now) })),
+      value: nonce.map((n, i) => ({
+        nonce: n,
+        status: merged[i],
+        intentAt: intentAt[i],
+        channel: channel[i],
+        ...lateness(intentAt[i], now),
+      })),
     };
+  }
   if (out(FILE.outbox) && unresolved.value) unresolved = { count: unresolved.value.length, notShown: NOT_SHOWN(FILE.outbox) };
   const onToday = {
     admissions: kept(`admissions\0${today}`, [file(FILE.admissions)], () => read(FILE.admissions, () => J.countAdmissionsOn(at, today))),
@@ -700,25 +715,7 @@ function exitOf(s) {
  * --prometheus FILE their metrics written to FILE (cli/prometheus.js).
  */
 function action(dir, opts) {
-  if (dir === undefined && opts.binding === undefined && opts.fleet) {
-    // A collection's child that reads the data root's idle file as its owner (cli/prometheus.js).
-    if (opts.idleOnly) return { exitCode: 0, json: idleAsOwner(opts.dataRoot), text: undefined };
-    if (opts.prometheus !== undefined) {
-      if (!/^[0-9]+$/.test(String(opts.fullEvery ?? "60")))
-        throw new UsageError("--full-every takes a whole number of minutes (0: read every file in full each time)");
-      const r = collect(opts, fleet, { status, exitOf });
-      return { ...r, text: opts.json ? undefined : r.text };
-    }
-    // One owner's child of a metrics collection: its bindings' kept
-    // answers on stdin, what it learned back in its JSON (cli/fleet.js).
-    if (opts.memo && opts.fleetOnly !== undefined) {
-      const memo = new Memo(JSON.parse(fs.readFileSync(0, "utf8") || "{}"));
-      const view = fleet(opts, { status, exitOf, memo });
-      return { exitCode: view.exitCode, json: { ...view.json, memo: memo.learned }, text: undefined };
-    }
-    const view = fleet(opts, { status, exitOf });
-    return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
-  }
+  if (dir === undefined && opts.binding === undefined && opts.fleet) return everyBinding(opts);
   if (opts.prometheus !== undefined)
     throw new UsageError(
       dir === undefined && opts.binding === undefined
@@ -731,6 +728,20 @@ function action(dir, opts) {
     );
   const s = status(target(dir, opts, "status"));
   return { exitCode: exitOf(s), json: s, text: opts.json ? undefined : render(s) };
+}
+
+/** `status --data-root ROOT` with no binding named: the fleet's view, or its metrics. */
+async function everyBinding(opts) {
+  // A collection's child that reads the data root's idle file as its owner (cli/prometheus.js).
+  if (opts.idleOnly) return { exitCode: 0, json: idleAsOwner(opts.dataRoot), text: undefined };
+  if (opts.prometheus !== undefined) {
+    if (!/^[0-9]+$/.test(String(opts.fullEvery ?? "60")))
+      throw new UsageError("--full-every takes a whole number of minutes (0: read every file in full each time)");
+    const r = await collect(opts, fleet, { status, exitOf });
+    return { ...r, text: opts.json ? undefined : r.text };
+  }
+  const view = await fleet(opts, { status, exitOf });
+  return { exitCode: view.exitCode, json: view.json, text: opts.json ? undefined : view.text };
 }
 
 module.exports = { action, status, exitOf, DEDUPE_WINDOW_S, lateness };
