@@ -967,7 +967,7 @@ function turnRows(rows) {
   return rows.filter(takesTurns).map((r) => ({ ...r, name: inTurnName(r.name) }));
 }
 
-/** A collection, then 20 ms with nothing running on this thread. */
+/** A collection, then 20 ms for its helper threads to finish, with nothing running on this thread. */
 function quiet() {
   gc();
   Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
