@@ -163,6 +163,14 @@ pub fn keep(key: Key, bytes: usize, hot: bool, entry: Box<dyn Any + Send>) {
   guard.get_or_insert_with(Cache::default).keep(key, bytes, hot, entry, budget);
 }
 
+/// The room left in the budget, in bytes: what an entry may take without
+/// pushing another out.
+pub fn free() -> usize {
+  let budget = budget::get();
+  let guard = CACHE.lock().unwrap_or_else(|e| e.into_inner());
+  budget.saturating_sub(guard.as_ref().map_or(0, |c| c.used))
+}
+
 /// What is kept now, in bytes (for tests and the benchmark's figures).
 pub fn kept_bytes() -> usize {
   CACHE.lock().unwrap_or_else(|e| e.into_inner()).as_ref().map_or(0, |c| c.used)

@@ -68,8 +68,9 @@ pub trait Fold: Default + Clone + Send + 'static {
   fn line(&mut self, line: &Line<'_>);
   /// The bytes it holds on the heap, counted against the cache's budget.
   fn heap(&self) -> usize;
-  /// Gives back the room its vectors grew into, once a whole file is
-  /// folded: it is kept exactly as large as its lines need (#32).
+  /// Gives back the room its vectors grew into, but an eighth
+  /// (`room::spare`): once a whole file is folded (#32), and where its
+  /// growth would push others out of the cache (#66).
   fn shrink(&mut self) {}
 }
 
@@ -100,11 +101,13 @@ fn take<F: Fold>(key: &Key) -> Entry<F> {
 
 fn put<F: Fold>(key: Key, mut entry: Entry<F>) {
   let mut bytes = size_of_entry(&key, &entry);
-  // A fold that appends grew may be past the budget by its vectors' slack
-  // alone (each doubles when full): kept without it, it may fit. Dropped,
-  // the next call would fold the whole file again (a million-line outbox
-  // under the default budget did so on every other call, 690 ms, #47).
-  if bytes > crate::read::budget::get() {
+  // A fold that appends grew may be past the room left for it by its
+  // vectors' slack alone (each doubles when full): kept without it, it may
+  // fit beside the others. Dropped, or pushing another out, the next call
+  // of one of them would fold its whole file again (a million-line outbox
+  // under the default budget did so on every other call, 690 ms, #47;
+  // readers in turn evicted each other, #66).
+  if bytes > cache::free() {
     entry.fold.shrink();
     bytes = size_of_entry(&key, &entry);
   }
