@@ -75,6 +75,9 @@ const opts = main ? options() : { lines: "100000", turns: "2000", pairs: "7" };
 const LINES = count("lines", opts.lines);
 const TURNS = count("turns", opts.turns);
 const PAIRS = count("pairs", opts.pairs);
+// Whether a floor is measured once, where it stands (the readers in turn,
+// --in-turn), rather than as the median of a series.
+const floorAt = { once: false };
 const against = opts.against;
 const jsonOut = opts.json;
 let only = null;
@@ -847,7 +850,8 @@ function floorProgram(name) {
 /** The copy floor of `files` in ms (median of SERIES_MAX runs), on two threads; with `append`, a line appended to that file first in each run. */
 function copyFloor(files, append) {
   // As many runs as the readers' series may take: each is at most milliseconds.
-  const args = [String(Math.max(PAIRS, SERIES_MAX)), "2", ...(append ? ["--append", append] : []), ...files];
+  const runs = floorAt.once ? 1 : Math.max(PAIRS, SERIES_MAX);
+  const args = [String(runs), "2", ...(append ? ["--append", append] : []), ...files];
   return JSON.parse(execFileSync(floorProgram("copy_floor"), args, { encoding: "utf8" })).medianMs;
 }
 
@@ -859,6 +863,11 @@ function turnsFloor(dir, date) {
 
 /** The median ms of a series of `make()` (see `series`), after one collection, as the readers' calls are timed. */
 function timed(make) {
+  if (floorAt.once) {
+    const t = process.hrtime.bigint();
+    make();
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  }
   gc();
   return median(
     series(() => {
@@ -949,8 +958,13 @@ function timeSide(M, row, dir, next, after) {
 // is made again at every turn (#66). Each call is timed beside its floor,
 // measured right after it on the same files, and a collection and 20 ms
 // of quiet come before every timed call, so that V8's collector threads
-// stand against neither. The cells are each row's median over PAIRS
-// rounds (after a first, untimed), its floor the median of its floors.
+// stand against neither. The floor is measured once, where the call
+// stands, as the call is: a call timed once after the other readers
+// finds the caches as they left them, which the median of a series of the
+// floor's runs (the caches warmed by the series itself) does not (at
+// 1,000 lines a call timed so took 0.3 ms against its floor's 0.01). The
+// cells are each row's median over PAIRS rounds (after a first, untimed),
+// its floor the median of its floors.
 // (Functions, not constants: the sweep runs before this file's later lines.)
 function takesTurns(row) {
   return ["per message: appendAdmission + countAdmissionsOn + noticeOn", "readInboxIds", "unresolvedOutbox", "readOutbox"].includes(
@@ -986,7 +1000,13 @@ function inTurn(M, rows, dir, size, next) {
       row.run(M, dir, n);
       const ms = Number(process.hrtime.bigint() - t) / 1e6;
       quiet();
-      const floorMs = row.floor(dir);
+      floorAt.once = true;
+      let floorMs;
+      try {
+        floorMs = row.floor(dir);
+      } finally {
+        floorAt.once = false;
+      }
       if (round === 0) times[i].firstMs = ms;
       else {
         times[i].runsMs.push(ms);
