@@ -37,7 +37,7 @@ import { countOf, usageOf } from "../scripts/options.mjs";
 import { short, sweepSvg } from "./svg.mjs";
 
 const USAGE =
-  "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--sweep | --scale] [--max-lines N]";
+  "usage: node --expose-gc bench/bench.mjs [--lines N] [--turns N] [--pairs N] [--against PATH] [--json FILE] [--only REGEX] [--tmpfs DIR] [--sweep [--in-turn] | --scale] [--max-lines N]";
 const usage = usageOf("bench", USAGE);
 const count = countOf(usage);
 /** The options, parsed strictly (an unknown option or a missing value is refused); none when imported. */
@@ -55,6 +55,7 @@ function options() {
         tmpfs: { type: "string" },
         scale: { type: "boolean", default: false },
         sweep: { type: "boolean", default: false },
+        "in-turn": { type: "boolean", default: false },
         "max-lines": { type: "string" },
         // The peak-memory child's own options (see peakMemory).
         child: { type: "string" },
@@ -74,6 +75,9 @@ const opts = main ? options() : { lines: "100000", turns: "2000", pairs: "7" };
 const LINES = count("lines", opts.lines);
 const TURNS = count("turns", opts.turns);
 const PAIRS = count("pairs", opts.pairs);
+// Whether a floor is measured once, where it stands (the readers in turn,
+// --in-turn), rather than as the median of a series.
+const floorAt = { once: false };
 const against = opts.against;
 const jsonOut = opts.json;
 let only = null;
@@ -84,6 +88,7 @@ try {
 }
 const childMode = opts.child;
 if (opts.scale && opts.sweep) usage("--scale is the sweep's first rows: give one of --sweep and --scale");
+if (opts["in-turn"] && !opts.sweep) usage("--in-turn is a mode of the sweep: give it with --sweep");
 const MAX_LINES = opts["max-lines"] === undefined ? null : count("max-lines", opts["max-lines"], 1_000);
 
 const here = fileURLToPath(new URL(".", import.meta.url));
@@ -845,7 +850,8 @@ function floorProgram(name) {
 /** The copy floor of `files` in ms (median of SERIES_MAX runs), on two threads; with `append`, a line appended to that file first in each run. */
 function copyFloor(files, append) {
   // As many runs as the readers' series may take: each is at most milliseconds.
-  const args = [String(Math.max(PAIRS, SERIES_MAX)), "2", ...(append ? ["--append", append] : []), ...files];
+  const runs = floorAt.once ? 1 : Math.max(PAIRS, SERIES_MAX);
+  const args = [String(runs), "2", ...(append ? ["--append", append] : []), ...files];
   return JSON.parse(execFileSync(floorProgram("copy_floor"), args, { encoding: "utf8" })).medianMs;
 }
 
@@ -857,6 +863,11 @@ function turnsFloor(dir, date) {
 
 /** The median ms of a series of `make()` (see `series`), after one collection, as the readers' calls are timed. */
 function timed(make) {
+  if (floorAt.once) {
+    const t = process.hrtime.bigint();
+    make();
+    return Number(process.hrtime.bigint() - t) / 1e6;
+  }
   gc();
   return median(
     series(() => {
@@ -939,6 +950,96 @@ function timeSide(M, row, dir, next, after) {
   return { ms: median(runsMs), firstMs, runsMs };
 }
 
+// --- the readers in turn (--sweep --in-turn, #66) --------------------------------
+// A connector calls its readers in turn, not one reader's rounds after
+// another: per message, then readInboxIds, unresolvedOutbox and readOutbox,
+// each with its line appended before it, round by round. Timed that way,
+// each reader's fold must stay beside the others' in the read cache, or it
+// is made again at every turn (#66). Each call is timed beside its floor,
+// measured right after it on the same files, and a collection and 20 ms
+// of quiet come before every timed call, so that V8's collector threads
+// stand against neither. The floor is measured once, where the call
+// stands, as the call is: a call timed once after the other readers
+// finds the caches as they left them, which the median of a series of the
+// floor's runs (the caches warmed by the series itself) does not (at
+// 1,000 lines a call timed so took 0.3 ms against its floor's 0.01). The
+// cells are each row's median over PAIRS rounds (after a first, untimed),
+// its floor the median of its floors.
+// (Functions, not constants: the sweep runs before this file's later lines.)
+function takesTurns(row) {
+  return ["per message: appendAdmission + countAdmissionsOn + noticeOn", "readInboxIds", "unresolvedOutbox", "readOutbox"].includes(
+    row.name,
+  );
+}
+/** An in-turn cell's row: its reader's, marked. */
+function inTurnName(name) {
+  return `${name} (in turn)`;
+}
+
+/** The rows that take turns, named as their in-turn cells are. */
+function turnRows(rows) {
+  return rows.filter(takesTurns).map((r) => ({ ...r, name: inTurnName(r.name) }));
+}
+
+/** A collection, then 20 ms for its helper threads to finish, with nothing running on this thread. */
+function quiet() {
+  gc();
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+}
+
+/** The in-turn cells of those of `rows` that take turns, on `dir`'s files of `size` lines. */
+function inTurn(M, rows, dir, size, next) {
+  const turn = rows.filter(takesTurns);
+  const times = turn.map(() => ({ runsMs: [], floorsMs: [], firstMs: null }));
+  for (let round = 0; round <= PAIRS; round++)
+    turn.forEach((row, i) => {
+      const n = next();
+      row.feed?.(dir, n);
+      quiet();
+      const t = process.hrtime.bigint();
+      row.run(M, dir, n);
+      const ms = Number(process.hrtime.bigint() - t) / 1e6;
+      quiet();
+      floorAt.once = true;
+      let floorMs;
+      try {
+        floorMs = row.floor(dir);
+      } finally {
+        floorAt.once = false;
+      }
+      if (round === 0) times[i].firstMs = ms;
+      else {
+        times[i].runsMs.push(ms);
+        times[i].floorsMs.push(floorMs);
+      }
+    });
+  return turn.map((row, i) => {
+    const { runsMs, floorsMs, firstMs } = times[i];
+    const oursMs = median(runsMs);
+    const floorMs = median(floorsMs);
+    return {
+      row: inTurnName(row.name),
+      unit: "lines per file",
+      size,
+      lines: size,
+      turns: 0,
+      oursMs,
+      oursSlowestMs: Math.max(...runsMs),
+      oursFirstMs: firstMs,
+      oursRunsMs: runsMs,
+      theirsMs: null,
+      theirsFirstMs: null,
+      theirsRunsMs: [],
+      floorMs,
+      floorsMs,
+      toFloor: oursMs / floorMs,
+      ratio: null,
+      target: row.target,
+      met: oursMs / floorMs <= row.target,
+    };
+  });
+}
+
 /** Bytes in MiB, one decimal. */
 function MiB(bytes) {
   return (bytes / 1048576).toFixed(1);
@@ -966,6 +1067,14 @@ async function sweep(mode) {
   // Ours / floor, with a third decimal where two would show a miss as the target.
   const judged = (c) =>
     c.toFloor === null ? "—" : `${c.toFloor.toFixed(!c.met && c.toFloor.toFixed(2) === c.target.toFixed(2) ? 3 : 2)}${c.met ? "" : " ✗"}`;
+  const report = (cell) => {
+    console.log(
+      `${short(cell.size)} ${cell.unit === "turn records" ? "turn records" : "lines"}, ${cell.row}: ours ${f(cell.oursMs)} ms (slowest ${f(cell.oursSlowestMs)})` +
+        (theirs ? `, journal.mjs ${f(cell.theirsMs)}` : "") +
+        `, floor ${f(cell.floorMs)}, ours / floor ${judged(cell)}`,
+    );
+    return cell;
+  };
   try {
     console.log(
       `${mode}: ${PAIRS} runs per cell after a first, median; one line appended before each call${theirs ? `; against ${against}` : ""}; ` +
@@ -1013,13 +1122,9 @@ async function sweep(mode) {
           target: row.target,
           met: toFloor !== null && toFloor <= row.target,
         };
-        cells.push(cell);
-        console.log(
-          `${short(cell.size)} ${row.turns ? "turn records" : "lines"}, ${row.name}: ours ${f(cell.oursMs)} ms (slowest ${f(cell.oursSlowestMs)})` +
-            (theirs ? `, journal.mjs ${f(cell.theirsMs)}` : "") +
-            `, floor ${f(floorMs)}, ours / floor ${judged(cell)}`,
-        );
+        cells.push(report(cell));
       }
+      if (opts["in-turn"]) for (const cell of inTurn(ours, rows, dirs.ours, size, next)) cells.push(report(cell));
       const t1 = Date.now();
       rmSync(join(work, `${size}`), { recursive: true, force: true });
       const [kept, budget] = cacheBytes();
@@ -1041,7 +1146,7 @@ async function sweep(mode) {
           `(${MiB(kept)} now); files made in ${(builtMs / 1000).toFixed(1)} s, removed in ${(m.removedMs / 1000).toFixed(1)} s\n`,
       );
     }
-    for (const row of rows) {
+    for (const row of [...rows, ...turnRows(rows)]) {
       const mine = cells.filter((c) => c.row === row.name);
       if (!mine.length) continue;
       const over = (ms, first) =>
@@ -1073,7 +1178,7 @@ async function sweep(mode) {
       for (const c of firsts)
         console.log(`| readInboxIds | ${c.lines.toLocaleString("en")} | ${f(c.oursFirstMs)} | ${f(c.theirsFirstMs)} | ${f(c.floorMs)} |`);
     }
-    const missed = rows
+    const missed = [...rows, ...turnRows(rows)]
       .map((row) => [row, cells.filter((c) => c.row === row.name && !c.met)])
       .filter(([, over]) => over.length)
       .map(
@@ -1094,6 +1199,7 @@ async function sweep(mode) {
         JSON.stringify(
           {
             mode,
+            inTurn: opts["in-turn"],
             pairs: PAIRS,
             against: against ?? null,
             node: process.version,
@@ -1106,12 +1212,14 @@ async function sweep(mode) {
           2,
         ) + "\n",
       );
-    if (whole) {
+    if (whole && opts["in-turn"]) {
       const picture = join(here, "..", "docs", "sweep.svg");
       writeFileSync(picture, sweepPicture(rows, cells, !!theirs));
       console.log(`\nthe picture: ${relative(process.cwd(), picture)}`);
     } else if (mode === "sweep")
-      console.log("\nno picture: --only or --max-lines left rows or sizes out (docs/sweep.svg is the whole sweep's)");
+      console.log(
+        "\nno picture: --only, --max-lines or a sweep without --in-turn left rows, sizes or a mode out (docs/sweep.svg is the whole sweep's, both modes)",
+      );
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
@@ -1129,6 +1237,7 @@ function sweepPicture(rows, cells, theirs) {
       xLabel: mine[0]?.unit ?? "lines per file",
       points: mine.map((c) => ({
         x: c.size,
+        turn: cells.find((t) => t.row === inTurnName(row.name) && t.size === c.size)?.oursMs ?? null,
         ours: c.oursMs,
         slowest: c.oursSlowestMs,
         floor: c.floorMs,
@@ -1139,7 +1248,7 @@ function sweepPicture(rows, cells, theirs) {
   });
   return sweepSvg({
     title: "Each reader the connector calls, by the journal's size (#47)",
-    subtitle: `ms per call (log), median of ${PAIRS} to ${SERIES_MAX} warm calls (30 ms of them), one line appended before each; Node ${process.version}, ${availableParallelism()} cores`,
+    subtitle: `ms per call (log), median of ${PAIRS} to ${SERIES_MAX} warm calls (30 ms of them), one line appended before each; in turn: ${PAIRS} rounds of the connector's readers, each call beside its floor; Node ${process.version}, ${availableParallelism()} cores`,
     panels,
     sizes: SWEEP,
     theirs,

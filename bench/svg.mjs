@@ -15,6 +15,8 @@ export const SERIES = [
   { key: "ours", label: "ours (the addon)", color: "#1f5fbf", dash: "", mark: "circle" },
   { key: "floor", label: "floor", color: "#444444", dash: "6 4", mark: "square" },
   { key: "theirs", label: "journal.mjs", color: "#d4600b", dash: "2 3", mark: "triangle" },
+  // The same reader when the connector's readers take turns (#66).
+  { key: "turn", label: "ours, readers in turn", color: "#2a9d4b", dash: "", mark: "square" },
 ];
 const OVER = "#d01c1c";
 

@@ -117,6 +117,7 @@ pub struct Admissions {
 
 impl Fold for Admissions {
   const SPANS: bool = false;
+  const HOT: bool = true;
 
   fn line(&mut self, l: &Line<'_>) {
     if l.doc.is_null() {
@@ -159,6 +160,7 @@ pub struct Notices {
 
 impl Fold for Notices {
   const SPANS: bool = false;
+  const HOT: bool = true;
 
   fn line(&mut self, l: &Line<'_>) {
     let at = self.seen;

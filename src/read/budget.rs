@@ -1,6 +1,6 @@
 //! The read cache's memory budget (#32): what the readers keep between
 //! calls (`incremental`) stays within it. A host sets it in MiB with
-//! `DISCORD_JOURNAL_CACHE_MB` (0 keeps nothing); by default it is 64 MiB,
+//! `DISCORD_JOURNAL_CACHE_MB` (0 keeps nothing); by default it is 128 MiB,
 //! or an eighth of the memory this process may use (its cgroup's limit,
 //! else the machine's), whichever is smaller: under a container's limit
 //! set for journal.mjs, which keeps nothing, the cache must leave room for
@@ -12,7 +12,7 @@ use crate::ground::error::{JournalError, Result};
 
 pub const VAR: &str = "DISCORD_JOURNAL_CACHE_MB";
 const MIB: usize = 1 << 20;
-const DEFAULT: usize = 64 * MIB;
+const DEFAULT: usize = 128 * MIB;
 /// The largest setting taken: 1 TiB.
 const MAX_MB: usize = 1 << 20;
 
@@ -109,7 +109,7 @@ mod tests {
   }
 
   #[test]
-  fn the_default_is_at_most_64_mib_and_an_eighth_of_the_limit() {
+  fn the_default_is_at_most_128_mib_and_an_eighth_of_the_limit() {
     let d = default();
     assert!(d <= DEFAULT);
     if let Some(limit) = limit() {

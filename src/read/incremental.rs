@@ -62,11 +62,15 @@ pub trait Fold: Default + Clone + Send + 'static {
   /// values of its own (the per-message counters) lets a read stream the
   /// part already parsed through a small buffer: the hash is all it needs.
   const SPANS: bool = true;
+  /// Whether the connector reads it on every inbound message: the cache
+  /// keeps such a fold before any other (`cache`, #66).
+  const HOT: bool = false;
   fn line(&mut self, line: &Line<'_>);
   /// The bytes it holds on the heap, counted against the cache's budget.
   fn heap(&self) -> usize;
-  /// Gives back the room its vectors grew into, once a whole file is
-  /// folded: it is kept exactly as large as its lines need (#32).
+  /// Gives back the room its vectors grew into, but an eighth
+  /// (`room::spare`): once a whole file is folded (#32), and where its
+  /// growth would push others out of the cache (#66).
   fn shrink(&mut self) {}
 }
 
@@ -97,15 +101,17 @@ fn take<F: Fold>(key: &Key) -> Entry<F> {
 
 fn put<F: Fold>(key: Key, mut entry: Entry<F>) {
   let mut bytes = size_of_entry(&key, &entry);
-  // A fold that appends grew may be past the budget by its vectors' slack
-  // alone (each doubles when full): kept without it, it may fit. Dropped,
-  // the next call would fold the whole file again (a million-line outbox
-  // under the default budget did so on every other call, 690 ms, #47).
-  if bytes > crate::read::budget::get() {
+  // A fold that appends grew may be past the room left for it by its
+  // vectors' slack alone (each doubles when full): kept without it, it may
+  // fit beside the others. Dropped, or pushing another out, the next call
+  // of one of them would fold its whole file again (a million-line outbox
+  // under the default budget did so on every other call, 690 ms, #47;
+  // readers in turn evicted each other, #66).
+  if bytes > cache::free() {
     entry.fold.shrink();
     bytes = size_of_entry(&key, &entry);
   }
-  cache::keep(key, bytes, Box::new(entry));
+  cache::keep(key, bytes, F::HOT, Box::new(entry));
 }
 
 /// A line's text as every reader parses it: decoded as Node decodes it
@@ -370,6 +376,12 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   f: impl FnOnce(Vec<u8>, &F) -> Result<R, E>,
 ) -> Result<R, E> {
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
+  // Folded from nothing: the first read, one the cache could not keep, or
+  // a file whose parsed part changed (below). Only such a read shrinks its
+  // fold and gives the heap back; a warm one, whose fold extends what was
+  // kept, reads the file from byte 0 too where its fold keeps spans, and
+  // must not pay for a cold one (#66).
+  let mut fresh = entry.parsed == 0;
   // `data` is the file from `origin` on: from the end of the parsed part
   // when it was streamed and proved unchanged, else the whole file.
   let streamed = !F::SPANS && entry.parsed > 0;
@@ -384,7 +396,7 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   // A file folded from nothing (the first read, or one the cache could
   // not keep) is read into room given back when it is freed (#32); a warm
   // read's buffer is the allocator's to reuse, as it was last call.
-  let mut data = room_for(size, origin, entry.parsed == 0).map_err(refuse)?;
+  let mut data = room_for(size, origin, fresh).map_err(refuse)?;
   match origin {
     0 => file.read_to_end(&mut data),
     _ => read_appended(&mut file, &mut data),
@@ -396,6 +408,7 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   if proved.is_none() {
     entry = Entry::default();
     proved = Some(Extending::default());
+    fresh = true;
   }
   let end = origin + data.len();
   let complete = data
@@ -421,13 +434,13 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   let answer = answer(name, &entry, tail, data, f);
   // A fold made from the first byte is kept without the slack of its
   // growth; one extended by appends keeps its room for the next ones.
-  if origin == 0 {
+  if fresh {
     entry.fold.shrink();
   }
   put(key, entry);
   // The read's transient buffers, and any folds evicted for this one, are
   // free by the call's end; glibc would keep most of them resident.
-  if origin == 0 {
+  if fresh {
     crate::read::room::churned(end);
   }
   answer
@@ -506,6 +519,47 @@ mod tests {
     std::fs::write(&path, lines(0, 5)).expect("append");
     // Only the two appended lines reach the fold.
     assert_eq!(ns(d.path()).expect("read"), Some((vec![0.0, 1.0, 2.0, 3.0, 4.0], 5)));
+  }
+
+  /// A fold that keeps spans and counts the times it was shrunk.
+  #[derive(Clone, Default)]
+  struct Shrinks {
+    fed: usize,
+    shrunk: usize,
+  }
+
+  impl Fold for Shrinks {
+    fn line(&mut self, _: &Line<'_>) {
+      self.fed += 1;
+    }
+
+    fn heap(&self) -> usize {
+      0
+    }
+
+    fn shrink(&mut self) {
+      self.shrunk += 1;
+    }
+  }
+
+  #[test]
+  fn only_a_fold_made_from_nothing_is_shrunk() {
+    let d = crate::testutil::TempDir::new();
+    let path = format!("{}/t.jsonl", d.path());
+    let read = || read::<Shrinks, _, JournalError>(&Journal::new(d.path()), "t.jsonl", |_, s| Ok((s.fed, s.shrunk)));
+    // Each answer sees the fold before its call's end shrinks it.
+    std::fs::write(&path, lines(0, 3)).expect("write");
+    assert_eq!(read().expect("read"), Some((3, 0)));
+    // Warm reads, with and without an append, read the file from byte 0
+    // (the fold keeps spans) but extend the kept fold: never shrunk (#66).
+    std::fs::write(&path, lines(0, 5)).expect("append");
+    assert_eq!(read().expect("read"), Some((5, 1)), "the cold read shrank it once");
+    assert_eq!(read().expect("read"), Some((5, 1)), "the warm read did not");
+    assert_eq!(read().expect("read"), Some((5, 1)));
+    // A changed parsed part folds from nothing again, and shrinks.
+    std::fs::write(&path, lines(1, 4)).expect("rewrite");
+    assert_eq!(read().expect("read"), Some((3, 0)), "a new fold");
+    assert_eq!(read().expect("read"), Some((3, 1)), "shrunk once");
   }
 
   #[test]

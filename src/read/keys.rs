@@ -92,10 +92,10 @@ impl Keys {
 
   /// Gives back the room the arena, its starts and the table grew into.
   pub fn shrink(&mut self) {
-    self.bytes.shrink_to_fit();
-    self.starts.shrink_to_fit();
+    crate::read::room::shrink(&mut self.bytes);
+    crate::read::room::shrink(&mut self.starts);
     let (bytes, starts, hasher) = (&self.bytes, &self.starts, &self.hasher);
-    self.table.shrink_to_fit(|&j| {
+    self.table.shrink_to(crate::read::room::spare(self.table.len()), |&j| {
       let s = starts.get(j as usize).copied().unwrap_or(0);
       let e = starts.get(j as usize + 1).copied().unwrap_or(bytes.len());
       hasher.hash_one(bytes.get(s..e).unwrap_or_default())

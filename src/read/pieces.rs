@@ -95,8 +95,8 @@ impl Pieces {
   }
 
   pub fn shrink(&mut self) {
-    self.spans.shrink_to_fit();
-    self.aside.shrink_to_fit();
+    crate::read::room::shrink(&mut self.spans);
+    crate::read::room::shrink(&mut self.aside);
   }
 
   /// The bytes held on the heap.

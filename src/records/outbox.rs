@@ -132,12 +132,12 @@ impl Fold for Outbox {
 
   fn shrink(&mut self) {
     self.index.shrink();
-    self.deliveries.shrink_to_fit();
+    crate::read::room::shrink(&mut self.deliveries);
     self.nonces.shrink();
     self.intent_ats.shrink();
     self.members.shrink();
-    self.next.shrink_to_fit();
-    self.open.shrink_to_fit();
+    crate::read::room::shrink(&mut self.next);
+    crate::read::room::shrink(&mut self.open);
   }
 }
 
