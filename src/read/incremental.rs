@@ -103,10 +103,8 @@ fn put<F: Fold>(key: Key, mut entry: Entry<F>) {
   let mut bytes = size_of_entry(&key, &entry);
   // A fold that appends grew may be past the room left for it by its
   // vectors' slack alone (each doubles when full): kept without it, it may
-  // fit beside the others. Dropped, or pushing another out, the next call
-  // of one of them would fold its whole file again (a million-line outbox
-  // under the default budget did so on every other call, 690 ms, #47;
-  // readers in turn evicted each other, #66).
+  // fit beside the others, whose next calls would fold their whole files
+  // again (#47: 690 ms; #66: readers in turn evicted each other).
   if bytes > cache::free() {
     entry.fold.shrink();
     bytes = size_of_entry(&key, &entry);
@@ -378,9 +376,8 @@ fn whole<F: Fold, R, E: From<JournalError>>(
   let refuse = |e: std::io::Error| E::from(quiet_io(&e, name, "read"));
   // Folded from nothing: the first read, one the cache could not keep, or
   // a file whose parsed part changed (below). Only such a read shrinks its
-  // fold and gives the heap back; a warm one, whose fold extends what was
-  // kept, reads the file from byte 0 too where its fold keeps spans, and
-  // must not pay for a cold one (#66).
+  // fold and gives the heap back: a warm one that reads from byte 0 (its
+  // fold keeps spans) extends what was kept (#66).
   let mut fresh = entry.parsed == 0;
   // `data` is the file from `origin` on: from the end of the parsed part
   // when it was streamed and proved unchanged, else the whole file.
