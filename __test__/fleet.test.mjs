@@ -32,6 +32,8 @@ import {
   actsAsOwner,
   M,
   addonOnly,
+  binding,
+  crashed,
   deadPid,
   forOthers,
   freePort,
@@ -74,21 +76,10 @@ const asRoot = actsAsOwner;
 /** A data root with bindings ready, braked, crashed, damaged and live, and two entries that are not bindings. */
 async function fleetRoot() {
   const root = scratch();
-  const b = (name) => {
-    const d = join(root, "discord", name);
-    M.ensureJournal(d);
-    M.appendInbox(d, { id: `${name}-1`, at: "2026-12-01T00:00:00.000Z" });
-    return d;
-  };
+  const b = (name) => binding(root, name);
   b("ready");
   M.requestStop(b("braked"), "maintenance");
-  const crashed = b("crashed");
-  mkdirSync(join(crashed, "run.lock"), { mode: 0o700 });
-  writeFileSync(
-    join(crashed, "run.lock", "owner.json"),
-    JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId(), at: "2026-12-01T00:00:00.000Z" }) + "\n",
-    { mode: 0o600 },
-  );
+  crashed(b("crashed"));
   writeFileSync(join(b("damaged"), "inbox.jsonl"), '{"id":"cut', { flag: "a" });
   const live = await liveOwner(b("live"));
   writeFileSync(join(root, "discord", "notes.txt"), "not a binding\n");
@@ -517,12 +508,7 @@ describe("every binding at a glance (#46)", addonOnly, () => {
   // another schema is read again from the files, not taken.
   test("the state keeps what SHAPE says, and one of another schema is refused: read again, counted", () => {
     const root = scratch();
-    const b = (name) => {
-      const d = join(root, "discord", name);
-      M.ensureJournal(d);
-      M.appendInbox(d, { id: `${name}-1`, at: "2026-12-01T00:00:00.000Z" });
-      return d;
-    };
+    const b = (name) => binding(root, name);
     // Every kind of answer, and within each what its structure can hold:
     // a missing file, a cut line, a line of null, a bad turn record and
     // one of null, deliveries with and without a channel and a date.

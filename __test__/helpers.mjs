@@ -3,7 +3,7 @@
 // reference journal.mjs, and those about what only the addon has skip there.
 import assert from "node:assert/strict";
 import { spawn, spawnSync } from "node:child_process";
-import { chmodSync, cpSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
@@ -147,6 +147,25 @@ export function deadPid() {
     }
   }
   throw new Error("no dead pid found");
+}
+
+/** The binding `name` under `root`'s discord/, made with one inbound message; its directory. */
+export function binding(root, name) {
+  const d = join(root, "discord", name);
+  M.ensureJournal(d);
+  M.appendInbox(d, { id: `${name}-1`, at: "2026-12-01T00:00:00.000Z" });
+  return d;
+}
+
+/** `dir` left as a crashed connector leaves it: run.lock with a dead pid's owner record of this boot. */
+export function crashed(dir) {
+  mkdirSync(join(dir, "run.lock"), { mode: 0o700 });
+  writeFileSync(
+    join(dir, "run.lock", "owner.json"),
+    JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId(), at: "2026-12-01T00:00:00.000Z" }) + "\n",
+    { mode: 0o600 },
+  );
+  return dir;
 }
 
 /** A refusal message must never carry a host path. */

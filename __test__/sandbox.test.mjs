@@ -20,7 +20,7 @@ import { chmodSync, chownSync, cpSync, mkdirSync, mkdtempSync, readFileSync, rea
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { M, NOBODY, actsAsOwner, addonOnly, deadPid, liveOwner } from "./helpers.mjs";
+import { NOBODY, actsAsOwner, addonOnly, binding, crashed, liveOwner } from "./helpers.mjs";
 
 const here = fileURLToPath(new URL("..", import.meta.url));
 const unit = readFileSync(join(here, "examples", "systemd", "discord-journal-metrics.service"), "utf8");
@@ -105,22 +105,11 @@ describe("the shipped unit's sandbox (#63)", addonOnly, () => {
     mkdirSync(discord, { recursive: true, mode: 0o755 });
     chmodSync(root, 0o755);
     chmodSync(discord, 0o755);
-    const b = (name) => {
-      const d = join(discord, name);
-      M.ensureJournal(d);
-      M.appendInbox(d, { id: `${name}-1`, at: "2026-12-01T00:00:00.000Z" });
-      return d;
-    };
+    const b = (name) => binding(root, name);
     b("ready");
     b("idle");
     writeFileSync(join(root, "discord-journal.idle"), "idle\n");
-    const crashed = b("crashed");
-    mkdirSync(join(crashed, "run.lock"), { mode: 0o700 });
-    writeFileSync(
-      join(crashed, "run.lock", "owner.json"),
-      JSON.stringify({ pid: deadPid(), start: "5", boot: M.bootId(), at: "2026-12-01T00:00:00.000Z" }) + "\n",
-      { mode: 0o600 },
-    );
+    crashed(b("crashed"));
     // A service user's journal: the command judges it as that user.
     const service = b("service");
     spawnSync("chown", ["-R", `${NOBODY}:${NOBODY}`, service]);
