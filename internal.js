@@ -67,6 +67,13 @@ module.exports = {
   ownerElsewhere: (pid, start, boot) => native.ownerElsewhere(pid, start, boot),
   /** Whether this process sees every process of the machine (an owner it cannot see may be alive where it cannot look). */
   seesEveryProcess: () => native.seesEveryProcess(),
+  /** Where outbox.jsonl ends now (`"dev:ino:size"`, opaque), or null: resolve's mark before its read. */
+  outboxMark: (dir) => native.outboxMark(dir),
+  /** resolve's append (#64): the outcome line, unless a line appended since `mark` gave `nonce` an outcome: that status then, nothing written; undefined where written. */
+  appendOutcome: (dir, nonce, line, mark) => {
+    const found = native.appendOutcome(dir, nonce, line, mark);
+    return found === null ? undefined : JSON.parse(found);
+  },
   /** Whether a repair holds the binding at `dir` (run.lock flocked by one). */
   repairRunning: (dir) => native.repairRunning(dir),
 };

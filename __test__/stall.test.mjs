@@ -18,8 +18,9 @@ import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, readdirSync, unlinkSync } from "node:fs";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
-import { M, isAddon, journal, modulePath, cli } from "./helpers.mjs";
+import { M, isAddon, journal, modulePath, cli, bin } from "./helpers.mjs";
 
+const hasStrace = spawnSync("strace", ["-V"]).status === 0 ? {} : { skip: "needs strace(1) to delay a system call" };
 const hasFlock = spawnSync("flock", ["--version"]).status === 0 && !process.versions.deno ? {} : { skip: "needs util-linux's flock" };
 
 const children = [];
@@ -326,5 +327,65 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
     M.clearPid(dir, process.pid);
     assert.ok(waited >= 300, `the claim waited ${waited} ms`);
     console.log(`# figure a start behind a release in progress: waited ${waited} ms, then stood`);
+  });
+});
+
+// #64: resolve's read and its append were not serialised. With its append
+// lock's flock delayed 5 s (strace injects the delay: the one flock resolve
+// makes), another resolve of the same nonce ran inside that window, and
+// both printed "recorded": the later line replaced the outcome. The second
+// look, under the outbox's append flock, finds the outcome recorded since
+// the read and refuses.
+describe("resolve never replaces an outcome", hasStrace, () => {
+  test("two resolves of one nonce, one delayed between its read and its append: one recorded, the other refused", async () => {
+    const dir = journal();
+    const at = new Date(Date.now() - 3 * 3600e3).toISOString();
+    M.appendOutbox(dir, { nonce: "n1", status: "intent", at, channel: "1250000003774873600" });
+    const slow = spawn(
+      "strace",
+      [
+        "-f",
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=flock",
+        "-e",
+        "inject=flock:delay_enter=5000000:when=1",
+        process.execPath,
+        bin,
+        "resolve",
+        dir,
+        "--nonce=n1",
+        "--as",
+        "refused",
+      ],
+      { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 },
+    );
+    children.push(slow);
+    let out = "";
+    slow.stdout.on("data", (d) => (out += d));
+    slow.stderr.on("data", (d) => (out += d));
+    const ended = new Promise((resolve) => slow.once("exit", resolve));
+    // Its read is done well within 2 s; its flock waits 5 s.
+    await new Promise((r) => setTimeout(r, 2000));
+    const fast = cli("resolve", dir, "--nonce=n1", "--as", "confirmed");
+    assert.equal(fast.status, 0, fast.stdout + fast.stderr);
+    assert.match(fast.stdout, /recorded as confirmed/);
+    const code = await ended;
+    assert.equal(code, 1, out);
+    assert.match(
+      out,
+      /delivery n1 is confirmed already \(recorded while resolve read it\): an outcome is never replaced, so nothing was written/,
+    );
+    const lines = readFileSync(join(dir, "outbox.jsonl"), "utf8")
+      .trim()
+      .split("\n")
+      .map((l) => JSON.parse(l));
+    assert.deepEqual(
+      lines.map((l) => l.status),
+      ["intent", "confirmed"],
+    );
+    assert.equal(M.readOutbox(dir).get("n1").status, "confirmed");
   });
 });

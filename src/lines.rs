@@ -82,8 +82,31 @@ pub fn append_with<E: From<JournalError>>(
   })
 }
 
+/// `append` of `line` unless `check`, called under the file's flock with
+/// the locked file and its size before anything is written, answers
+/// `Some`: then nothing is written and its answer is returned. Whatever
+/// another appender of this package writes to the file waits for the
+/// check, so a decision made on an earlier read can be checked again here
+/// against what was appended since (`resolve`, #64).
+pub fn append_unless<T>(j: &Journal, name: &str, line: &str, check: impl FnOnce(&File, u64) -> Result<Option<T>>) -> Result<Option<T>> {
+  let mut buf = Vec::with_capacity(line.len() + 2);
+  buf.push(b'\n');
+  buf.extend_from_slice(line.as_bytes());
+  checked_line_to(j, name, &mut buf, check)
+}
+
 /// Appends the line in `buf[1..]` (byte 0 a newline), as `append` says.
 fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
+  checked_line_to(j, name, buf, |_, _| Ok(None::<()>)).map(|_| ())
+}
+
+/// `line_to`, asking `check` under the flock first (`append_unless`).
+fn checked_line_to<T>(
+  j: &Journal,
+  name: &str,
+  buf: &mut Vec<u8>,
+  check: impl FnOnce(&File, u64) -> Result<Option<T>>,
+) -> Result<Option<T>> {
   if memchr::memchr(b'\n', &buf[1..]).is_some() {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
@@ -104,6 +127,9 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   };
   let opened = open_locked(&path, ends::of(&path)).map_err(refuse)?;
   let (mut file, size) = (opened.file, opened.size);
+  if let Some(found) = check(&file, size)? {
+    return Ok(Some(found));
+  }
   let line = if opened.cut { &buf[..] } else { &buf[1..] };
   write_line(&mut file, line).map_err(refuse)?;
   // Where the file was judged (a file this user cannot read is not, and
@@ -115,7 +141,7 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   if size == 0 {
     crate::ground::durable::dir(j.dir()).map_err(refuse)?;
   }
-  Ok(())
+  Ok(None)
 }
 
 /// Who holds the append lock of the file at `path` now, as the kernel

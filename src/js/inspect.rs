@@ -105,3 +105,30 @@ pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'
     Ok(js.str(&repair::run(dir.journal(), apply, || js.now_iso())?.to_json().to_string())?)
   })
 }
+
+/// Where `outbox.jsonl` ends now, as `"dev:ino:size"` (null where there is
+/// no such file): taken by `resolve` before its read, so that its second
+/// look (`appendOutcome`) reads only what was appended after it (#64).
+#[napi(js_name = "outboxMark")]
+pub fn outbox_mark<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  use std::os::unix::fs::MetadataExt;
+  export(env, |js| {
+    let meta = std::fs::metadata(dir.journal().file(crate::lines::OUTBOX)).ok();
+    opt_str(js, meta.map(|m| format!("{}:{}:{}", m.dev(), m.ino(), m.size())))
+  })
+}
+
+/// `resolve`'s append (#64): the outcome line `line` for `nonce`, appended
+/// to `outbox.jsonl` under its append flock unless a line appended since
+/// `mark` (`outboxMark`'s, taken before resolve's read) gave the delivery a
+/// status other than "intent" or "unknown": that status is then returned,
+/// as JSON text, and nothing is written; null where the line was written.
+#[napi(js_name = "appendOutcome")]
+pub fn append_outcome<'e>(env: &'e Env, dir: Dir<'e>, nonce: String, line: String, mark: Option<String>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
+    let found = crate::lines::append_unless(dir.journal(), crate::lines::OUTBOX, &line, |file, size| {
+      crate::records::status_since(file, size, mark.as_deref(), &nonce)
+    })?;
+    opt_str(js, found.map(|status| status.to_string()))
+  })
+}
