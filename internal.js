@@ -54,8 +54,8 @@ module.exports = {
   stopLockLeft: (dir) => native.stopLockLeft(dir),
   /** Why the last STOP update of this thread was refused as "locked": its `.stop.lock` mkdir's errno name ("EEXIST" where another update holds it), or null. */
   stopLockCause: () => native.stopLockCause(),
-  /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix }` or null. */
-  holders: (dir) => JSON.parse(native.holders(dir)),
+  /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix, busy, cpu }` or null, and `records` by file name; `before`, an earlier answer's JSON text, settles each against it (#64). */
+  holders: (dir, before) => JSON.parse(native.holders(dir, before ?? null)),
   /** The process `pid` as the kernel shows it (#45): `{ pid, state, command, stalled, is, fix, parent }`, `parent` `{ pid, command }` or null; null where none is visible. */
   processOf: (pid) => {
     const text = native.processOf(pid);

@@ -74,10 +74,10 @@ function entries(top) {
  * `{ binding, exitCode, refused }`, with the refusal's `verdict` where it
  * is one (a journal its owner cannot reach: stuck).
  */
-function judge(top, name, { status, exitOf, memo }) {
+function judge(top, name, { status, exitOf, memo }, later) {
   const dir = path.join(top, name);
   try {
-    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }), Date.now(), memo);
+    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }), Date.now(), memo, later);
     return { binding: name, exitCode: exitOf(s), status: s };
   } catch (e) {
     // A directory with a binding's name that is no journal: not a binding.
@@ -110,12 +110,24 @@ function judgeAll(top, names, verdict, split) {
       groups.set(key, [...(groups.get(key) ?? []), name]);
     }
   }
+  // The second looks at holders of a journal's locks (cli/commands/status.js):
+  // one wait for the whole collection, after every binding's first look,
+  // rather than one per binding (#64).
+  const later = [];
   const judged = new Map(
     here.map((name) => {
       const cannot = unjudgeable(path.join(top, name));
-      return [name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict)];
+      return [name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict, later)];
     }),
   );
+  if (later.length > 0) {
+    // Each look's `due` is its first look's time and the gap it asks: the
+    // last one's is the longest left.
+    const wait = Math.max(...later.map((l) => l.due)) - Date.now();
+    if (wait > 0) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, wait);
+    for (const l of later) l.again();
+    for (const one of judged.values()) if (one.status) one.exitCode = verdict.exitOf(one.status);
+  }
   for (const group of groups.values()) {
     // A metrics collection's kept answers go to the owner's child for its
     // own bindings alone, and what it learned comes back for them alone

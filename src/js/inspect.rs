@@ -37,8 +37,35 @@ pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
 /// live process holding run.lock marked, and a STOP update inside
 /// `.stop.lock`; and `records`, each record file's append lock holder by
 /// the file's name, where one holds it (#55).
+///
+/// `before`: the JSON text of a look made a moment before (this export's
+/// own answer), or null. Each holder is then settled against the one it
+/// gave for the same lock (`holder::settle`): one that neither had a
+/// thread runnable nor gained CPU time between the two looks reads as not
+/// moving ("idle", or "traced" under a tracer). The command's second look
+/// (#64).
 #[napi(js_name = "holders")]
-pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+pub fn holders<'e>(env: &'e Env, dir: Dir<'e>, before: Option<String>) -> napi::Result<Val<'e>> {
+  use crate::ground::holder::{settle, Holder};
+  let before: serde_json::Value = before.and_then(|b| serde_json::from_str(&b).ok()).unwrap_or_default();
+  // The first holder of a lock, settled against the look before.
+  // Every holder of the lock is kept in the answer (`all`), so that the
+  // second look settles each against itself, whichever is named first.
+  let first = |mut seen: Vec<Holder>, which: &str| {
+    let earlier: Vec<Holder> = before
+      .get("guard")
+      .filter(|_| which == "guard")
+      .or_else(|| before.get("records").and_then(|r| r.get(which)))
+      .and_then(|h| h.get("all"))
+      .and_then(serde_json::Value::as_array)
+      .map(|all| all.iter().filter_map(Holder::from_json).collect())
+      .unwrap_or_default();
+    settle(&earlier, &mut seen);
+    let all: Vec<serde_json::Value> = seen.iter().map(Holder::to_json).collect();
+    let mut named = seen.into_iter().next()?.to_json();
+    named["all"] = serde_json::Value::Array(all);
+    Some(named)
+  };
   export(env, |js| {
     let j = dir.journal();
     let one = |h: Option<crate::ground::holder::Holder>| h.map_or(serde_json::Value::Null, |h| h.to_json());
@@ -49,12 +76,12 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
       _ => None,
     };
     let out = json!({
-      "guard": one(crate::ground::guard::holder(j)),
+      "guard": first(crate::ground::guard::holders(j), "guard").unwrap_or_default(),
       "lock": one(crate::lock::holder(j)),
       "stopLock": one(stop_lock),
       "records": crate::lines::RECORD_FILES
         .iter()
-        .filter_map(|name| Some((name.to_string(), crate::lines::holder(&j.file(name))?.to_json())))
+        .filter_map(|name| Some((name.to_string(), first(crate::lines::holders(&j.file(name)), name)?)))
         .collect::<serde_json::Map<_, _>>(),
     });
     Ok(js.str(&out.to_string())?)
