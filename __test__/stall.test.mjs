@@ -512,6 +512,77 @@ describe("every wait names its holder as the waiter can see it", hasFlock, () =>
     M.clearPid(dir, process.pid);
   });
 
+  // #64: a tracer holding one thread of a holder (states `tSSS`) read as
+  // running, and the append waited for it. strace holds the main thread
+  // at its sleep (an injected delay) while its other threads wait.
+  const python = spawnSync("python3", ["-c", "import fcntl, threading"]).status === 0 ? {} : { skip: "needs python3" };
+  test("a holder one of whose threads a tracer holds: named traced within about a second", { ...hasStrace, ...python }, async () => {
+    const dir = journal();
+    M.appendInbox(dir, { id: "before" });
+    const inbox = join(dir, "inbox.jsonl");
+    const script = [
+      "import fcntl, sys, threading, time",
+      "f = open(sys.argv[1], 'a')",
+      "fcntl.flock(f, fcntl.LOCK_EX)",
+      "for _ in range(3): threading.Thread(target=threading.Event().wait, daemon=True).start()",
+      "print('locked', flush=True)",
+      "time.sleep(40)",
+    ].join("\n");
+    const h = spawn(
+      "strace",
+      [
+        "-f",
+        "-qq",
+        "-o",
+        "/dev/null",
+        "-e",
+        "trace=clock_nanosleep",
+        "-e",
+        "inject=clock_nanosleep:delay_enter=30000000",
+        "python3",
+        "-c",
+        script,
+        inbox,
+      ],
+      { stdio: ["ignore", "pipe", "inherit"], timeout: 60_000 },
+    );
+    children.push(h);
+    await new Promise((resolve) => h.stdout.once("data", resolve));
+    // The traced process: strace's child, whose main thread stops at its sleep.
+    let pid;
+    await until(() => {
+      pid = readdirSync("/proc")
+        .filter((n) => /^\d+$/.test(n))
+        .find((n) => {
+          try {
+            return (
+              readFileSync(`/proc/${n}/stat`, "utf8")
+                .replace(/^.*\) /s, "")
+                .split(" ")[1] === String(h.pid)
+            );
+          } catch {
+            return false;
+          }
+        });
+      return pid !== undefined && readdirSync(`/proc/${pid}/task`).some((t) => stateOf(`${pid}/task/${t}`) === "t");
+    });
+    const states = readdirSync(`/proc/${pid}/task`)
+      .map((t) => stateOf(`${pid}/task/${t}`))
+      .join("");
+    const r = timedAppend(dir);
+    console.log(`# figure an append beside a holder with a traced thread (${states}): ${r.ms} ms, ${r.error ? "refused" : "appended"}`);
+    h.kill("SIGKILL");
+    process.kill(Number(pid), "SIGKILL");
+    if (!isAddon) return assert.equal(r.error, null);
+    assert.match(
+      r.error,
+      new RegExp(
+        `\\npid ${pid} \\(stopped by a debugger or tracer: .*python3 .*\\) holds its append lock and has not let go: detach the debugger or tracer from pid ${pid}`,
+      ),
+    );
+    assert.ok(r.ms < 2000, `${r.ms} ms`);
+  });
+
   // What `docker pause` does: the cgroup freezer, v1 here where it is
   // mounted, else v2.
   const v1 = "/sys/fs/cgroup/freezer";

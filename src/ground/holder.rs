@@ -62,6 +62,9 @@ pub struct Holder {
   /// runnable (R or D), and the CPU time of its threads, in nanoseconds.
   pub busy: bool,
   pub cpu: u64,
+  /// Whether a thread was stopped by a tracer (`t`) while others were not:
+  /// a tracer holding one thread (`tSSSS`); not moving, it is traced.
+  pub tracer: bool,
 }
 
 impl Holder {
@@ -75,6 +78,7 @@ impl Holder {
       thaw: None,
       busy: false,
       cpu: 0,
+      tracer: false,
     }
   }
 
@@ -132,6 +136,7 @@ impl Holder {
       "fix": self.remedy(),
       "busy": self.busy,
       "cpu": self.cpu.to_string(),
+      "tracer": self.tracer,
     })
   }
 
@@ -171,6 +176,7 @@ impl Holder {
       thaw: None,
       busy: v.get("busy")?.as_bool()?,
       cpu: v.get("cpu")?.as_str()?.parse().ok()?,
+      tracer: v.get("tracer").and_then(serde_json::Value::as_bool).unwrap_or(false),
     })
   }
 
@@ -225,12 +231,14 @@ fn in_child_namespace() -> bool {
 pub fn process(pid: u32) -> Holder {
   let mut run = None;
   let mut busy = false;
+  let mut tracer = false;
   let mut cpu = 0u64;
   if let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) {
     for task in tasks.flatten() {
       let stat = std::fs::read(task.path().join("stat")).ok();
       let letter = stat.as_deref().and_then(after_comm).and_then(|rest| rest.first().copied());
       busy |= matches!(letter, Some(b'R' | b'D'));
+      tracer |= letter == Some(b't');
       cpu = cpu.saturating_add(cpu_of(&task.path(), stat.as_deref()));
       let one = run_of(letter.as_ref());
       run = Some(match (run, one) {
@@ -264,6 +272,7 @@ pub fn process(pid: u32) -> Holder {
     thaw,
     busy,
     cpu,
+    tracer,
   }
 }
 
@@ -294,6 +303,8 @@ pub fn settle(before: &[Holder], now: &mut [Holder]) {
     };
     let still = !b.busy && !h.busy && b.cpu == h.cpu;
     h.run = match (h.run, still) {
+      // A tracer holds one of its threads, and no other moves.
+      (Run::Running, true) if h.tracer || b.tracer => Run::Traced,
       (Run::Running, true) => Run::Idle,
       (Run::Traced, false) => Run::Running,
       (run, _) => run,
@@ -477,6 +488,14 @@ mod tests {
       (at(Run::Traced, false, 5), at(Run::Traced, false, 9), Run::Running),
       (at(Run::Traced, false, 5), at(Run::Traced, false, 5), Run::Traced),
       (at(Run::Stopped, false, 5), at(Run::Stopped, false, 5), Run::Stopped),
+      (
+        Holder {
+          tracer: true,
+          ..at(Run::Running, false, 5)
+        },
+        at(Run::Running, false, 5),
+        Run::Traced,
+      ),
     ] {
       let mut seen = [now];
       settle(&[before], &mut seen);
