@@ -587,67 +587,74 @@ describe("every wait names its holder as the waiter can see it", hasFlock, () =>
   // mounted, else v2.
   const v1 = "/sys/fs/cgroup/freezer";
   const v2 = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"].find((d) => existsSync(join(d, "cgroup.controllers")));
-  const freezer =
-    process.getuid?.() !== 0
-      ? { skip: "needs root to make a cgroup" }
-      : existsSync(join(v1, "freezer.state")) || existsSync(join(v1, "tasks"))
-        ? {}
-        : v2
-          ? {}
-          : { skip: "no cgroup freezer here (v1 or v2)" };
-  test("a holder frozen by the cgroup freezer: named frozen, with the command that thaws it", freezer, async () => {
-    const dir = journal();
-    M.appendInbox(dir, { id: "before" });
-    const inbox = join(dir, "inbox.jsonl");
-    const useV1 = existsSync(join(v1, "tasks"));
-    const cg = join(useV1 ? v1 : v2, `discord-journal-test-${process.pid}`);
-    mkdirSync(cg);
-    const state = useV1 ? join(cg, "freezer.state") : join(cg, "cgroup.freeze");
-    const h = spawn("sh", ["-c", `echo $$ > '${join(cg, "cgroup.procs")}' && exec flock '${inbox}' sleep 60`], {
-      stdio: "ignore",
-      detached: true,
-      timeout: 60_000,
-    });
-    children.push(h);
-    try {
-      await until(() => held(inbox));
-      writeFileSync(state, useV1 ? "FROZEN" : "1");
-      await until(() =>
-        useV1 ? readFileSync(state, "utf8").trim() === "FROZEN" : /^frozen 1$/m.test(readFileSync(join(cg, "cgroup.events"), "utf8")),
-      );
-      const r = timedAppend(dir);
-      console.log(
-        `# figure an append beside a frozen holder (cgroup ${useV1 ? "v1" : "v2"}): ${r.ms} ms, ${r.error ? "refused" : "appended"}`,
-      );
-      if (isAddon) {
-        const thaw = useV1 ? `echo THAWED > ${state}` : `echo 0 > ${state}`;
-        assert.match(r.error, /\npid \d+ \(frozen by its cgroup's freezer: (flock|sleep) .*\) holds its append lock/);
-        assert.ok(
-          r.error.endsWith(`\`${thaw}\` thaws its cgroup (\`docker unpause\` where a container was paused), and it finishes`),
-          r.error,
-        );
-        assert.ok(r.ms < 1500, `${r.ms} ms`);
-        const out = stuck(dir, /^pid \d+ \(frozen by its cgroup's freezer: .*\) holds the append lock of inbox\.jsonl and is frozen/);
-        assert.match(out.verdict.next, new RegExp(`^\`${thaw.replace(/[.*]/g, "\\$&")}\` thaws its cgroup`));
-      } else assert.equal(r.error, null);
-    } finally {
-      writeFileSync(state, useV1 ? "THAWED" : "0");
-      try {
-        process.kill(-h.pid, "SIGKILL");
-      } catch {
-        // Gone.
-      }
-      await new Promise((r) => (h.exitCode !== null || h.signalCode !== null ? r() : h.once("exit", r)));
-      for (let i = 0; i < 100; i++) {
+  for (const useV1 of [true, false]) {
+    const freezer =
+      process.getuid?.() !== 0
+        ? { skip: "needs root to make a cgroup" }
+        : useV1
+          ? existsSync(join(v1, "tasks"))
+            ? {}
+            : { skip: "no cgroup v1 freezer here" }
+          : v2
+            ? {}
+            : { skip: "no cgroup v2 here" };
+    test(
+      `a holder frozen by the cgroup ${useV1 ? "v1" : "v2"} freezer: named frozen, with the command that thaws it`,
+      freezer,
+      async () => {
+        const dir = journal();
+        M.appendInbox(dir, { id: "before" });
+        const inbox = join(dir, "inbox.jsonl");
+        const cg = join(useV1 ? v1 : v2, `discord-journal-test-${process.pid}`);
+        mkdirSync(cg);
+        const state = useV1 ? join(cg, "freezer.state") : join(cg, "cgroup.freeze");
+        const h = spawn("sh", ["-c", `echo $$ > '${join(cg, "cgroup.procs")}' && exec flock '${inbox}' sleep 60`], {
+          stdio: "ignore",
+          detached: true,
+          timeout: 60_000,
+        });
+        children.push(h);
         try {
-          rmdirSync(cg);
-          break;
-        } catch {
-          await new Promise((r) => setTimeout(r, 20));
+          await until(() => held(inbox));
+          writeFileSync(state, useV1 ? "FROZEN" : "1");
+          await until(() =>
+            useV1 ? readFileSync(state, "utf8").trim() === "FROZEN" : /^frozen 1$/m.test(readFileSync(join(cg, "cgroup.events"), "utf8")),
+          );
+          const r = timedAppend(dir);
+          console.log(
+            `# figure an append beside a frozen holder (cgroup ${useV1 ? "v1" : "v2"}): ${r.ms} ms, ${r.error ? "refused" : "appended"}`,
+          );
+          if (isAddon) {
+            const thaw = useV1 ? `echo THAWED > ${state}` : `echo 0 > ${state}`;
+            assert.match(r.error, /\npid \d+ \(frozen by its cgroup's freezer: (flock|sleep) .*\) holds its append lock/);
+            assert.ok(
+              r.error.endsWith(`\`${thaw}\` thaws its cgroup (\`docker unpause\` where a container was paused), and it finishes`),
+              r.error,
+            );
+            assert.ok(r.ms < 1500, `${r.ms} ms`);
+            const out = stuck(dir, /^pid \d+ \(frozen by its cgroup's freezer: .*\) holds the append lock of inbox\.jsonl and is frozen/);
+            assert.match(out.verdict.next, new RegExp(`^\`${thaw.replace(/[.*]/g, "\\$&")}\` thaws its cgroup`));
+          } else assert.equal(r.error, null);
+        } finally {
+          writeFileSync(state, useV1 ? "THAWED" : "0");
+          try {
+            process.kill(-h.pid, "SIGKILL");
+          } catch {
+            // Gone.
+          }
+          await new Promise((r) => (h.exitCode !== null || h.signalCode !== null ? r() : h.once("exit", r)));
+          for (let i = 0; i < 100; i++) {
+            try {
+              rmdirSync(cg);
+              break;
+            } catch {
+              await new Promise((r) => setTimeout(r, 20));
+            }
+          }
         }
-      }
-    }
-  });
+      },
+    );
+  }
 
   // The shipped unit has no CAP_SYS_PTRACE: another user's descriptors
   // cannot be read. Its holder is said to be unread, never named wrongly
