@@ -164,13 +164,21 @@ impl<F: Fn() -> Option<std::fs::Metadata>> Watch<F> {
   }
 
   /// Who holds the lock now, for the refusal: a look of its own, settled
-  /// against the last one the wait made (none seen: `Hidden`).
+  /// against the last one the wait made. Where it sees no holder but the
+  /// last look did (the holder let go between the wait's last try and this
+  /// look), that one's holders, which kept the lock through the wait: a
+  /// holder is never said to be unseen for a race at the deadline. None
+  /// seen by either: `Hidden`.
   pub fn holders(&self) -> Vec<Holder> {
     let seen = self.look();
-    if seen.is_empty() {
-      return vec![Holder::bare(0, Run::Hidden)];
+    let unseen = |h: &[Holder]| h.iter().all(|h| h.run == Run::Hidden);
+    if !unseen(&seen) {
+      return seen;
     }
-    seen
+    match &self.last {
+      Some(last) if !unseen(last) => last.clone(),
+      _ => vec![Holder::bare(0, Run::Hidden)],
+    }
   }
 }
 
