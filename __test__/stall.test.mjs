@@ -724,4 +724,37 @@ describe("every wait names its holder as the waiter can see it", hasFlock, () =>
       stuck(dir, new RegExp(`^pid (${s.pid}|${s.pid + 1}) \\(stopped: `));
     },
   );
+
+  // #64 (a): a claim in the namespace, the guard held by a stopped host
+  // process, refused after 10 s saying "a process that has since let go …
+  // Run the command again", which was false, and status said ready.
+  test("a stopped host holder of the lock guard, a claim in a PID namespace: said unseen, never 'has since let go'", unshare, async () => {
+    const dir = journal();
+    await stoppedInGuard(dir);
+    const esm = modulePath.endsWith(".mjs");
+    const code = `
+      const M = ${esm ? `await import(${JSON.stringify(modulePath)})` : `require(${JSON.stringify(modulePath)})`};
+      const t = Date.now(); let error = null;
+      try { M.writePid(${JSON.stringify(dir)}, process.pid); } catch (e) { error = e.message; }
+      console.log(JSON.stringify({ ms: Date.now() - t, error }));`;
+    const inside = (...args) => spawnSync("unshare", ["--pid", "--fork", "--mount-proc", ...args], { encoding: "utf8", timeout: 60_000 });
+    const r = JSON.parse(inside(process.execPath, ...(esm ? ["--input-type=module"] : []), "-e", code).stdout);
+    console.log(
+      `# figure a claim in a PID namespace beside a stopped host holder of the guard: ${r.ms} ms, ${r.error ? "refused" : "stood"}`,
+    );
+    if (!isAddon) return;
+    assert.match(
+      r.error,
+      /^run\.lock or STOP is being changed by another process, a process this container cannot see \(outside its PID namespace\), which holds the journal's lock guard .*Run `status` from the host/,
+    );
+    assert.doesNotMatch(r.error, /has since let go/);
+    const st = inside(process.execPath, bin, "status", dir, "--json");
+    assert.equal(st.status, 1, st.stdout + st.stderr);
+    const out = JSON.parse(st.stdout);
+    assert.equal(out.verdict.state, "stuck");
+    assert.match(
+      out.verdict.problems[0].what,
+      /^a process this container cannot see \(outside its PID namespace\) holds the journal's lock guard/,
+    );
+  });
 });
