@@ -656,7 +656,7 @@ function verdict(target, s, found, inboxIds) {
       .filter(([, h]) => h.stalled || h.lasting)
       .map(([file, h]) => ({
         what: h.stalled
-          ? `${h.is} holds the append lock of ${file} and ${stillness(h)}: every append to ${file} waits for it, then refuses`
+          ? `${h.is} holds the append lock of ${file} and ${stillness(h)}: every append to ${file} waits for it about a second, then refuses`
           : `${h.is} holds the append lock of ${file} and kept it past a moment (an append lets go within milliseconds): every append to ${file} waits for it, 10 s at most, then refuses`,
         fix: h.fix,
         blocks: true,
