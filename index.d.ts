@@ -109,18 +109,29 @@ export type Damage = "cut" | "zeros" | "blank" | "torn" | "invalid";
 /** What `discord-journal status --json` prints (docs/command.md: "status --json"). */
 /** A process another operation would wait for, from /proc (#44). */
 export interface Holder {
-  /** Its pid here; 0 where it cannot be seen from here. */
+  /** Its pid here; 0 where it cannot be seen from here ("hidden"). */
   pid: number;
-  state: "running" | "stopped" | "traced" | "zombie" | "unknown";
+  /**
+   * "idle": asleep, no CPU time gained between two looks; "hidden": the lock
+   * is held and no holder can be seen (another PID namespace); "unread": the
+   * pid that took it is alive, and its descriptors may not be read here (#64).
+   */
+  state: "running" | "stopped" | "traced" | "frozen" | "idle" | "zombie" | "hidden" | "unread" | "unknown";
   /** Its command line, arguments joined by spaces, control and format characters escaped. */
   command: string;
-  /** Stopped or traced: it does not finish on its own. */
+  /** Stopped, traced, frozen or idle: it does not move, and does not finish on its own. */
   stalled: boolean;
   /** "pid N (state: command)". */
   is: string;
-  /** The command that frees it (`kill -CONT N`), or what to wait for. */
+  /** The command that frees it (`kill -CONT N`, the freezer's thaw), or what to wait for. */
   fix: string;
-  /** The lock guard's holder, running: whether it still held the guard a moment later (#55). */
+  /** What a second look compares (#64): a thread runnable, the CPU time in nanoseconds (a decimal string), a thread held by a tracer. */
+  busy: boolean;
+  cpu: string;
+  tracer: boolean;
+  /** The guard's or an append lock's holders, every process of the open file that holds it (the first is this one). */
+  all?: Holder[];
+  /** A holder that moves: whether it still held the lock a moment later (#55). */
   lasting?: boolean;
 }
 

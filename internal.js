@@ -54,8 +54,8 @@ module.exports = {
   stopLockLeft: (dir) => native.stopLockLeft(dir),
   /** Why the last STOP update of this thread was refused as "locked": its `.stop.lock` mkdir's errno name ("EEXIST" where another update holds it), or null. */
   stopLockCause: () => native.stopLockCause(),
-  /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix }` or null. */
-  holders: (dir) => JSON.parse(native.holders(dir)),
+  /** Who holds what another operation would wait for (#44): `{ guard, lock, stopLock }`, each `{ pid, state, command, stalled, is, fix, busy, cpu }` or null, and `records` by file name; `before`, an earlier answer's JSON text, settles each against it (#64). */
+  holders: (dir, before) => JSON.parse(native.holders(dir, before ?? null)),
   /** The process `pid` as the kernel shows it (#45): `{ pid, state, command, stalled, is, fix, parent }`, `parent` `{ pid, command }` or null; null where none is visible. */
   processOf: (pid) => {
     const text = native.processOf(pid);
@@ -67,6 +67,13 @@ module.exports = {
   ownerElsewhere: (pid, start, boot) => native.ownerElsewhere(pid, start, boot),
   /** Whether this process sees every process of the machine (an owner it cannot see may be alive where it cannot look). */
   seesEveryProcess: () => native.seesEveryProcess(),
+  /** Where outbox.jsonl ends now (`"dev:ino:size"`, opaque), or null: resolve's mark before its read. */
+  outboxMark: (dir) => native.outboxMark(dir),
+  /** resolve's append (#64): the outcome line, unless a line appended since `mark` gave `nonce` an outcome: that status then, nothing written; undefined where written. */
+  appendOutcome: (dir, nonce, line, mark) => {
+    const found = native.appendOutcome(dir, nonce, line, mark);
+    return found === null ? undefined : JSON.parse(found);
+  },
   /** Whether a repair holds the binding at `dir` (run.lock flocked by one). */
   repairRunning: (dir) => native.repairRunning(dir),
 };

@@ -236,6 +236,56 @@ describe("every binding at a glance (#46)", addonOnly, () => {
     },
   );
 
+  // #64: a running holder of a record file's append lock (`flock
+  // inbox.jsonl sleep`) held every append while the fleet said ready. Each
+  // binding's hold is judged at a second look, and a collection makes that
+  // look once for all of them (250 ms), never once per binding.
+  test(
+    "holders of append locks in many bindings: each line is stuck, its metrics page, and the collection looks twice once",
+    has("flock") ? {} : { skip: "needs util-linux's flock" },
+    async () => {
+      const root = scratch();
+      const names = ["a", "b", "c", "d", "e", "f", "g", "h"];
+      for (const name of names) M.ensureJournal(join(root, "discord", name));
+      const base = Date.now();
+      cli("status", "--data-root", root);
+      const alone = Date.now() - base;
+      const holders = names.map((name) =>
+        spawn("flock", [join(root, "discord", name, "inbox.jsonl"), "sleep", "30"], { stdio: "ignore", timeout: 60_000 }),
+      );
+      try {
+        for (const h of holders)
+          for (let i = 0; i < 200 && !readFileSync("/proc/locks", "utf8").includes(` ${h.pid} `); i++)
+            await new Promise((r) => setTimeout(r, 10));
+        const began = Date.now();
+        const f = json("status", "--data-root", root);
+        const took = Date.now() - began;
+        console.log(
+          `# figure a collection of ${names.length} bindings, each with an append lock held: ${took} ms, ${alone} ms with none held`,
+        );
+        assert.equal(f.status, 1);
+        for (const b of f.out.bindings) {
+          assert.equal(b.verdict.state, "stuck", b.binding);
+          assert.match(b.verdict.why, /holds the append lock of inbox\.jsonl and does not move: every append to inbox\.jsonl waits for it/);
+        }
+        // One second look (250 ms) for all, not one each (2 s for 8): a
+        // bound with room for a loaded machine.
+        assert.ok(took < alone + 1500, `${took} ms with holders, ${alone} ms without`);
+        const text = cli("status", "--data-root", root);
+        assert.match(text.stdout, /8 bindings under .*, 8 need a hand/);
+        const file = join(scratch(), "m.prom");
+        cli("status", "--data-root", root, "--prometheus", file);
+        const prom = readFileSync(file, "utf8");
+        for (const name of names) {
+          assert.match(prom, new RegExp(`^discord_journal_binding_state\\{data_root="[^"]+",binding="${name}",state="stuck"\\} 1$`, "m"));
+          assert.match(prom, new RegExp(`^discord_journal_binding_blocked\\{data_root="[^"]+",binding="${name}"\\} 1$`, "m"));
+        }
+      } finally {
+        for (const h of holders) h.kill("SIGKILL");
+      }
+    },
+  );
+
   // #57: the text an operator reads: the command under each line that
   // needs a hand, -x for those alone, state words that say the problem.
   test("the text view: next under each line that needs a hand, -x, and no line reads ready alone while it needs a hand", async () => {

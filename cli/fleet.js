@@ -75,10 +75,10 @@ function entries(top) {
  * `{ binding, exitCode, refused }`, with the refusal's `verdict` where it
  * is one (a journal its owner cannot reach: stuck).
  */
-function judge(top, name, { status, exitOf, memo }) {
+function judge(top, name, { status, exitOf, memo }, later) {
   const dir = path.join(top, name);
   try {
-    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }), Date.now(), memo);
+    const s = status(reach(dir, { command: "status", argv: ["discord-journal", "status", dir] }), Date.now(), memo, later);
     return { binding: name, exitCode: exitOf(s), status: s };
   } catch (e) {
     // A directory with a binding's name that is no journal: not a binding.
@@ -120,11 +120,27 @@ async function judgeAll(top, names, verdict, split, brief) {
       for (const [name, b] of await judgeAsOwner(top, group, verdict, brief)) judged.set(name, b);
   });
   // This process's own bindings meanwhile, while the children run; one
-  // at a time, so that their input and output pipes move in between.
+  // at a time, so that their input and output pipes move in between. The
+  // second looks at holders of a journal's locks (cli/commands/status.js)
+  // are one wait for all of them, after every binding's first look, rather
+  // than one per binding (#64); an owner's child makes its own.
+  const later = [];
   for (const name of here) {
     await new Promise((r) => setImmediate(r));
     const cannot = unjudgeable(path.join(top, name));
-    judged.set(name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict));
+    judged.set(name, cannot ? { binding: name, unjudged: cannot } : judge(top, name, verdict, later));
+  }
+  if (later.length > 0) {
+    // Each look's `due` is its first look's time and the gap it asks: the
+    // last one's is the longest left. Waited without blocking, so that the
+    // children's pipes move meanwhile.
+    const wait = Math.max(...later.map((l) => l.due)) - Date.now();
+    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+    for (const l of later) l.again();
+    for (const name of here) {
+      const one = judged.get(name);
+      if (one.status) one.exitCode = verdict.exitOf(one.status);
+    }
   }
   await Promise.all(children);
   return names.map((name) => judged.get(name));

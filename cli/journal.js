@@ -66,4 +66,6 @@ module.exports = {
   processOf: internal.processOf,
   unguarded: internal.unguarded,
   stopLockCause: internal.stopLockCause,
+  outboxMark: internal.outboxMark,
+  appendOutcome: internal.appendOutcome,
 };

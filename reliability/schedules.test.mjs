@@ -697,10 +697,15 @@ describe("PID namespaces", () => {
 
 describe("the lock guard", () => {
   const hasFlock = spawnSync("flock", ["--version"]).status === 0 ? {} : { skip: "no flock(1) here" };
-  /** flock(1) holding the lock guard (`turns/`'s flock) for `seconds`; resolves once it holds it. */
-  async function holder(dir, seconds) {
+  /**
+   * flock(1) holding the lock guard (`turns/`'s flock) for `seconds`, asleep
+   * (or working: a shell that wakes every 50 ms, so it gains CPU time);
+   * resolves once it holds it.
+   */
+  async function holder(dir, seconds, working = false) {
+    const then = working ? `exec timeout ${seconds} sh -c 'while :; do sleep 0.05; done'` : `exec sleep ${seconds}`;
     // A group of its own, so that its shell's sleep goes with it.
-    const child = spawn("flock", ["-x", join(dir, "turns"), "-c", `echo held; exec sleep ${seconds}`], {
+    const child = spawn("flock", ["-x", join(dir, "turns"), "-c", `echo held; ${then}`], {
       stdio: ["ignore", "pipe", "inherit"],
       detached: true,
     });
@@ -719,7 +724,7 @@ describe("the lock guard", () => {
       const waited = performance.now() - t;
       M.clearPid(dir, process.pid);
       await new Promise((r) => child.on("close", r));
-      child = await holder(dir, 30);
+      child = await holder(dir, 30, true);
       t = performance.now();
       let refusal;
       try {
@@ -737,13 +742,30 @@ describe("the lock guard", () => {
       if (!isAddon) return;
       assert.ok(waited >= 300, `waited ${waited} ms`);
       assert.equal(refusal?.exitCode, 1);
-      // Named as the kernel shows the holder (#44): flock(1)'s pid, running, and its command line.
+      // Named as the kernel shows the holder (#44): the one that moves
+      // (#64: the shell that inherited flock(1)'s descriptor), running.
       assert.match(
         refusal.message,
-        /^run\.lock or STOP is being changed by another process, pid \d+ \(running: flock .*\), which holds the journal's lock guard and has not finished .*Wait for pid \d+ to finish$/,
+        /^run\.lock or STOP is being changed by another process, pid \d+ \(running: .*\), which holds the journal's lock guard and has not finished .*Wait for pid \d+ to finish$/,
       );
       assert.ok(gaveUp >= 9_500 && gaveUp < 15_000, `${gaveUp} ms`);
       assert.equal(existsSync(join(dir, "run.lock")), false, "a claim that refuses for the guard made nothing");
+      // An asleep holder (`flock turns sleep 30`) does not move: the wait
+      // ends at its second look, about 2.5 s, naming it so (#64).
+      child = await holder(dir, 30);
+      t = performance.now();
+      refusal = undefined;
+      try {
+        M.writePid(dir, process.pid);
+      } catch (e) {
+        refusal = e;
+      }
+      const asleep = performance.now() - t;
+      process.kill(-child.pid, "SIGKILL");
+      await new Promise((r) => child.on("close", r));
+      figure("the lock guard", `against an asleep holder: ${refusal ? `refused after ${Math.round(asleep)} ms` : "stood"}`);
+      assert.match(refusal?.message ?? "", /pid \d+ \(asleep, no CPU time between two looks: .*\), which holds the journal's lock guard/);
+      assert.ok(asleep < 5_000, `${asleep} ms`);
     },
   );
 

@@ -82,8 +82,31 @@ pub fn append_with<E: From<JournalError>>(
   })
 }
 
+/// `append` of `line` unless `check`, called under the file's flock with
+/// the locked file and its size before anything is written, answers
+/// `Some`: then nothing is written and its answer is returned. Whatever
+/// another appender of this package writes to the file waits for the
+/// check, so a decision made on an earlier read can be checked again here
+/// against what was appended since (`resolve`, #64).
+pub fn append_unless<T>(j: &Journal, name: &str, line: &str, check: impl FnOnce(&File, u64) -> Result<Option<T>>) -> Result<Option<T>> {
+  let mut buf = Vec::with_capacity(line.len() + 2);
+  buf.push(b'\n');
+  buf.extend_from_slice(line.as_bytes());
+  checked_line_to(j, name, &mut buf, check)
+}
+
 /// Appends the line in `buf[1..]` (byte 0 a newline), as `append` says.
 fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
+  checked_line_to(j, name, buf, |_, _| Ok(None::<()>)).map(|_| ())
+}
+
+/// `line_to`, asking `check` under the flock first (`append_unless`).
+fn checked_line_to<T>(
+  j: &Journal,
+  name: &str,
+  buf: &mut Vec<u8>,
+  check: impl FnOnce(&File, u64) -> Result<Option<T>>,
+) -> Result<Option<T>> {
   if memchr::memchr(b'\n', &buf[1..]).is_some() {
     return Err(JournalError::failed("journal line must not contain a newline"));
   }
@@ -91,19 +114,26 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   let path = j.file(name);
   let refuse = |e: std::io::Error| {
     ends::forget(&path);
-    let refusal = quiet_io(&e, name, "append to");
-    // A wait that ended on the lock's holder names it (#55).
-    let Some(h) = (e.raw_os_error() == Some(nix::libc::EWOULDBLOCK)).then(|| holder(&path)).flatten() else {
-      return refusal;
-    };
-    refusal.with_note(&format!(
-      "{} holds its append lock and has not let go: {}",
-      h.describe(),
-      h.remedy()
-    ))
+    quiet_io(&e, name, "append to")
   };
-  let opened = open_locked(&path, ends::of(&path)).map_err(refuse)?;
+  // A wait that ended on the lock's holder names it (#55, #64).
+  let opened = open_locked(&path, ends::of(&path)).map_err(|e| match e {
+    Waited::Held(holders) => {
+      ends::forget(&path);
+      let hidden = crate::ground::holder::Holder::hidden();
+      let h = holders.first().unwrap_or(&hidden);
+      quiet_io(&std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK), name, "append to").with_note(&format!(
+        "{} holds its append lock and has not let go: {}",
+        h.describe(),
+        h.remedy()
+      ))
+    }
+    Waited::Failed(e) => refuse(e),
+  })?;
   let (mut file, size) = (opened.file, opened.size);
+  if let Some(found) = check(&file, size)? {
+    return Ok(Some(found));
+  }
   let line = if opened.cut { &buf[..] } else { &buf[1..] };
   write_line(&mut file, line).map_err(refuse)?;
   // Where the file was judged (a file this user cannot read is not, and
@@ -115,14 +145,26 @@ fn line_to(j: &Journal, name: &str, buf: &mut Vec<u8>) -> Result<()> {
   if size == 0 {
     crate::ground::durable::dir(j.dir()).map_err(refuse)?;
   }
-  Ok(())
+  Ok(None)
 }
 
 /// Who holds the append lock of the file at `path` now, as the kernel
-/// shows it (a refusal names it; so does the command's verdict).
-pub fn holder(path: &str) -> Option<crate::ground::holder::Holder> {
-  let meta = std::fs::metadata(path).ok()?;
-  crate::ground::holder::flock_holders(&meta).into_iter().next()
+/// shows it (the command's verdict names them).
+pub fn holders(path: &str) -> Vec<crate::ground::holder::Holder> {
+  crate::ground::holder::holders_at(path)
+}
+
+/// Why `open_locked` gave no file.
+enum Waited {
+  /// The flock's holders kept it past the wait: who they are.
+  Held(Vec<crate::ground::holder::Holder>),
+  Failed(std::io::Error),
+}
+
+impl From<std::io::Error> for Waited {
+  fn from(e: std::io::Error) -> Self {
+    Waited::Failed(e)
+  }
 }
 
 thread_local! {
@@ -191,11 +233,14 @@ mod ends {
 /// holder seen stopped ends the wait sooner, and the refusal names it (#55).
 const PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
-/// When an append's wait first asks the kernel whether the holder is
-/// stopped: a holder that is not takes microseconds (an append) or the
-/// mend of one file (a repair), so a wait this long is rare, and one on a
-/// stopped holder ends within about a second (#55).
-const FIRST_LOOK: std::time::Duration = std::time::Duration::from_millis(500);
+/// When an append's wait first asks the kernel whether the holder moves,
+/// and how often after: a holder that moves takes microseconds (an
+/// append) or the mend of one file (a repair), so a wait this long is
+/// rare; one on a stopped or frozen holder ends at the first look, one on
+/// a holder that does not move (asleep with no CPU time gained, a tracer
+/// holding it) at the second: within about a second (#55, #64).
+pub const FIRST_LOOK: std::time::Duration = std::time::Duration::from_millis(500);
+pub const LOOK_EVERY: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// A line file opened for appending and flocked, with its size and
 /// whether its last line is cut.
@@ -210,7 +255,7 @@ struct Opened {
 
 /// The line file opened for appending, flocked, still linked, and its size.
 /// `end`: where the file ended after this thread's last append to it.
-fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
+fn open_locked(path: &str, mut end: Option<u64>) -> std::result::Result<Opened, Waited> {
   use crate::ground::files::{flock_until_closed, open_path, size_linked, Access, Unflocked};
   let start = std::time::Instant::now();
   let deadline = start + PATIENCE;
@@ -229,11 +274,13 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
       Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
       opened => opened,
     }?;
-    let stopped = crate::ground::guard::gives_up(start + FIRST_LOOK, || std::fs::metadata(path).ok());
-    let locked = flock_until_closed(file, deadline, stopped).map_err(|e| match e {
-      Unflocked::TimedOut => std::io::Error::from_raw_os_error(nix::libc::EWOULDBLOCK),
-      Unflocked::Failed(e) => e,
-    })?;
+    let mut watch = crate::ground::holder::Watch::new(start + FIRST_LOOK, LOOK_EVERY, || std::fs::metadata(path).ok());
+    let mut give_up = |now| watch.give_up(now);
+    let locked = match flock_until_closed(file, deadline, &mut give_up) {
+      Ok(locked) => locked,
+      Err(Unflocked::TimedOut) => return Err(Waited::Held(watch.holders())),
+      Err(Unflocked::Failed(e)) => return Err(e.into()),
+    };
     // The end proves the size and a whole last line, not the name: a file
     // renamed over under the flock (by a repair, or any tool that copies
     // and renames) leaves this one unlinked with its end intact, so the
@@ -260,7 +307,7 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::io::Result<Opened> {
       });
     }
   }
-  Err(std::io::Error::from_raw_os_error(nix::libc::ESTALE))
+  Err(std::io::Error::from_raw_os_error(nix::libc::ESTALE).into())
 }
 
 /// Whether the file ends at `end` (> 0) with a newline: a read of two

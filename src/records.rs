@@ -18,6 +18,59 @@ use crate::read::keys::Keys;
 mod outbox;
 pub use outbox::{Delivery, Outbox, OUTBOX_STATUS};
 
+/// The status the lines of the outbox `file` (`size` bytes, held under its
+/// append flock) appended since `mark` (`"dev:ino:size"` of the file
+/// before an earlier read) give the delivery `nonce`, where it is one that
+/// waits no more: `resolve`'s second look (#64). The merge is the readers'
+/// (the last line with a `status` decides), so reading from the mark on
+/// gives the status now, given that the earlier read found it waiting
+/// ("intent" or "unknown"). Where the file is no longer the one marked (a
+/// repair renamed another over it) or is shorter, it is read whole. A line
+/// that does not parse refuses, as every reader of the file would.
+pub fn status_since(file: &std::fs::File, size: u64, mark: Option<&str>, nonce: &str) -> Result<Option<serde_json::Value>> {
+  use std::os::unix::fs::{FileExt, MetadataExt};
+  let meta = file
+    .metadata()
+    .map_err(|e| crate::ground::error::quiet_io(&e, crate::lines::OUTBOX, "read"))?;
+  let marked = mark.and_then(|m| {
+    let mut parts = m.split(':').map(|p| p.parse::<u64>().ok());
+    match (parts.next()??, parts.next()??, parts.next()??) {
+      (dev, ino, at) if dev == meta.dev() && ino == meta.ino() && at <= size => Some(at),
+      _ => None,
+    }
+  });
+  // A mark inside a line (a long line's write seen a page at a time) is
+  // no start of one: then the whole file.
+  let starts_line = |at: u64| {
+    let mut b = [0u8; 1];
+    at == 0 || (file.read_at(&mut b, at - 1).ok() == Some(1) && b[0] == b'\n')
+  };
+  let from = marked.filter(|&at| starts_line(at)).unwrap_or(0);
+  let mut bytes = vec![0u8; usize::try_from(size - from).map_err(|_| JournalError::failed("outbox.jsonl: too large to read"))?];
+  file
+    .read_exact_at(&mut bytes, from)
+    .map_err(|e| crate::ground::error::quiet_io(&e, crate::lines::OUTBOX, "read"))?;
+  let mut status: Option<serde_json::Value> = None;
+  for (at, line) in bytes.split(|b| *b == b'\n').enumerate() {
+    if line.is_empty() {
+      continue;
+    }
+    let parsed: serde_json::Value = serde_json::from_slice(line).map_err(|_| {
+      JournalError::failed(format!(
+        "{}: a line appended while resolve read the file is not valid JSON (line {} after byte {from})",
+        crate::lines::OUTBOX,
+        at + 1
+      ))
+    })?;
+    if parsed.get("nonce").and_then(serde_json::Value::as_str) == Some(nonce) {
+      if let Some(s) = parsed.get("status") {
+        status = Some(s.clone());
+      }
+    }
+  }
+  Ok(status.filter(|s| !matches!(s.as_str(), Some("intent" | "unknown"))))
+}
+
 /// An argument as `===` sees it when compared with a parsed JSON value.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Cmp {
@@ -241,6 +294,46 @@ pub fn count_started_on(started: &[Option<Option<Vec<u16>>>], date: Option<&[u16
 
 #[cfg(test)]
 mod tests {
+
+  /// resolve's second look (#64): the lines after the mark decide; a file
+  /// replaced since the mark, or a mark inside a line, is read whole.
+  #[test]
+  fn the_status_since_a_mark_is_the_last_line_with_a_status() {
+    use std::os::unix::fs::MetadataExt;
+    let d = crate::testutil::TempDir::new();
+    let path = d.journal().file(crate::lines::OUTBOX);
+    std::fs::write(
+      &path,
+      "{\"nonce\":\"n\",\"status\":\"confirmed\"}\n{\"nonce\":\"n\",\"status\":\"intent\"}\n",
+    )
+    .expect("write");
+    let meta = std::fs::metadata(&path).expect("meta");
+    let mark = format!("{}:{}:{}", meta.dev(), meta.ino(), meta.size());
+    let look = |mark: &str| {
+      let file = std::fs::File::open(&path).expect("open");
+      let size = file.metadata().expect("meta").len();
+      status_since(&file, size, Some(mark), "n").expect("look")
+    };
+    assert_eq!(look(&mark), None, "nothing after the mark");
+    let mut more = std::fs::read_to_string(&path).expect("read");
+    more.push_str("{\"nonce\":\"m\",\"status\":\"refused\"}\n{\"nonce\":\"n\",\"channel\":\"1\"}\n");
+    std::fs::write(&path, &more).expect("write");
+    assert_eq!(look(&mark), None, "another nonce, and a line without a status");
+    more.push_str("{\"nonce\":\"n\",\"status\":\"refused\"}\n");
+    std::fs::write(&path, &more).expect("write");
+    assert_eq!(look(&mark), Some(serde_json::json!("refused")));
+    // Another inode: read whole, the last status decides.
+    let other = format!("{}:{}:{}", meta.dev(), meta.ino() + 1, meta.size());
+    assert_eq!(look(&other), Some(serde_json::json!("refused")));
+    // A mark inside a line: read whole.
+    assert_eq!(
+      look(&format!("{}:{}:5", meta.dev(), meta.ino())),
+      Some(serde_json::json!("refused"))
+    );
+    more.push_str("{\"nonce\":\"n\",\"status\":\"unknown\"}\n");
+    std::fs::write(&path, &more).expect("write");
+    assert_eq!(look(&mark), None, "waiting again");
+  }
   use super::*;
   use crate::ground::journal::Journal;
   use crate::ground::json::Doc;

@@ -229,7 +229,7 @@ function nullProblem(target, file, reader, refused, at) {
  * line is placed, not quoted; its nonces, STOP lines, last reload and
  * owner record are left out, and their count or state stands for them.
  */
-function status(target, now = Date.now(), memo = NONE) {
+function status(target, now = Date.now(), memo = NONE, later = null) {
   const { dir, at } = target;
   // What a metrics collection keeps of each reader's answer (cli/memo.js):
   // keyed by the binding and the reader, with the files it read.
@@ -343,14 +343,6 @@ function status(target, now = Date.now(), memo = NONE) {
   // lock guard, run.lock marked by a live process, .stop.lock, and the
   // record files' append locks (#55).
   const held = holders(at);
-  // A running holder of the guard is a start or a release in progress,
-  // which lets go within milliseconds; /proc/locks tells no time a lock
-  // was taken, so one look more, after LASTING_MS, tells it from one that
-  // keeps it, which every start would wait for and then refuse (#55).
-  if (held.guard && !held.guard.stalled) {
-    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LASTING_MS);
-    held.guard.lasting = holders(at).guard?.pid === held.guard.pid;
-  }
   if (lock) lock.holder = held.lock;
   const s = {
     verdict: null,
@@ -388,13 +380,68 @@ function status(target, now = Date.now(), memo = NONE) {
   // The file system as the connector holding the binding finds it (#63).
   const holder = lock?.state === "live" ? lock.owner?.pid : (lock?.elsewhere ?? null);
   const around = [target.closed, fileSystemRefusal(at, dir, holder)].filter(Boolean);
-  s.verdict = verdict(
-    target,
-    s,
-    [...around.map((p) => ({ what: p.what, fix: p.fix, blocks: true, first: true })), ...seen.problems],
-    inboxIds,
-  );
+  const judged = () => {
+    s.verdict = verdict(
+      target,
+      s,
+      [...around.map((p) => ({ what: p.what, fix: p.fix, blocks: true, first: true })), ...seen.problems],
+      inboxIds,
+    );
+  };
+  judged();
+  // A running holder of the guard or of an append lock is a start, a
+  // release or an append in progress, which lets go within milliseconds;
+  // /proc/locks tells no time a lock was taken, so one look more, after
+  // LASTING_MS, tells it from one that keeps it, which every start or
+  // append would wait for and then refuse (#55), and tells a holder that
+  // does not move (no thread runnable, no CPU time gained) from one that
+  // works (#64). A collection of many bindings makes that second look once
+  // for all of them (`later`, cli/fleet.js).
+  if ([held.guard, ...Object.values(held.records)].some((h) => h && !h.stalled)) {
+    const again = () => {
+      secondLook(held, holders(at, JSON.stringify(held)));
+      s.guard = held.guard;
+      s.appendLocks = held.records;
+      judged();
+    };
+    if (later) later.push({ due: Date.now() + LASTING_MS, again });
+    else {
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, LASTING_MS);
+      again();
+    }
+  }
   return s;
+}
+
+/**
+ * The second look at the holders `first` (changed in place) by the look
+ * `second`: a holder still there (one of the first look's holders, or none
+ * visible both times) is the second look's, `lasting` where it still
+ * moves; one gone is gone; one new is a moment's unless it is stalled
+ * (#55, #64).
+ */
+function secondLook(first, second) {
+  const still = (a, b) => a.pid === b.pid || a.all?.some((h) => h.pid === b.pid);
+  const keep = (a, b) => (a && b && still(a, b) ? { ...b, lasting: !b.stalled } : a && b && b.stalled ? b : null);
+  first.guard = keep(first.guard, second.guard);
+  const records = {};
+  for (const [name, h] of Object.entries(first.records)) {
+    const k = keep(h, second.records[name]);
+    if (k) records[name] = k;
+  }
+  first.records = records;
+}
+
+/** What a holder that does not let go is doing, for a problem's words. */
+function stillness(h) {
+  return (
+    {
+      stopped: "is stopped",
+      traced: "is stopped by a debugger or tracer and does not move",
+      frozen: "is frozen",
+      idle: "does not move",
+    }[h.state] ?? "does not let go"
+  );
 }
 
 /**
@@ -608,7 +655,7 @@ function verdict(target, s, found, inboxIds) {
   // for it (#44): named, with what frees it, before anything else.
   const stalled = [
     s.guard?.stalled && {
-      what: `${s.guard.is} holds the journal's lock guard and is stopped inside a start, a release, unlock, recover or a repair: every start, recover, unlock and repair of this binding waits for it, then refuses`,
+      what: `${s.guard.is} holds the journal's lock guard and ${stillness(s.guard)} inside a start, a release, unlock, recover or a repair: every start, recover, unlock and repair of this binding waits for it, then refuses`,
       fix: s.guard.fix,
     },
     s.guard?.lasting && {
@@ -623,9 +670,11 @@ function verdict(target, s, found, inboxIds) {
     // A stopped holder of a record file's append lock (#55): every append
     // to it ends in a refusal naming it.
     ...Object.entries(s.appendLocks ?? {})
-      .filter(([, h]) => h.stalled)
+      .filter(([, h]) => h.stalled || h.lasting)
       .map(([file, h]) => ({
-        what: `${h.is} holds the append lock of ${file} and is stopped: every append to ${file} waits for it, then refuses`,
+        what: h.stalled
+          ? `${h.is} holds the append lock of ${file} and ${stillness(h)}: every append to ${file} waits for it about a second, then refuses`
+          : `${h.is} holds the append lock of ${file} and kept it past a moment (an append lets go within milliseconds): every append to ${file} waits for it, 10 s at most, then refuses`,
         fix: h.fix,
         blocks: true,
       })),

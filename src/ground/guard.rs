@@ -37,7 +37,7 @@ use nix::fcntl::Flock;
 
 use crate::ground::error::JournalError;
 use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
-use crate::ground::holder::{flock_holders, Holder};
+use crate::ground::holder::{Holder, Watch};
 use crate::ground::journal::Journal;
 
 /// How long an operation waits for another to finish before it refuses.
@@ -183,12 +183,19 @@ fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
   if nix::unistd::dup(&file).is_err() {
     return Ok(unguarded);
   }
-  let lock = match wait(file, &meta, patience) {
+  // Waits for the guard; from `FIRST_LOOK` on the watch asks the kernel
+  // who holds it every `LOOK_EVERY`, and a holder that does not move ends
+  // the wait (it does not finish on its own).
+  let start = Instant::now();
+  let mut watch = Watch::new(start + FIRST_LOOK, LOOK_EVERY, || Some(meta.clone()));
+  let mut give_up = |now| watch.give_up(now);
+  let waited = crate::ground::files::flock_until(file, start + patience, &mut give_up);
+  let lock = match waited {
     Ok(Flocked::Held(lock)) => lock,
     // No flock here (ENOLCK, an NFS mount without it): unguarded.
     Ok(Flocked::Unsupported(_)) => return Ok(unguarded),
     Err(Unflocked::Failed(e)) => return Err(crate::ground::error::quiet_io(&e, "the journal's turns directory", "lock")),
-    Err(Unflocked::TimedOut) => return Err(busy(&meta)),
+    Err(Unflocked::TimedOut) => return Err(busy(&watch.holders())),
   };
   HELD.with(|h| h.borrow_mut().push(key));
   Ok(Guard { held: Some((lock, key)) })
@@ -201,51 +208,29 @@ fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
 pub const FIRST_LOOK: Duration = Duration::from_secs(2);
 pub const LOOK_EVERY: Duration = Duration::from_millis(500);
 
-/// Waits for the guard (`flock_until`); from `FIRST_LOOK` on it asks the
-/// kernel who holds it every `LOOK_EVERY`, and a holder seen stopped ends
-/// the wait.
-fn wait(file: File, meta: &std::fs::Metadata, patience: Duration) -> std::result::Result<Flocked, Unflocked> {
-  let start = Instant::now();
-  crate::ground::files::flock_until(file, start + patience, gives_up(start + FIRST_LOOK, || Some(meta.clone())))
-}
-
-/// What a flock's waiter asks between tries (`flock_until`'s `give_up`):
-/// from `first` on, every `LOOK_EVERY`, whether a holder of the lock on
-/// the file `meta` names is stopped, so that the wait ends early: a
-/// stopped holder does not let go on its own (#44, #55).
-pub fn gives_up(first: Instant, meta: impl Fn() -> Option<std::fs::Metadata>) -> impl FnMut(Instant) -> bool {
-  let mut look = first;
-  move |now| {
-    if now < look {
-      return false;
-    }
-    look = now + LOOK_EVERY;
-    meta().is_some_and(|m| flock_holders(&m).iter().any(Holder::stalled))
-  }
-}
-
 /// The refusal of an operation that could not have the guard: who holds it
 /// and what frees it.
-fn busy(meta: &std::fs::Metadata) -> JournalError {
-  let holders = flock_holders(meta);
-  let (who, remedy) = match holders.first() {
-    Some(h) => (h.describe(), h.remedy()),
-    None => ("a process that has since let go".to_string(), "run the command again".to_string()),
-  };
+fn busy(holders: &[Holder]) -> JournalError {
+  let hidden = Holder::hidden();
+  let h = holders.first().unwrap_or(&hidden);
   JournalError::failed(format!(
-    "run.lock or STOP is being changed by another process, {who}, which holds the journal's lock guard and has not finished (a start, a release, unlock, recover or a repair); refusing. {}",
-    crate::ground::text::capitalized(&remedy)
+    "run.lock or STOP is being changed by another process, {}, which holds the journal's lock guard and has not finished (a start, a release, unlock, recover or a repair); refusing. {}",
+    h.describe(),
+    crate::ground::text::capitalized(&h.remedy())
   ))
 }
 
 /// Who holds the journal's guard now, as the kernel shows it (for the
 /// command's verdict: a start, a release, unlock, recover or a repair in
 /// progress, or stopped inside one).
-pub fn holder(j: &Journal) -> Option<Holder> {
-  let meta = guard_dir(j)
-    .map_or_else(|_| std::fs::metadata(j.turns()), |(file, _)| file.metadata())
-    .ok()?;
-  flock_holders(&meta).into_iter().next()
+pub fn holders(j: &Journal) -> Vec<Holder> {
+  let Ok((file, _)) = guard_dir(j) else { return Vec::new() };
+  let Ok(meta) = file.metadata() else { return Vec::new() };
+  let held = matches!(
+    nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock),
+    Err((_, nix::errno::Errno::EWOULDBLOCK))
+  );
+  crate::ground::holder::lock_holders(&meta, held)
 }
 /// Why the journal's guard cannot be had here, or `None` where it can (or
 /// the journal cannot be looked at): for the command, which says so when

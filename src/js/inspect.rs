@@ -37,8 +37,35 @@ pub fn stop_lock_cause(env: &Env) -> napi::Result<Val<'_>> {
 /// live process holding run.lock marked, and a STOP update inside
 /// `.stop.lock`; and `records`, each record file's append lock holder by
 /// the file's name, where one holds it (#55).
+///
+/// `before`: the JSON text of a look made a moment before (this export's
+/// own answer), or null. Each holder is then settled against the one it
+/// gave for the same lock (`holder::settle`): one that neither had a
+/// thread runnable nor gained CPU time between the two looks reads as not
+/// moving ("idle", or "traced" under a tracer). The command's second look
+/// (#64).
 #[napi(js_name = "holders")]
-pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+pub fn holders<'e>(env: &'e Env, dir: Dir<'e>, before: Option<String>) -> napi::Result<Val<'e>> {
+  use crate::ground::holder::{settle, Holder};
+  let before: serde_json::Value = before.and_then(|b| serde_json::from_str(&b).ok()).unwrap_or_default();
+  // The first holder of a lock, settled against the look before.
+  // Every holder of the lock is kept in the answer (`all`), so that the
+  // second look settles each against itself, whichever is named first.
+  let first = |mut seen: Vec<Holder>, which: &str| {
+    let earlier: Vec<Holder> = before
+      .get("guard")
+      .filter(|_| which == "guard")
+      .or_else(|| before.get("records").and_then(|r| r.get(which)))
+      .and_then(|h| h.get("all"))
+      .and_then(serde_json::Value::as_array)
+      .map(|all| all.iter().filter_map(Holder::from_json).collect())
+      .unwrap_or_default();
+    settle(&earlier, &mut seen);
+    let all: Vec<serde_json::Value> = seen.iter().map(Holder::to_json).collect();
+    let mut named = seen.into_iter().next()?.to_json();
+    named["all"] = serde_json::Value::Array(all);
+    Some(named)
+  };
   export(env, |js| {
     let j = dir.journal();
     let one = |h: Option<crate::ground::holder::Holder>| h.map_or(serde_json::Value::Null, |h| h.to_json());
@@ -49,12 +76,12 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
       _ => None,
     };
     let out = json!({
-      "guard": one(crate::ground::guard::holder(j)),
+      "guard": first(crate::ground::guard::holders(j), "guard").unwrap_or_default(),
       "lock": one(crate::lock::holder(j)),
       "stopLock": one(stop_lock),
       "records": crate::lines::RECORD_FILES
         .iter()
-        .filter_map(|name| Some((name.to_string(), crate::lines::holder(&j.file(name))?.to_json())))
+        .filter_map(|name| Some((name.to_string(), first(crate::lines::holders(&j.file(name)), name)?)))
         .collect::<serde_json::Map<_, _>>(),
     });
     Ok(js.str(&out.to_string())?)
@@ -103,5 +130,32 @@ pub fn scan_turns<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
 pub fn repair<'e>(env: &'e Env, dir: Dir<'e>, apply: bool) -> napi::Result<Val<'e>> {
   export(env, |js| {
     Ok(js.str(&repair::run(dir.journal(), apply, || js.now_iso())?.to_json().to_string())?)
+  })
+}
+
+/// Where `outbox.jsonl` ends now, as `"dev:ino:size"` (null where there is
+/// no such file): taken by `resolve` before its read, so that its second
+/// look (`appendOutcome`) reads only what was appended after it (#64).
+#[napi(js_name = "outboxMark")]
+pub fn outbox_mark<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
+  use std::os::unix::fs::MetadataExt;
+  export(env, |js| {
+    let meta = std::fs::metadata(dir.journal().file(crate::lines::OUTBOX)).ok();
+    opt_str(js, meta.map(|m| format!("{}:{}:{}", m.dev(), m.ino(), m.size())))
+  })
+}
+
+/// `resolve`'s append (#64): the outcome line `line` for `nonce`, appended
+/// to `outbox.jsonl` under its append flock unless a line appended since
+/// `mark` (`outboxMark`'s, taken before resolve's read) gave the delivery a
+/// status other than "intent" or "unknown": that status is then returned,
+/// as JSON text, and nothing is written; null where the line was written.
+#[napi(js_name = "appendOutcome")]
+pub fn append_outcome<'e>(env: &'e Env, dir: Dir<'e>, nonce: String, line: String, mark: Option<String>) -> napi::Result<Val<'e>> {
+  export(env, |js| {
+    let found = crate::lines::append_unless(dir.journal(), crate::lines::OUTBOX, &line, |file, size| {
+      crate::records::status_since(file, size, mark.as_deref(), &nonce)
+    })?;
+    opt_str(js, found.map(|status| status.to_string()))
   })
 }

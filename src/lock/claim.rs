@@ -188,6 +188,9 @@ enum Releasing {
 /// it to go.
 fn releasing(j: &Journal, since: Instant) -> Releasing {
   let path = j.lock();
+  // The last look at its holders, so that one that does not move is seen
+  // across two slices.
+  let mut last = Vec::new();
   loop {
     let Some(stamp) = Stamp::at(&path) else { return Releasing::Gone };
     // A record (published meanwhile, or there all along) is judged as the
@@ -197,7 +200,7 @@ fn releasing(j: &Journal, since: Instant) -> Releasing {
     }
     let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
     // A slice at a time, so that a record published meanwhile is seen.
-    match super::held::vacant(&path, stamp, left.min(SLICE)) {
+    match super::held::vacant_seen(&path, stamp, left.min(SLICE), &mut last) {
       Ok(_) if Stamp::at(&path).is_none() => return Releasing::Gone,
       Ok(_) => return Releasing::No,
       Err(_) if Stamp::at(&path).is_none() => return Releasing::Gone,

@@ -23,7 +23,7 @@ use nix::fcntl::{Flock, FlockArg};
 use super::stamp::Stamp;
 use crate::ground::files::{open_dir, Link};
 use crate::ground::guard::{FIRST_LOOK, LOOK_EVERY};
-use crate::ground::holder::{flock_holders, Holder};
+use crate::ground::holder::{lock_holders, settle, Holder};
 use crate::ground::journal::Journal;
 
 /// The directories this process holds the binding by, marked: a release
@@ -81,6 +81,13 @@ const BRIEF: Duration = Duration::from_millis(300);
 /// flock here, `Err` naming the live process that holds it after `BRIEF`
 /// (or `patience`, for a claim that waits for a release to end).
 pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Flock<File>>, Holder> {
+  vacant_seen(path, lock, patience, &mut Vec::new())
+}
+
+/// `vacant`, its looks settled against `last` (the look a wait made before
+/// this one, kept across a claim's slices), which it replaces with its
+/// own: a holder that does not move is then seen across two calls (#64).
+pub fn vacant_seen(path: &str, lock: Stamp, patience: Duration, last: &mut Vec<Holder>) -> Result<Option<Flock<File>>, Holder> {
   let Ok(file) = open_dir(path, Link::NoFollow) else {
     return Ok(None);
   };
@@ -118,13 +125,11 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
     let over = now >= start + patience.max(BRIEF);
     if over || now >= look {
       look = now + LOOK_EVERY;
-      let holders = flock_holders(&meta);
-      if over || holders.iter().any(Holder::stalled) {
-        return Err(holders.into_iter().next().unwrap_or(Holder {
-          pid: 0,
-          run: crate::ground::holder::Run::Unknown,
-          command: String::new(),
-        }));
+      let mut holders = lock_holders(&meta, true);
+      settle(last, &mut holders);
+      *last = holders.clone();
+      if over || (!holders.is_empty() && holders.iter().all(Holder::stalled)) {
+        return Err(holders.into_iter().next().unwrap_or_else(Holder::hidden));
       }
     }
     std::thread::sleep(Duration::from_millis(2));
@@ -137,7 +142,7 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
 pub fn holder(j: &Journal) -> Option<Holder> {
   let path = j.lock();
   let meta = std::fs::symlink_metadata(&path).ok().filter(|m| m.is_dir())?;
-  flock_holders(&meta).into_iter().next()
+  lock_holders(&meta, false).into_iter().next()
 }
 
 #[cfg(test)]

@@ -13,7 +13,8 @@ use super::{stamp_of, FilePlan, Opened, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::files::{open_dir_at, Link};
 
-/// How long a repair waits for an append to finish before it refuses.
+/// How long a repair waits for an append that moves to finish before it
+/// refuses (one that does not move ends the wait within about a second).
 const HOLD_PATIENCE: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// What a repair did to one file: where its set-aside bytes went.
@@ -50,15 +51,27 @@ pub fn apply_into(j: &Opened, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&st
     // sees the file changed, or after the mend (on the mended file), never
     // in between where the truncation or the rename would drop it.
     let source = crate::ground::files::open_at(&j.fd, f.name, 0).map_err(refuse)?;
-    let source = match crate::ground::files::flock_within(source, std::time::Instant::now() + HOLD_PATIENCE) {
+    // The wait is an append's (#64): from its first look on, a holder that
+    // does not move, or one this process cannot see (whether it moves
+    // cannot be told, and the binding is held meanwhile), ends it, named.
+    let start = std::time::Instant::now();
+    let meta = source.metadata().ok();
+    let mut watch =
+      crate::ground::holder::Watch::new(start + crate::lines::FIRST_LOOK, crate::lines::LOOK_EVERY, || meta.clone()).ending_on_unseen();
+    let mut give_up = |now| watch.give_up(now);
+    let source = match crate::ground::files::flock_until(source, start + HOLD_PATIENCE, &mut give_up) {
       Ok(source) => source,
       Err(crate::ground::files::Unflocked::Failed(e)) => return Err(refuse(e)),
       Err(crate::ground::files::Unflocked::TimedOut) => {
+        let holders = watch.holders();
+        let hidden = crate::ground::holder::Holder::hidden();
+        let h = holders.first().unwrap_or(&hidden);
         return Err(JournalError::failed(format!(
-          "{} is held by another process (an append that has not finished in {} s); nothing of it was changed: run the repair again",
+          "{} is held by another process, {}, which holds its append lock and has not let go; nothing of it was changed, and the binding was let go. {}, then run the repair again",
           f.name,
-          HOLD_PATIENCE.as_secs()
-        )))
+          h.describe(),
+          crate::ground::text::capitalized(&h.remedy())
+        )));
       }
     };
     let source = source.file();
