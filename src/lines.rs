@@ -151,7 +151,7 @@ fn checked_line_to<T>(
 /// Who holds the append lock of the file at `path` now, as the kernel
 /// shows it (the command's verdict names them).
 pub fn holders(path: &str) -> Vec<crate::ground::holder::Holder> {
-  crate::ground::holder::holders_at(path)
+  crate::ground::lockers::holders_at(path)
 }
 
 /// Why `open_locked` gave no file.
@@ -274,7 +274,7 @@ fn open_locked(path: &str, mut end: Option<u64>) -> std::result::Result<Opened, 
       Err(e) if e.raw_os_error() == Some(nix::libc::EACCES) => open_path(path, Access::Append, 0),
       opened => opened,
     }?;
-    let mut watch = crate::ground::holder::Watch::new(start + FIRST_LOOK, LOOK_EVERY, || std::fs::metadata(path).ok());
+    let mut watch = crate::ground::lockers::Watch::new(start + FIRST_LOOK, LOOK_EVERY, || std::fs::metadata(path).ok());
     let mut give_up = |now| watch.give_up(now);
     let locked = match flock_until_closed(file, deadline, &mut give_up) {
       Ok(locked) => locked,

@@ -37,8 +37,9 @@ use nix::fcntl::Flock;
 
 use crate::ground::error::JournalError;
 use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
-use crate::ground::holder::{Holder, Watch};
+use crate::ground::holder::Holder;
 use crate::ground::journal::Journal;
+use crate::ground::lockers::Watch;
 
 /// How long an operation waits for another to finish before it refuses.
 /// Every operation under the guard is a handful of system calls and at most
@@ -230,7 +231,7 @@ pub fn holders(j: &Journal) -> Vec<Holder> {
     nix::fcntl::Flock::lock(file, nix::fcntl::FlockArg::LockSharedNonblock),
     Err((_, nix::errno::Errno::EWOULDBLOCK))
   );
-  crate::ground::holder::lock_holders(&meta, held)
+  crate::ground::lockers::lock_holders(&meta, held)
 }
 /// Why the journal's guard cannot be had here, or `None` where it can (or
 /// the journal cannot be looked at): for the command, which says so when

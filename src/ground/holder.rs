@@ -355,11 +355,10 @@ fn run_of(letter: Option<&u8>) -> Run {
   }
 }
 
-pub use super::lockers::{holders_at, inode_key, lock_holders, probe, Watch};
-
 #[cfg(test)]
 mod tests {
   use super::*;
+  use crate::ground::lockers::{inode_key, lock_holders};
   use crate::testutil::TempDir;
 
   #[test]

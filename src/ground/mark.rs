@@ -94,7 +94,7 @@ pub fn holders(j: &Journal) -> Vec<u32> {
   let Ok(meta) = std::fs::metadata(j.itself()) else {
     return Vec::new();
   };
-  let key = crate::ground::holder::inode_key(meta.dev(), meta.ino());
+  let key = crate::ground::lockers::inode_key(meta.dev(), meta.ino());
   let Ok(procs) = std::fs::read_dir("/proc") else {
     return Vec::new();
   };

@@ -23,8 +23,9 @@ use nix::fcntl::{Flock, FlockArg};
 use super::stamp::Stamp;
 use crate::ground::files::{open_dir, Link};
 use crate::ground::guard::{FIRST_LOOK, LOOK_EVERY};
-use crate::ground::holder::{lock_holders, settle, Holder};
+use crate::ground::holder::{settle, Holder};
 use crate::ground::journal::Journal;
+use crate::ground::lockers::lock_holders;
 
 /// The directories this process holds the binding by, marked: a release
 /// finds its own here by the inode it judged.

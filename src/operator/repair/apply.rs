@@ -57,7 +57,7 @@ pub fn apply_into(j: &Opened, plan: &Plan, stamp: &str, step: &mut dyn FnMut(&st
     let start = std::time::Instant::now();
     let meta = source.metadata().ok();
     let mut watch =
-      crate::ground::holder::Watch::new(start + crate::lines::FIRST_LOOK, crate::lines::LOOK_EVERY, || meta.clone()).ending_on_unseen();
+      crate::ground::lockers::Watch::new(start + crate::lines::FIRST_LOOK, crate::lines::LOOK_EVERY, || meta.clone()).ending_on_unseen();
     let mut give_up = |now| watch.give_up(now);
     let source = match crate::ground::files::flock_until(source, start + HOLD_PATIENCE, &mut give_up) {
       Ok(source) => source,
