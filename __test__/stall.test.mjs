@@ -105,6 +105,21 @@ async function holding(path, then = "exec sleep 600") {
 }
 
 const stateOf = (pid) => readFileSync(`/proc/${pid}/stat`, "utf8").replace(/^.*\) /s, "")[0];
+/** A child process of `parent` (its pid as a string), or undefined. */
+const childOf = (parent) =>
+  readdirSync("/proc")
+    .filter((n) => /^\d+$/.test(n))
+    .find((n) => {
+      try {
+        return (
+          readFileSync(`/proc/${n}/stat`, "utf8")
+            .replace(/^.*\) /s, "")
+            .split(" ")[1] === String(parent)
+        );
+      } catch {
+        return false;
+      }
+    });
 
 describe("a stopped process holds no binding hostage", hasFlock, () => {
   // #55: `flock DIR/turns sleep 120` left status "ready, can start" while
@@ -133,19 +148,7 @@ describe("a stopped process holds no binding hostage", hasFlock, () => {
   test("a stopped child sharing the guard's flock is the holder named, with kill -CONT", async () => {
     const dir = journal();
     const h = await holding(join(dir, "turns"));
-    const child = readdirSync("/proc")
-      .filter((n) => /^\d+$/.test(n))
-      .find((n) => {
-        try {
-          return (
-            readFileSync(`/proc/${n}/stat`, "utf8")
-              .replace(/^.*\) /s, "")
-              .split(" ")[1] === String(h.pid)
-          );
-        } catch {
-          return false;
-        }
-      });
+    const child = childOf(h.pid);
     assert.ok(child, "flock's child");
     process.kill(Number(child), "SIGSTOP");
     while (stateOf(child) !== "T") await new Promise((r) => setTimeout(r, 5));
@@ -560,19 +563,7 @@ describe("every wait names its holder as the waiter can see it", hasFlock, () =>
     // The traced process: strace's child, whose main thread stops at its sleep.
     let pid;
     await until(() => {
-      pid = readdirSync("/proc")
-        .filter((n) => /^\d+$/.test(n))
-        .find((n) => {
-          try {
-            return (
-              readFileSync(`/proc/${n}/stat`, "utf8")
-                .replace(/^.*\) /s, "")
-                .split(" ")[1] === String(h.pid)
-            );
-          } catch {
-            return false;
-          }
-        });
+      pid = childOf(h.pid);
       return pid !== undefined && readdirSync(`/proc/${pid}/task`).some((t) => stateOf(`${pid}/task/${t}`) === "t");
     });
     const states = readdirSync(`/proc/${pid}/task`)
