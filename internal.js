@@ -15,14 +15,9 @@ const native = require("./binding.js");
 /** The record files, as the addon defines them (one definition, in Rust). */
 const RECORD_FILES = Object.freeze(JSON.parse(native.recordFiles()));
 
-const FILE_ENUM = {
-  "inbox.jsonl": native.JournalFile.Inbox,
-  "outbox.jsonl": native.JournalFile.Outbox,
-  "drops.jsonl": native.JournalFile.Drops,
-  "admissions.jsonl": native.JournalFile.Admissions,
-  "notices.jsonl": native.JournalFile.Notices,
-  "reloads.jsonl": native.JournalFile.Reloads,
-};
+// A record file's number in the addon's JournalFile is its place in
+// RECORD_FILES: both are made from one table in the addon (src/lines.rs).
+const FILE_ENUM = Object.freeze(Object.fromEntries(RECORD_FILES.map((name, i) => [name, i])));
 
 /**
  * Every line of a record file judged by the readers' own rule: `{ size,
@@ -74,6 +69,8 @@ module.exports = {
     const found = native.appendOutcome(dir, nonce, line, mark);
     return found === null ? undefined : JSON.parse(found);
   },
+  /** The exports this package has and journal.mjs has not (the class of its refusals, which a host's errors.mjs re-exports): the one list, which verify and the suites read. */
+  OWN_EXPORTS: Object.freeze(["DiscordError"]),
   /** Whether a repair holds the binding at `dir` (run.lock flocked by one). */
   repairRunning: (dir) => native.repairRunning(dir),
 };

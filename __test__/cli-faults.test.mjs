@@ -24,6 +24,7 @@ import {
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { M, addonOnly, forOthers, journal, liveOwner, scratch, runFile, bin, cli, json } from "./helpers.mjs";
+import { RECORD_NAMES, readersOf } from "./record-files.mjs";
 
 // Another user: root drops to nobody with setpriv (util-linux).
 const root = process.getuid?.() === 0;
@@ -170,17 +171,11 @@ describe("status and check read through the addon: files that are not files, and
   });
 });
 
-// The readers' files, each with a line every reader reads without a fault.
-const FILES = ["inbox.jsonl", "outbox.jsonl", "drops.jsonl", "admissions.jsonl", "notices.jsonl", "reloads.jsonl"];
+// The readers' files and their readers (record-files.mjs), and a line every
+// reader reads without a fault.
+const FILES = RECORD_NAMES;
 const GOOD = '{"id":"a","nonce":"n","status":"intent","at":"2026-12-01T00:00:00.000Z","kind":"k","date":"d","outcome":"applied"}';
-const READERS = {
-  "inbox.jsonl": [(d) => M.readInboxIds(d)],
-  "outbox.jsonl": [(d) => M.readOutbox(d), (d) => M.unresolvedOutbox(d)],
-  "drops.jsonl": [(d) => M.readDrops(d)],
-  "admissions.jsonl": [(d) => M.countAdmissionsOn(d, "2026-12-01")],
-  "notices.jsonl": [(d) => M.noticeOn(d, "other", "2026-12-01")],
-  "reloads.jsonl": [(d) => M.readReloads(d)],
-};
+const READERS = Object.fromEntries(FILES.map((name) => [name, readersOf(M, name, "2026-12-01", "other")]));
 // Odd lines: BOMs, CR, whitespace JSON allows and does not, NUL, invalid
 // UTF-8, raw U+2028, cut lines, zero runs, glued records, null.
 const ODD = [

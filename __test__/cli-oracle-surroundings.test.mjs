@@ -30,6 +30,7 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { NOBODY, actsAsOwner, M, addonOnly, forOthers, modulePath, scratch, shellFile } from "./helpers.mjs";
 import { RECORD_FILES, contents, firstCommand, generate, operatorBrake, personsDecision, random, wholeRecords } from "./oracle.mjs";
+import { RECORDS } from "./record-files.mjs";
 
 const require = createRequire(import.meta.url);
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
@@ -97,7 +98,7 @@ function zombieOwns(dir, z) {
 /**
  * The connector's start on `copy`, by the library in a process of its own,
  * as `uid` (root where null): whether recover, the claim, every reader and
- * every appender stand.
+ * every appender stand (record-files.mjs gives each file's, as source).
  */
 function startStandsAs(copy, uid) {
   const module = uid === null ? modulePath : join(forOthers(), "index.js");
@@ -108,11 +109,13 @@ function startStandsAs(copy, uid) {
     try {
       M.recover(d);
       M.writePid(d, process.pid);
-      M.readInboxIds(d); M.unresolvedOutbox(d); M.readDrops(d); M.countAdmissionsOn(d, today);
-      M.noticeOn(d, "ceiling", today); M.readReloads(d); M.listTurns(d); M.countTurnsOn(d, today);
-      M.appendInbox(d, { id: "new" }); M.appendOutbox(d, { nonce: "new", status: "intent" }); M.appendDrop(d, { id: "new" });
-      M.appendAdmission(d, { id: "new", at: "2026-01-02T10:00:00.000Z" }); M.appendNotice(d, { kind: "ceiling", date: today });
-      M.appendReload(d, { outcome: "applied" });
+      ${Object.values(RECORDS)
+        .map((r) => `(${r.read[r.start]})(M, d, today, "ceiling");`)
+        .join(" ")}
+      M.listTurns(d); M.countTurnsOn(d, today);
+      ${Object.values(RECORDS)
+        .map((r) => `(${r.append})(M, d, "new");`)
+        .join(" ")}
       M.clearPid(d, process.pid);
       console.log("stands");
     } catch (e) { console.log("refused: " + e.message); }`;

@@ -35,7 +35,6 @@ import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { M, addonOnly, scratch, shellFile } from "./helpers.mjs";
 import {
-  AT,
   BRAKES,
   DAY,
   FILE_DAMAGE,
@@ -53,6 +52,7 @@ import {
   startStands,
   wholeRecords,
 } from "./oracle.mjs";
+import { RECORDS, readersOf } from "./record-files.mjs";
 
 const require = createRequire(import.meta.url);
 const bin = fileURLToPath(new URL("../bin/discord-journal.js", import.meta.url));
@@ -106,14 +106,8 @@ describe("the command's verdict and advice, held to the library over generated j
         if (f === undefined || f.refused !== undefined || f.badLines > 0 || (f.nullLine !== undefined && NULL_REFUSALS[name] > 0)) continue;
         const copy = join(top, "copies", String(copies++));
         cpSync(dir, copy, { recursive: true, verbatimSymlinks: true });
-        const read = {
-          "inbox.jsonl": () => (M.readInboxIds(copy), M.appendInbox(copy, { id: "new" })),
-          "outbox.jsonl": () => (M.readOutbox(copy), M.appendOutbox(copy, { nonce: "new", status: "intent" })),
-          "drops.jsonl": () => (M.readDrops(copy), M.appendDrop(copy, { id: "new" })),
-          "admissions.jsonl": () => (M.countAdmissionsOn(copy, DAY), M.appendAdmission(copy, { id: "new", at: AT })),
-          "notices.jsonl": () => (M.noticeOn(copy, "ceiling", DAY), M.appendNotice(copy, { kind: "ceiling", date: DAY })),
-          "reloads.jsonl": () => (M.readReloads(copy), M.appendReload(copy, { outcome: "applied" })),
-        }[name];
+        // Every reader of the file, then its appender (record-files.mjs).
+        const read = () => (readersOf(M, name, DAY, "ceiling").forEach((r) => r(copy)), RECORDS[name].append(M, copy, "new"));
         if (refuses(read)) say(j, `${name} is fine to status, but its reader or appender refuses`);
       }
       const counted = c.json.problems.filter((p) => p.file !== "links").reduce((n, p) => n + (p.more ?? 1), 0);

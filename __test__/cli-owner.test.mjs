@@ -13,6 +13,7 @@ import { chmodSync, chownSync, lchownSync, linkSync, mkdirSync, readdirSync, sta
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { M, addonOnly, journal, scratch, bin, cli } from "./helpers.mjs";
+import { RECORD_NAMES } from "./record-files.mjs";
 
 const NOBODY = 65534;
 const rootOnly =
@@ -96,7 +97,7 @@ const statusOf = (runs) => JSON.parse(runs.find((r) => r.command === "status" &&
 const checkOf = (runs) => runs.find((r) => r.command === "check" && !r.json).out;
 
 describe("run as root on another user's journal, the command reads as that user (#33)", addonOnly, () => {
-  for (const name of ["inbox.jsonl", "outbox.jsonl", "drops.jsonl", "admissions.jsonl", "notices.jsonl", "reloads.jsonl"]) {
+  for (const name of RECORD_NAMES) {
     test(`${name} a link to a root-only file: no output holds a byte of it, and the verdict names the link`, asRoot, () => {
       const dir = nobodysJournal();
       const secret = secretFile();

@@ -8,6 +8,7 @@ import { cpSync, lstatSync, mkdirSync, readFileSync, readdirSync, rmSync, symlin
 import { createRequire } from "node:module";
 import { basename, join } from "node:path";
 import { M, deadPid, isAddon } from "./helpers.mjs";
+import { RECORDS, RECORD_NAMES, startOf } from "./record-files.mjs";
 
 const require = createRequire(import.meta.url);
 // The record files as the addon defines them; none where the reference is tested.
@@ -44,15 +45,8 @@ export function fill(dir, n, rnd) {
   return intents;
 }
 
-/** The readers that refuse a line that is JSON null, by file: readOutbox and unresolvedOutbox both read its nonce. */
-export const NULL_REFUSALS = {
-  "inbox.jsonl": 1,
-  "outbox.jsonl": 2,
-  "drops.jsonl": 0,
-  "admissions.jsonl": 1,
-  "notices.jsonl": 1,
-  "reloads.jsonl": 0,
-};
+/** The readers that refuse a line that is JSON null, by file (record-files.mjs). */
+export const NULL_REFUSALS = Object.fromEntries(RECORD_NAMES.map((name) => [name, RECORDS[name].nulls]));
 
 /** The kinds of damage, each with the number of bad lines a reader would refuse. */
 export const FILE_DAMAGE = {
@@ -198,26 +192,11 @@ export function startStands(dir, copy) {
   } catch {
     return false;
   }
-  const readers = [
-    () => M.readInboxIds(copy),
-    () => M.unresolvedOutbox(copy),
-    () => M.readDrops(copy),
-    // Today's, as the connector asks: noticeOn stops at the first notice
-    // that answers, so a line after it is read only where none does.
-    () => M.countAdmissionsOn(copy, M.utcDate(Date.now())),
-    () => M.noticeOn(copy, "ceiling", M.utcDate(Date.now())),
-    () => M.readReloads(copy),
-    () => M.listTurns(copy),
-    () => M.countTurnsOn(copy, M.utcDate(Date.now())),
-  ];
-  const appenders = [
-    () => M.appendInbox(copy, { id: "new" }),
-    () => M.appendOutbox(copy, { nonce: "new", status: "intent" }),
-    () => M.appendDrop(copy, { id: "new" }),
-    () => M.appendAdmission(copy, { id: "new", at: AT }),
-    () => M.appendNotice(copy, { kind: "ceiling", date: DAY }),
-    () => M.appendReload(copy, { outcome: "applied" }),
-  ];
+  // Today's, as the connector asks: noticeOn stops at the first notice
+  // that answers, so a line after it is read only where none does.
+  const start = startOf(M, copy, M.utcDate(Date.now()));
+  const readers = [...start.reads, () => M.listTurns(copy), () => M.countTurnsOn(copy, M.utcDate(Date.now()))];
+  const appenders = start.appends;
   const stands = !readers.some(refuses) && !appenders.some(refuses);
   M.clearPid(copy, process.pid);
   return stands;

@@ -16,6 +16,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { M, forOthers, isAddon, journal, liveOwner, modulePath, runFile } from "./helpers.mjs";
+import { RECORDS, RECORD_NAMES, readersOf } from "./record-files.mjs";
 
 const require = createRequire(import.meta.url);
 // The repair: this package's own, whatever the module under test.
@@ -28,30 +29,10 @@ const cli = (args, env = {}) => spawnSync(process.execPath, [bin, ...args], { en
 const figure = (name, value) => console.log(`# figure ${name}: ${value}`);
 const who = isAddon ? "addon" : "journal.mjs";
 
-// Each record file with its appender, an entry of its kind, and its readers.
-const KINDS = {
-  "inbox.jsonl": { append: (d, n) => M.appendInbox(d, { id: `m${n}`, at: "2026-12-01T03:00:00.000Z" }), read: [(d) => M.readInboxIds(d)] },
-  "outbox.jsonl": {
-    append: (d, n) => M.appendOutbox(d, { nonce: `n${n}`, status: "intent", at: "2026-12-01T03:00:00.000Z" }),
-    read: [(d) => M.readOutbox(d), (d) => M.unresolvedOutbox(d)],
-  },
-  "drops.jsonl": {
-    append: (d, n) => M.appendDrop(d, { at: "2026-12-01T03:00:00.000Z", reason: "ceiling", id: `m${n}` }),
-    read: [(d) => M.readDrops(d)],
-  },
-  "admissions.jsonl": {
-    append: (d, n) => M.appendAdmission(d, { id: `t${n}`, at: "2026-12-01T03:00:00.000Z" }),
-    read: [(d) => M.countAdmissionsOn(d, "2026-12-01")],
-  },
-  "notices.jsonl": {
-    append: (d, n) => M.appendNotice(d, { kind: `k${n}`, date: "2026-12-01" }),
-    read: [(d) => M.noticeOn(d, "k1", "2026-12-01")],
-  },
-  "reloads.jsonl": {
-    append: (d, n) => M.appendReload(d, { outcome: "applied", at: "2026-12-01T03:00:00.000Z", n }),
-    read: [(d) => M.readReloads(d)],
-  },
-};
+// Each record file with its appender of an entry numbered n, and its readers (record-files.mjs).
+const KINDS = Object.fromEntries(
+  RECORD_NAMES.map((name) => [name, { append: (d, n) => RECORDS[name].append(M, d, n), read: readersOf(M, name, "2026-12-01", "k1") }]),
+);
 
 /** The bytes of `name` after the appends `ns` alone: the file that never had the cut record. */
 function clean(name, ns) {

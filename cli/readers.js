@@ -1,12 +1,11 @@
-// The record files, the turn records and STOP, each mapped to the
-// library's readers that read it: one map (#48), which check and status
-// both use. check asks every reader of a file for its refusal, each called
-// so that it reads every line and answers nothing that matters; status
-// shows the answer of one reader of each file it reads (`shown`), and names
-// that reader where it refuses.
+// The record files, the turn records and STOP, each mapped to the library's
+// readers that read it: one map (#48), which check and status both use.
+// check asks every reader of a file for its refusal, each called so that it
+// reads every line and answers nothing that matters; status shows the answer
+// of one reader of each file it reads (`shown`), naming it where it refuses.
 "use strict";
 
-const { J } = require("./journal.js");
+const { J, RECORD_FILES } = require("./journal.js");
 
 // An object is === to no parsed value, so a reader asked about it reads
 // every line of its file and answers nothing that matters: only its
@@ -15,15 +14,15 @@ const NEVER = {};
 
 const reader = (name, call, shown = false) => Object.freeze({ name, call, shown });
 
-/** The record files by what they hold: the one place the command names them. */
-const FILE = Object.freeze({
-  inbox: "inbox.jsonl",
-  outbox: "outbox.jsonl",
-  drops: "drops.jsonl",
-  admissions: "admissions.jsonl",
-  notices: "notices.jsonl",
-  reloads: "reloads.jsonl",
-});
+/** The record files by what they hold (`FILE.inbox`): the addon's RECORD_FILES, each less its `.jsonl`. */
+const FILE = Object.freeze(Object.fromEntries(RECORD_FILES.map((name) => [name.replace(/\.jsonl$/, ""), name])));
+
+/** `readers`, checked at load to read every record file, turns and STOP: a file added to the addon without its readers fails the suite, never a run. */
+function covered(readers, files = RECORD_FILES) {
+  const missing = [...files, "turns", "STOP"].filter((f) => !(readers[f]?.length > 0));
+  if (missing.length > 0) throw new Error(`cli/readers.js: no readers of ${missing.join(", ")}`);
+  return readers;
+}
 
 /** Each file's readers, in the order check asks them: `{ name, call(dir), shown }`. */
 const READERS = Object.freeze({
@@ -36,6 +35,7 @@ const READERS = Object.freeze({
   turns: [reader("listTurns", (d) => J.listTurns(d)), reader("countTurnsOn", (d) => J.countTurnsOn(d, NEVER), true)],
   STOP: [reader("readStop", (d) => J.readStop(d), true)],
 });
+covered(READERS);
 
 /** The name of the reader whose answer status shows for `file`. */
 function shownReader(file) {
@@ -44,4 +44,4 @@ function shownReader(file) {
   return r.name;
 }
 
-module.exports = { FILE, READERS, shownReader };
+module.exports = { FILE, READERS, covered, shownReader };

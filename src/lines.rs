@@ -8,18 +8,31 @@ use std::io::{Seek, Write};
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::journal::Journal;
 
-/// The journal's line files, by name.
-pub const INBOX: &str = "inbox.jsonl";
-pub const OUTBOX: &str = "outbox.jsonl";
-pub const DROPS: &str = "drops.jsonl";
-pub const ADMISSIONS: &str = "admissions.jsonl";
-pub const NOTICES: &str = "notices.jsonl";
-pub const RELOADS: &str = "reloads.jsonl";
+/// The record files, described once: a row gives a file's constant,
+/// name and `JournalFile` variant, in the one order all list them (repair,
+/// `recordFiles`, `JournalFile`'s numbers). A seventh file is a row here and
+/// its readers; each user makes its items with a macro of its own (`$then`).
+macro_rules! record_files {
+  ($then:ident) => {
+    $then! {
+      INBOX "inbox.jsonl" Inbox,
+      OUTBOX "outbox.jsonl" Outbox,
+      DROPS "drops.jsonl" Drops,
+      ADMISSIONS "admissions.jsonl" Admissions,
+      NOTICES "notices.jsonl" Notices,
+      RELOADS "reloads.jsonl" Reloads,
+    }
+  };
+}
+pub(crate) use record_files;
 
-/// The record files, in the one order everything lists them: a repair
-/// takes them so, the command (through `recordFiles`) lists them so, and
-/// the boundary's `JournalFile` numbers them so.
-pub const RECORD_FILES: [&str; 6] = [INBOX, OUTBOX, DROPS, ADMISSIONS, NOTICES, RELOADS];
+macro_rules! names {
+  ($($file:ident $name:literal $variant:ident,)*) => {
+    $(pub const $file: &str = $name;)*
+    pub const RECORD_FILES: [&str; [$($name),*].len()] = [$($file),*];
+  };
+}
+record_files!(names);
 
 /// Appends `line` and a newline to `dir/name`, creating it 0600 (under the
 /// umask). One write(2) of the whole line, so concurrent appenders under
@@ -146,12 +159,6 @@ fn checked_line_to<T>(
     crate::ground::durable::dir(j.dir()).map_err(refuse)?;
   }
   Ok(None)
-}
-
-/// Who holds the append lock of the file at `path` now, as the kernel
-/// shows it (the command's verdict names them).
-pub fn holders(path: &str) -> Vec<crate::ground::holder::Holder> {
-  crate::ground::lockers::holders_at(path)
 }
 
 /// Why `open_locked` gave no file.

@@ -416,7 +416,7 @@ mod tests {
     // A line that does not parse wins over a null line before it; empty
     // lines are skipped but counted.
     let bad = "{}\nnull\n\n{]\n{}\n";
-    for name in [INBOX, OUTBOX, ADMISSIONS, NOTICES, DROPS, RELOADS] {
+    for name in crate::lines::RECORD_FILES {
       let want = JournalError::failed(format!("{name}:4: not valid JSON"));
       let got = match name {
         INBOX => refusal::<Inbox>(name, bad, |f| f.ids().map(drop)),

@@ -51,7 +51,7 @@ function itself() {
   const real = realpathSync(resolve(o.reference));
   if (real.startsWith(home + sep)) return `it is ${real}, a file of this package`;
   for (const [k, v] of Object.entries(ours)) {
-    if (typeof v !== "function" || k === "DiscordError") continue;
+    if (typeof v !== "function" || oursOnly().includes(k)) continue;
     if (ref[k] === v) return `its ${k} is this package's own`;
     if (typeof ref[k] === "function" && String(ref[k]) === String(v) && String(v).includes("native."))
       return `its ${k} is this package's, from another copy of it`;
@@ -59,9 +59,8 @@ function itself() {
   return null;
 }
 
-// Exports the package has and journal.mjs cannot: the class of its
-// refusals, which a host's errors.mjs re-exports.
-const OURS_ONLY = new Set(["DiscordError"]);
+// Exports the package has and journal.mjs cannot (the one list), once it is loaded.
+const oursOnly = () => require("../../internal.js").OWN_EXPORTS;
 
 /** The surface: each export's name and kind, a function's length, a constant's value. */
 function surface() {
@@ -70,7 +69,7 @@ function surface() {
   const b = new Set(Object.keys(ours));
   for (const n of [...a].sort()) if (!b.has(n)) diffs.push({ export: n, reference: `exports ${n}`, addon: "does not export it" });
   for (const n of [...b].sort())
-    if (!a.has(n) && !OURS_ONLY.has(n)) diffs.push({ export: n, reference: "does not export it", addon: `exports ${n}` });
+    if (!a.has(n) && !oursOnly().includes(n)) diffs.push({ export: n, reference: "does not export it", addon: `exports ${n}` });
   for (const n of [...a].filter((x) => b.has(x)).sort()) {
     const x = ref[n];
     const y = ours[n];

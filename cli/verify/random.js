@@ -24,7 +24,8 @@ function prng(seed) {
 const GENS = ["0b9c7a52-4e1f-4d2a-9c3b-6f1e2d3c4b5a", "1c2d3e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f", "nope"];
 const DAYS = ["2021-01-01", "2021-01-02"];
 const WORDS = ["a", "b", "", "é", "😀", "\u2028", '"', "\\", "100", "2021-01-01T05:00:00.000Z", "\ud800"];
-const FILES = ["inbox.jsonl", "outbox.jsonl", "drops.jsonl", "admissions.jsonl", "notices.jsonl", "reloads.jsonl"];
+// The record files, the addon's: asked once the verify process has loaded this package.
+const files = () => require("../journal.js").RECORD_FILES;
 const LINES = [
   '{"id":"9"}',
   "{bad",
@@ -172,7 +173,7 @@ function sequence(seed, length) {
   ];
   const damage = [
     () => {
-      const [f, l] = [pick(FILES), pick(LINES)];
+      const [f, l] = [pick(files()), pick(LINES)];
       return (d) => appendFileSync(join(d, f), `${l}\n`);
     },
     () => {

@@ -81,7 +81,7 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>, before: Option<String>) -> napi::
       "stopLock": one(stop_lock),
       "records": crate::lines::RECORD_FILES
         .iter()
-        .filter_map(|name| Some((name.to_string(), first(crate::lines::holders(&j.file(name)), name)?)))
+        .filter_map(|name| Some((name.to_string(), first(crate::ground::lockers::holders_at(&j.file(name)), name)?)))
         .collect::<serde_json::Map<_, _>>(),
     });
     Ok(js.str(&out.to_string())?)
@@ -100,8 +100,7 @@ pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |js| Ok(js.boolean(repair::running(dir.journal()))?))
 }
 
-/// The record files, in the order the command lists them: the one
-/// definition the command reads (`src/lines.rs`'s `RECORD_FILES`).
+/// The record files, in their one order: the command's list (`lines::record_files`).
 #[napi(js_name = "recordFiles")]
 pub fn record_files<'e>(env: &'e Env) -> napi::Result<Val<'e>> {
   export(env, |js| Ok(js.str(&json!(crate::lines::RECORD_FILES).to_string())?))

@@ -78,18 +78,20 @@ fn mkdir_p(path: &str) -> Result<(), JournalError> {
   })
 }
 
-/// The files `appendLine` may write. Exported (as `JournalFile`, an object
-/// of names to numbers), so index.js names a file by this one definition;
-/// each variant's number is its place in `lines::RECORD_FILES`.
-#[napi]
-pub enum JournalFile {
-  Inbox,
-  Outbox,
-  Drops,
-  Admissions,
-  Notices,
-  Reloads,
+/// The files `appendLine` may write, a variant a row of `record_files`, its
+/// number its place in `RECORD_FILES` (how internal.js maps a name). Exported
+/// (an object of names to numbers): index.js names a file by this definition.
+macro_rules! journal_file {
+  ($($file:ident $name:literal $variant:ident,)*) => {
+    #[napi]
+    pub enum JournalFile {
+      $($variant,)*
+    }
+    #[cfg(test)]
+    const EVERY_FILE: [JournalFile; lines::RECORD_FILES.len()] = [$(JournalFile::$variant),*];
+  };
 }
+lines::record_files!(journal_file);
 
 impl JournalFile {
   pub(super) fn name(self) -> &'static str {
@@ -295,14 +297,6 @@ mod tests {
 
   #[test]
   fn each_journal_file_is_named_by_its_place_in_record_files() {
-    let all = [
-      JournalFile::Inbox,
-      JournalFile::Outbox,
-      JournalFile::Drops,
-      JournalFile::Admissions,
-      JournalFile::Notices,
-      JournalFile::Reloads,
-    ];
-    assert_eq!(all.map(JournalFile::name), lines::RECORD_FILES);
+    assert_eq!(EVERY_FILE.map(JournalFile::name), lines::RECORD_FILES);
   }
 }
