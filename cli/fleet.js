@@ -15,15 +15,16 @@ const fs = require("node:fs");
 const path = require("node:path");
 const os = require("node:os");
 const { spawn } = require("node:child_process");
-const { BINDING_NAME, reach, actor, kind } = require("./target.js");
+const { reach } = require("./reach.js");
+const { actor } = require("./owner.js");
+const { kind } = require("./survey.js");
+const { isBindingName } = require("./journal.js");
 const { withProblems } = require("./status-text.js");
+const { STATE, STATES } = require("./verdict.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
 /** One owner's child: Node and this file alone. */
 const CHILD = path.join(__dirname, "fleet-child.js");
-
-/** The verdict states, most urgent first, as the counts list them. */
-const STATES = ["unreadable", "damaged", "stuck", "braked", "crashed", "running", "ready"];
 
 /**
  * The entries of `top` (ROOT/discord): `{ bindings, notBindings }`, each
@@ -45,7 +46,7 @@ function entries(top) {
   const notBindings = [];
   for (const e of list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const p = path.join(top, e.name);
-    if (!BINDING_NAME.test(e.name)) {
+    if (!isBindingName(e.name)) {
       notBindings.push({ name: e.name, why: "not a binding name" });
       continue;
     }
@@ -299,7 +300,7 @@ function stateWord(b) {
  * (a supervised start clears a crash, but one that stays pages). Such a
  * line has its verdict's next under it, and -x shows these alone.
  */
-const moving = (b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b));
+const moving = (b) => b.exitCode === 1 || STATE[stateOf(b)]?.moves === true;
 
 /** Most urgent first: what needs a hand (exit 1), then the braked (3), then the rest; by state, then name. */
 function urgency(b) {

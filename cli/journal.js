@@ -6,6 +6,7 @@
 // connector would see.
 "use strict";
 
+const path = require("node:path");
 const J = require("../index.js");
 // What the command needs beyond the public exports: the package's one
 // internal entry (internal.js), never the binding itself.
@@ -37,6 +38,14 @@ function refusalOf(scan, name) {
   return `${name}:${first.line}: not valid JSON`;
 }
 
+/** The journal's entries besides the record files, as src/ground/journal.rs names them (a test holds the two together). */
+const ENTRY = Object.freeze({ lock: "run.lock", owner: "owner.json", turns: "turns", stop: "STOP", stopLock: ".stop.lock" });
+/** What only a journal holds: one of these makes a directory a journal. */
+const JOURNAL_ENTRIES = new Set([...internal.RECORD_FILES, ENTRY.turns, ENTRY.stop, ENTRY.lock, ENTRY.stopLock]);
+
+/** Whether `name` is a binding's name by index.js's rule, its one copy: journalLabel names a journal by it. */
+const isBindingName = (name) => path.basename(name) === name && J.journalLabel(name) === `discord/${name} under the data root`;
+
 /**
  * What `.stop.lock` is, judged by the addon's STOP mark, never waiting
  * (#34, #44): `{ state, why }`, state "absent", "held" (a live update is
@@ -54,6 +63,9 @@ function stopLockState(dir) {
 module.exports = {
   J,
   RECORD_FILES: internal.RECORD_FILES,
+  ENTRY,
+  JOURNAL_ENTRIES,
+  isBindingName,
   scanLines: internal.scanLines,
   scanTurns: internal.scanTurns,
   repair: internal.repair,

@@ -12,11 +12,12 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { STATES, stateOf, deliveries } = require("./fleet.js");
+const { stateOf, deliveries } = require("./fleet.js");
+const { STATES, brakeOn: braked } = require("./verdict.js");
 const { Refusal, UsageError, sh, escaped, plural } = require("./output.js");
-const { actor, becomeActor, kind, who, chownFix } = require("./target.js");
+const { actor, becomeActor, who, chownFix } = require("./owner.js");
+const { kind } = require("./survey.js");
 const { J } = require("./journal.js");
-const { recoversOnly } = require("./brake.js");
 const { Memo, loadState, statePath, stateText, removeFormer } = require("./memo.js");
 
 /**
@@ -40,6 +41,8 @@ const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
 
 /** A label value as the text format writes it: backslash, quote and newline escaped. */
 const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+/** A binding's labels, with `more`. */
+const named = (b, more = {}) => ({ binding: b.binding, ...more });
 /** A sample's value: a number, NaN where it could not be read. */
 const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : "NaN");
 
@@ -50,13 +53,11 @@ const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : 
  * Every series carries `data_root`, so that several roots can share one
  * node_exporter.
  */
-// oxlint-disable-next-line max-lines-per-function -- over 100 lines before #65; split in its own change
 function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set(), idleRefused = null, answers = null } = {}) {
   const families = [];
   const family = (name, help, samples) =>
     families.push({ name: `discord_journal_${name}`, help, samples: samples.map(([l, v]) => [{ data_root: root, ...l }, v]) });
   const each = (f) => (view?.judged ?? []).flatMap((b) => f(b, b.status) || []);
-  const named = (b, more = {}) => ({ binding: b.binding, ...more });
   family(
     "binding_state",
     "The binding's verdict, as `discord-journal status` gives it: 1 for its state, 0 for the others.",
@@ -126,6 +127,13 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
       return [[named(b), Number.isNaN(at) ? NaN : Math.max(0, (Date.now() - at) / 1000)]];
     }),
   );
+  fileFamilies(family, each, view);
+  collectionFamilies(family, view, { failed, lastSuccess, idleRefused, answers });
+  return exposition(families);
+}
+
+/** The families of the bindings' files (`family`, `each`: metrics'). */
+function fileFamilies(family, each, view) {
   const files = (f) =>
     each((b, s) => (s ? Object.entries(s.files).map(([file, v]) => f(b, file, v, s.entries[file])) : []).filter(Boolean));
   family(
@@ -153,6 +161,10 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     "Entries of discord/ with a binding's name that cannot be followed (a link that leads nowhere or round in a loop, a path this user cannot search): 1 each.",
     (view?.json.notBindings ?? []).filter((n) => n.unfollowed).map((n) => [{ name: n.name }, 1]),
   );
+}
+
+/** The families of the collection itself. */
+function collectionFamilies(family, view, { failed, lastSuccess, idleRefused, answers }) {
   if (view)
     family(
       "bindings",
@@ -203,6 +215,10 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     );
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
+}
+
+/** The families in the text format. */
+function exposition(families) {
   const out = [];
   // A family with nothing to say (no braked binding, a failed run's
   // bindings) is left out whole.
@@ -215,9 +231,6 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
   }
   return out.join("\n") + "\n";
 }
-
-/** Whether an operator's brake is on, as the verdict judges STOP (a recover's own line is none). */
-const braked = (s) => s.stop?.present === true && !(recoversOnly(s.stop.value) && s.lock?.state !== "live");
 
 /**
  * `status --data-root ROOT --prometheus FILE` (#56): the fleet judged and
@@ -287,7 +300,7 @@ async function collect(opts, fleet, verdict) {
  * The bindings `root`'s IDLE file declares idle: `{ names }` (none where
  * there is no such file), or `{ refused: { cause, why, fix } }`. The data
  * root is its owner's (the connector's user), so the file is read with
- * that user's rights, as the fleet reads each binding (cli/target.js's
+ * that user's rights, as the fleet reads each binding (cli/owner.js's
  * `actor`): run as root, by a child of this command that becomes that
  * user, never by root itself, which would read where that user points
  * (a link to a root-only file, to /dev/zero). Root learns whether the
@@ -346,7 +359,7 @@ const taken = (r) => (r.refused !== undefined ? { refused: r.refused } : { names
 /**
  * `status --data-root ROOT --idle-only` (hidden): the child of a
  * collection run as root that reads IDLE as the data root's owner. It
- * becomes that user (cli/target.js, as the fleet's child does for a
+ * becomes that user (cli/owner.js, as the fleet's child does for a
  * binding's owner), from the data root as its working directory, so that
  * a directory above that is closed to that user (a container's volume)
  * still leads there; then reads the file by its name alone.

@@ -42,9 +42,7 @@ const LINES = [
 const BOOT = "8c1e5f0a-1111-4222-8333-944455556666";
 
 /** The sequence of seed `seed`, `length` steps long. */
-// A named exception to the 100-line rule (.oxlintrc.json): its body is the
-// table of makers, one per export, read in order by the seeded draws, so
-// that a sequence's seed replays it; split, the table would only scatter.
+// A named exception to the 100-line rule: its body is a table, a maker per export, drawn by the seed.
 // oxlint-disable-next-line max-lines-per-function -- a data table: one maker per export
 function sequence(seed, length) {
   const r = prng(seed);
