@@ -95,11 +95,10 @@ function judge(top, name, { status, exitOf, memo }, later) {
 }
 
 /**
- * Every binding judged, by whom `status DIR` would judge it as: here, or
- * (run as root, for a journal another user owns) in one child process per
- * such user, which becomes that user at its first binding. The children
- * run side by side, as many at once as there are processors (#63: one
- * after another, ten owners cost ten starts of Node in a row).
+ * Every binding judged as `status DIR` would judge it: here, or (run as
+ * root, another user's) in one child per user, which becomes that user;
+ * the children side by side, one per processor (#63: ten owners one after
+ * another cost ten starts of Node in a row).
  */
 async function judgeAll(top, names, verdict, split, brief) {
   const here = [];
@@ -148,16 +147,12 @@ async function judgeAll(top, names, verdict, split, brief) {
 }
 
 /**
- * One owner's bindings (`group`), judged by a child that becomes that
- * owner (cli/fleet-child.js): `[[name, judged]]`. A metrics collection's
- * kept answers go to the child for its own bindings alone, as the state's
- * text holds them, and what it read comes back for them alone; of a
- * binding whose every answer it took again, only the name comes back, and
- * this process keeps its own text (cli/memo.js): one owner's process never
- * answers for another's. The child writes one line of JSON, without the
- * indentation `--json` gives a person (#63: 40 MB of it at 200 bindings),
- * and with `--brief` each status's deliveries as the metrics and the text
- * read them (`briefly`), where this process prints no JSON.
+ * One owner's bindings (`group`), judged by a child that becomes that owner
+ * (cli/fleet-child.js): `[[name, judged]]`. A collection's kept answers go
+ * to it for its own bindings alone and come back for them alone, only a
+ * name where all were taken again (cli/memo.js): one owner's process never
+ * answers for another's. Its answer is one line of JSON, unindented (#63:
+ * 40 MB at 200 bindings), with `--brief` each status `briefly`.
  */
 function judgeAsOwner(top, group, verdict, brief) {
   const mine = group.map((name) => `${path.join(top, name)}\0`);
@@ -217,11 +212,9 @@ function briefly(s) {
 }
 
 /**
- * What the metrics read of a status's unresolved deliveries
- * (`unresolvedDeliveries`, or its brief form): `{ late, oldestAgeSeconds }`,
- * the deliveries past the dedupe window and the oldest one's age (0 for a
- * date ahead of the clock; null where none has a date), NaN each where the
- * outbox cannot be read or is not shown.
+ * What the metrics read of a status's unresolved deliveries, in full or
+ * brief: `{ late, oldestAgeSeconds }` (0 ahead of the clock, null with no
+ * date), NaN each where the outbox cannot be read or is not shown.
  */
 function deliveries(u) {
   if (typeof u?.late === "number") return { late: u.late, oldestAgeSeconds: u.oldestAgeSeconds };

@@ -24,12 +24,9 @@ function ownerElsewhere(owner) {
 
 /**
  * The refusal every reader of the record file `name` makes, told from its
- * scan without reading the file again, or null where it cannot be told
- * (#34: a reader reads a file whole, and a run of zeros a power loss left
- * may be gigabytes). A reader parses the lines in order and refuses the
- * first that is not JSON; before it, only a line that is JSON null (whose
- * field a reader reads) or a line past V8's longest string (more than 256
- * MiB before it) could refuse otherwise.
+ * scan without reading it again (#34: zeros a power loss left may be
+ * gigabytes), or null: readers refuse the first line that is not JSON,
+ * unless a line of JSON null or past V8's longest string (256 MiB) is first.
  */
 function refusalOf(scan, name) {
   const first = scan?.bad[0];

@@ -16,10 +16,9 @@ function userName(uid) {
 }
 
 /**
- * The user database's entry of `uid`, its fields, or null: getent's (NSS,
- * so LDAP and systemd's dynamic users too), or /etc/passwd's where there
- * is no getent (BusyBox, a minimal container). Asked once a run: each
- * owner's child of a collection asks its name and its group (#63).
+ * The user database's entry of `uid`, its fields, or null: getent's (NSS:
+ * LDAP, systemd's dynamic users), else /etc/passwd's (BusyBox). Asked once
+ * a run: each owner's child of a collection asks its name and group (#63).
  */
 const entries = new Map();
 function passwd(uid) {
@@ -68,10 +67,9 @@ const onPath = (tool) =>
   });
 
 /**
- * The words, ending in a space, that run a pasted command as `uid` (its
- * group `gid`) from the root shell this command ran in (#57): runuser,
- * else setpriv (both util-linux), else sudo; none is assumed, the first
- * one here is printed, so that the command runs as printed.
+ * The words, ending in a space, that run a pasted command as `uid` (group
+ * `gid`) from the root shell this ran in (#57): runuser, else setpriv, else
+ * sudo, the first one here, so that the command runs as printed.
  */
 function becoming(uid, gid) {
   const name = userName(uid);
@@ -83,24 +81,21 @@ function becoming(uid, gid) {
 const octal = (mode) => (mode & 0o7777).toString(8).padStart(4, "0");
 
 /**
- * Fixes that change a mode or an owner, safe to paste whatever the
- * journal's user does to its names meanwhile (#33): `chmod` follows a
- * link, so where root ran the command it runs as that user, who can then
- * change only its own files; `chown` changes a link itself (`-h`), never
- * the file it leads to (and `-R` does not follow links below).
+ * Fixes of a mode or an owner, safe to paste whatever the journal's user
+ * does meanwhile (#33): `chmod` follows a link, so it runs as that user
+ * where root ran this; `chown` changes a link itself (`-h`; `-R` follows none).
  */
 const chmodFix = (t, mode, p) => `\`${t.acting ? becoming(t.st.uid, t.st.gid) : ""}chmod ${mode} ${sh(p)}\``;
 const chownFix = (uid, p, dir) => `\`chown ${dir ? "-R" : "-h"} ${word(`${userName(uid) ?? uid}:`)} ${sh(p)}\``;
 
 /** Why root reads a journal as its owner: the user its service runs as. */
 const OWNER = "the journal's owner";
+
 /**
- * The user whose rights a command run as root reads and writes the
- * journal at `abs` with (#33): `{ uid, gid, why }`, or null for root's own.
- * The journal directory's owner, the user its service runs as; for a
- * journal that root owns, the last user other than root who controls its
- * path (owns a link on it, or a directory on it, in which that user could
- * swap what follows): root never reads where another user could point it.
+ * The user whose rights a command run as root uses on the journal at `abs`
+ * (#33): `{ uid, gid, why }`, or null for root's own: its owner, whom its
+ * service runs as; for one of root's, the last other user who controls its
+ * path (owns a link or directory on it): root never reads where another points.
  */
 function actor(abs, st) {
   if (st.uid !== 0) return { uid: st.uid, gid: st.gid, why: OWNER };
@@ -144,14 +139,12 @@ function primaryGroup(uid) {
 }
 
 /**
- * Run as root, become the journal's actor (`actor`) before anything inside
- * the journal is opened, so that what the command reads is what that user
- * may read, and what it writes belongs to it (a STOP root writes is a
- * brake its service cannot read). Its working directory becomes the
- * journal's parent first, as root, so a path whose upper directories are
- * closed to that user (a container's volume on its host) still leads
- * there. Returns `{ at, acting }`: the journal's path from here on, and
- * what it did; throws where it cannot become that user.
+ * Run as root, become the journal's actor before anything inside is opened:
+ * it reads what that user may, and what it writes is that user's (a STOP of
+ * root's is a brake its service cannot read). It moves to the journal's
+ * parent first, as root, so a path closed to that user above (a container's
+ * volume) still leads there. `{ at, acting }`: the journal's path from here
+ * on, and what it did; throws where it cannot become that user.
  */
 function becomeActor(dir, abs, who_, argv) {
   const { uid, why } = who_;
@@ -204,10 +197,9 @@ function becomeActor(dir, abs, who_, argv) {
 }
 
 /**
- * Run as root, become the user a journal not made yet belongs to (that of
- * the nearest directory of its path that exists, as `actor` judges it)
- * before it is made (`stop --init`), so that it is that user's, as the
- * service makes it; the working directory stays. The message, or null.
+ * Run as root, become the user a journal not made yet belongs to (`actor`
+ * of the nearest directory of its path that exists) before `stop --init`
+ * makes it, as its service would; the message, or null.
  */
 function becomeMaker(dir, argv) {
   if (process.geteuid() !== 0) return null;

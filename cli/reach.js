@@ -20,10 +20,9 @@ function permits(st, want) {
 }
 
 /**
- * The refusal of a journal whose own parent the user root acts as cannot
- * search: nothing can be read as that user. Where that user is the
- * journal's owner, the user its service runs as, what the service finds
- * is known all the same, and the refusal is that verdict: stuck.
+ * The refusal of a journal whose parent the user root acts as cannot
+ * search; where that user is its owner, whom its service runs as, what the
+ * service finds is known all the same, and the refusal is that verdict: stuck.
  */
 function closedRefusal(closed, why) {
   const { what, fix } = closed;
@@ -58,12 +57,11 @@ function unreachable(dir, e, argv) {
 let became = null;
 
 /**
- * The journal `command` works on, checked (see the file's head): `{ dir,
- * at, st, entries, link, acting }`: `dir` as given (for what is shown),
- * `at` the path every read and write uses (relative to the journal's
- * parent once a root command acts as the journal's user), `link` where the
- * journal's directory is a symbolic link. `write`: the command writes in
- * it. `argv`: the command as typed, for the one that fixes a refusal.
+ * The journal `command` works on, checked (cli/target.js's head): `{ dir,
+ * at, st, entries, link, acting }`: `dir` as given, to show; `at` the path
+ * every read and write uses (from the parent once root acts as the owner);
+ * `link` where it is a symbolic link. `write`: the command writes in it;
+ * `argv`: the command as typed, for the one that fixes a refusal.
  */
 function reach(dir, { command, write = false, argv }) {
   const abs = path.resolve(dir);
@@ -149,10 +147,9 @@ function reach(dir, { command, write = false, argv }) {
 
 /**
  * The directory on the journal's path (`abs`) that the user `uid`, whose
- * rights this process has now, cannot search, as `{ dir, code, what, fix }`,
- * or null: walked from / as its service walks it, so that a journal only
- * root reaches is not called ready (#45). The fix gives that user search
- * alone, on that directory alone.
+ * rights this process has, cannot search (`{ dir, code, what, fix }`), or
+ * null: walked from / as its service walks it (#45); the fix gives that
+ * user search alone, on that directory alone.
  */
 function closedOnPath(abs, uid, why = OWNER) {
   let cur = path.parse(abs).root;
@@ -203,23 +200,16 @@ function closedOnPath(abs, uid, why = OWNER) {
 
 /**
  * What the journal's file system would refuse a start (#45): a read-only
- * mount (EROFS), no free blocks or no free inodes (ENOSPC), as the user
- * whose rights this process has: `{ what, fix, code }`, or null. `at` is the
- * journal's path as it is reached, `dir` as given; `holder`, the pid here of
- * a connector that holds the binding, whose mount view is the one its
- * appends meet.
+ * mount (EROFS), no free blocks or inodes (ENOSPC): `{ what, fix, code }`,
+ * or null. `at`: the journal's path as reached, `dir` as given; `holder`:
+ * the pid here of a connector that holds the binding.
  *
- * Judged as the journal's connector finds it, not through a sandbox of
- * this command's own (#63): the shipped unit's ProtectSystem=strict makes
- * every mount read-only in the collector's view alone, where access(2)
- * answers EROFS for a healthy journal. So a read-only mount is judged from
- * the mount tables (mountOf): a file system itself read-only is so in
- * every view; a mount read-only here alone is judged in the connector's
- * view, or PID 1's, where either has the same mount at the journal's path.
- * The other checks do not depend on the view: statfs counts the file
- * system's blocks and inodes, the same through any mount of it; the modes
- * are judged from their bits (permits) and the closed directories as the
- * owner (closedOnPath), whatever capabilities this command keeps.
+ * Judged as the connector finds it, not through this command's sandbox
+ * (#63): the unit's ProtectSystem=strict makes every mount read-only in the
+ * collector's view alone. So a read-only mount is judged from the mount
+ * tables (mountOf), in the connector's view or PID 1's where they have the
+ * same mount; statfs's counts are the same through any mount, and modes are
+ * judged by their bits (permits), whatever capabilities this command keeps.
  */
 function fileSystemRefusal(at, dir, holder = null) {
   const mount = mountOf(at, holder);
@@ -280,19 +270,13 @@ function fileSystemRefusal(at, dir, holder = null) {
 }
 
 /**
- * The mount `p` is on, `{ point, ro, superRo, namespaceOf }` (the mount's
- * own read-only flag, its file system's, and the connector's pid where the
- * mount is neither this process's nor PID 1's: a namespace of the
- * connector's own), as the journal's connector finds it (#63), or null:
- * this process's mount (from /proc/self/mountinfo) where its file system
- * is read-only or where no other view has it; else the same mount as seen
- * by the connector that holds the binding (`holder`, a pid here), or else
- * by PID 1, which every service starts from. A view "has it" where its
- * path there leads to the same directory of the same file system
- * (mountinfo's major:minor, and its root with the rest of the path): a
- * connector in a container, whose paths differ, is not asked. Every user
- * may read another process's mountinfo, with no capability (unlike its
- * /proc/PID/ns/mnt), so this holds inside the unit's bounding set.
+ * The mount `p` is on as the connector finds it (#63), `{ point, ro,
+ * superRo, namespaceOf }` (the mount's read-only flag, its file system's,
+ * the connector's pid where the mount is its namespace's alone), or null:
+ * this process's where its file system is read-only or no other view has
+ * it; else the holder's (`holder`), else PID 1's. A view "has it" where its
+ * path leads to the same directory of the same file system (major:minor,
+ * root and the rest of the path). Any user may read another's mountinfo.
  */
 function mountOf(p, holder = null) {
   let real;
@@ -355,14 +339,10 @@ function parseMounts(text) {
 }
 
 /**
- * The mount the path `real` (resolved, absolute) reaches among `mounts`
- * (a view's, parsed), or null: walked down the tree of mounts from the
- * view's root, each step to the child that covers the path at the longest
- * mount point (a mount over another at the same point is the child of the
- * one it hides, so the walk ends on top; one hidden under a later mount at
- * a shorter point hangs below it and is never reached). `{ id, point,
- * majmin, inside, ro, superRo }`, `inside` the path's place in its file
- * system.
+ * The mount the path `real` (resolved) reaches among a view's `mounts`, or
+ * null: down the tree from the view's root, each step to the child covering
+ * the path at the longest point (a mount over another at the same point is
+ * its child, so the walk ends on top). `inside`: the path in its file system.
  */
 function mountAt(mounts, real) {
   if (!mounts) return null;

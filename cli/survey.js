@@ -49,16 +49,12 @@ function leads(at, rel) {
 }
 
 /**
- * The problem a `.stop.lock` is, judged by the addon's STOP mark (#34,
- * #44): every STOP update of this package holds the mark while its
- * `.stop.lock` exists, so one no mark covers was left by an update that
- * died, whatever its age (a paused update can be any age). Its fix is
- * `repair --apply`, which proves it again as it removes it, so that fix
- * pasted late never removes a live update's. One a live update holds is
- * no problem while it runs, and is named with what frees it when it is
- * stopped. Where it cannot be proved (no mark here, or the judge refused),
- * the operator is asked to make sure, and given `rmdir`. Null where it is
- * gone or an update is inside and running.
+ * The problem a `.stop.lock` is, by the addon's STOP mark (#34, #44): every
+ * STOP update holds it while its `.stop.lock` exists, so one no mark covers
+ * was left by an update that died, at any age; `repair --apply` proves that
+ * again as it removes it, so pasted late it never removes a live one's. One
+ * a stopped update holds is named with what frees it; one not provable is
+ * the operator's to check, with `rmdir`. Null: gone, or an update runs in it.
  */
 function stopLockLeft({ dir, at }, now, lst) {
   const { stopLockState, holders } = require("./journal.js");
@@ -140,10 +136,9 @@ function check({ target, owner, found }, rel, lst, want) {
 }
 
 /**
- * A copy beside it, renamed over the link: the link goes in one step,
- * never followed, and a kill leaves the link or the file. Not `cp
- * --remove-destination`: BusyBox's (Alpine's cp) writes through the link
- * instead, and truncates the very file it copies from.
+ * A copy beside it, renamed over the link: the link goes in one step, never
+ * followed, a kill leaving the link or the file. Not `cp --remove-destination`:
+ * BusyBox's writes through the link, truncating the file it copies from.
  */
 const copyIn = (as, from, to) =>
   `make it a file of the journal's own, with the same bytes: \`${as}cp ${sh(from)} ${sh(`${to}.new`)} && ${as}mv -f ${sh(`${to}.new`)} ${sh(to)}\``;
@@ -234,10 +229,9 @@ function entryOf(at, name, lst) {
 }
 
 /**
- * turns/ or run.lock as a link, with what the library does with it, and
- * nothing below it shown. A claim's mkdir meets it (EEXIST); one leading
- * nowhere has no owner record, and recover and unlock leave it; one that
- * can be followed is judged as any, and clearing it removes the link (#34).
+ * turns/ or run.lock as a link, nothing below it shown: a claim's mkdir meets
+ * it; one leading nowhere is left by recover and unlock, one followed is
+ * judged as any, and clearing it removes the link (#34).
  */
 function linkedDirectory(c, name) {
   const { dir, at } = c.target;
@@ -264,48 +258,6 @@ function linkedDirectory(c, name) {
   });
 }
 
-function ownerRecord(c) {
-  const { dir, at } = c.target;
-  const rel = path.join("run.lock", "owner.json");
-  let rec = null;
-  try {
-    rec = fs.lstatSync(path.join(at, rel));
-  } catch {
-    // No owner record: the lock's state says so.
-  }
-  if (rec !== null && rec.isSymbolicLink()) {
-    const l = leads(at, rel);
-    c.outside[rel] = l;
-    c.found.push({
-      what: `${rel} is a symbolic link to ${l.to}: the connector writes its owner record as a file of its own, never a link, and nothing of it is shown here`,
-      fix: `if no connector runs for this binding, \`${invocation()} unlock ${sh(dir)}\` clears the lock (and brakes)`,
-      blocks: true,
-      link: true,
-    });
-  } else if (rec !== null) check(c, rel, rec, 0o600);
-}
-
-function turnLinks(c) {
-  const { at } = c.target;
-  let records = [];
-  try {
-    records = fs.readdirSync(path.join(at, "turns"), { withFileTypes: true });
-  } catch {
-    // The readers say why they cannot list it.
-  }
-  for (const r of records) {
-    if (!r.isSymbolicLink() || !r.name.endsWith(".json")) continue;
-    let l;
-    try {
-      l = fs.lstatSync(path.join(at, "turns", r.name));
-    } catch {
-      // turns/ listed but not searchable: the readers say why.
-      continue;
-    }
-    linkOut(c, path.join("turns", r.name), l);
-  }
-}
-
 /** The journal's own entry `name` (lstat `lst`) judged, with what lies under it: problems added to the survey `c`. */
 function surveyEntry(c, name, lst, now) {
   const { target } = c;
@@ -328,18 +280,54 @@ function surveyEntry(c, name, lst, now) {
     // Before any fix that updates STOP (unlock, recover, stop), which would refuse.
     if (left) c.found.push({ ...left, first: true });
   }
-  if (name === "run.lock" && isDir) ownerRecord(c);
-  if (name === "turns" && isDir) turnLinks(c);
+  // run.lock's owner record: a link out, or its owner and mode as any entry's.
+  if (name === "run.lock" && isDir) {
+    const rel = path.join("run.lock", "owner.json");
+    let rec = null;
+    try {
+      rec = fs.lstatSync(path.join(target.at, rel));
+    } catch {
+      // No owner record: the lock's state says so.
+    }
+    if (rec !== null && rec.isSymbolicLink()) {
+      const l = leads(target.at, rel);
+      c.outside[rel] = l;
+      c.found.push({
+        what: `${rel} is a symbolic link to ${l.to}: the connector writes its owner record as a file of its own, never a link, and nothing of it is shown here`,
+        fix: `if no connector runs for this binding, \`${invocation()} unlock ${sh(target.dir)}\` clears the lock (and brakes)`,
+        blocks: true,
+        link: true,
+      });
+    } else if (rec !== null) check(c, rel, rec, 0o600);
+  }
+  // The turn records that are links, each judged as a record file that is one.
+  if (name === "turns" && isDir) {
+    let records = [];
+    try {
+      records = fs.readdirSync(path.join(target.at, "turns"), { withFileTypes: true });
+    } catch {
+      // The readers say why they cannot list it.
+    }
+    for (const r of records) {
+      if (!r.isSymbolicLink() || !r.name.endsWith(".json")) continue;
+      let l;
+      try {
+        l = fs.lstatSync(path.join(target.at, "turns", r.name));
+      } catch {
+        // turns/ listed but not searchable: the readers say why.
+        continue;
+      }
+      linkOut(c, path.join("turns", r.name), l);
+    }
+  }
 }
 
 /**
- * What the directory says of the journal's own entries, and each thing in
- * it that stops or will stop the service that owns the journal (`{ what,
- * fix }`): an entry another user owns, a mode other than 0600 for a file
- * or 0700 for a directory, a `.stop.lock` left behind, STOP as a symlink,
- * a record file, turn record or owner record that is a link out of the
- * journal. `outside` names those links (`{ [rel]: { to, error } }`): the
- * command shows none of their bytes (#33).
+ * What the directory says of the journal's own entries, and each thing that
+ * stops or will stop its service (`{ what, fix }`): another user's entry, a
+ * mode not 0600 (0700 a directory), a `.stop.lock` left, a link (STOP, or
+ * out of the journal). `outside` names the links out, none of whose bytes
+ * the command shows (#33).
  */
 function survey(target, now = Date.now()) {
   const { at, st, entries } = target;
@@ -358,20 +346,13 @@ function survey(target, now = Date.now()) {
     names[name] = entryOf(at, name, lst);
     surveyEntry(c, name, lst, now);
   }
-  return {
-    owner: { uid: owner, name: userName(owner) },
-    runAs: { uid: process.geteuid() },
-    entries: names,
-    problems: c.found,
-    outside: c.outside,
-  };
+  const { found, outside } = c;
+  return { owner: { uid: owner, name: userName(owner) }, runAs: { uid: process.geteuid() }, entries: names, problems: found, outside };
 }
 
 /**
- * A name in the journal at `at` for `name` set aside by hand
- * (`<name>.aside-null`, then `-2`, `-3`...): one that does not exist, so
- * a `mv -n` to it moves (#34: to a taken name it does nothing, and the
- * same advice would come back).
+ * A free name in the journal at `at` for `name` set aside by hand
+ * (`<name>.aside-null`, `-2`...), so that a `mv -n` to it moves (#34).
  */
 function asideName(at, name) {
   for (let n = 1; ; n++) {
@@ -381,10 +362,9 @@ function asideName(at, name) {
 }
 
 /**
- * A line (`place`, its number) or turn record (`place`, its file name) of
- * JSON null that `reader` refuses (#34), in the journal `t`: what it is,
- * and for a turn record the command that sets it aside under a free name
- * (a line is moved by hand: `mv` is null).
+ * A line (`place`, its number) or turn record (its file name) of JSON null
+ * that `reader` refuses (#34): what it is, and for a turn record the command
+ * that sets it aside (`mv`; a line is moved by hand).
  */
 function nullFound(t, file, place, reader, refused) {
   if (file !== "turns") return { what: `${file}:${place} is JSON null, not a record; ${reader} refuses it ("${refused}")`, mv: null };

@@ -56,13 +56,10 @@ function hereStill(p, command) {
 
 /**
  * The journal a command names (`journalDir`), checked (`reach`). Run as
- * root, the command becomes the journal's user there, before it opens
- * anything inside (#33): each command's module requires every module it
- * runs at its top, so all are loaded before this, while root can still
- * reach them. `acting`: what the command already did as another user (`stop
- * --init`), said where reach did not act. Said on stderr, not with --json.
- * `args`: the command's own words after the journal (stop's reason,
- * resolve's options), so that a refusal's command runs it again whole.
+ * root, the command becomes its user there (#33), every module loaded
+ * already. `acting`: what it did as another user before (`stop --init`),
+ * said on stderr. `args`: its words after the journal, so that a
+ * refusal's command runs it again whole.
  */
 function target(dir, opts, command, { write = false, acting = null, args = [] } = {}) {
   const d = journalDir(dir, opts, command);
@@ -94,10 +91,8 @@ function holdsJournal(dir) {
 
 /**
  * How the command names the journal `t` (from `reach`): the library's
- * `journalLabel` (`discord/NAME under the data root`, told by the name
- * alone), but for a journal nested inside another journal, which is no
- * data root's discord/NAME: named by where it lies in that one (#45). The
- * library's label, which its refusals use, stays as it is.
+ * `journalLabel`, but for a journal nested inside another, which is no
+ * data root's discord/NAME: by where it lies in that one (#45).
  */
 function journalName(t) {
   const abs = t.abs ?? path.resolve(t.dir);

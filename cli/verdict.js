@@ -13,12 +13,10 @@ const { zombieProblem, recoversOnly } = require("./brake.js");
 const { sh, word, wordable, ago, invocation } = require("./output.js");
 
 /**
- * The window, in seconds, within which Discord deduplicates a message sent
- * again with the same nonce ("the past few minutes"). The connector's
- * reconcile measures it from a delivery's `intentAt` (journal.mjs) and
- * sends again only within it, since past it a resend may post twice: a
- * delivery older than this with no outcome is a person's to tell (#56).
- * DiscordDeliveriesUnresolved pages on the same figure.
+ * Discord's dedupe window for a nonce, in seconds: the connector resends a
+ * delivery only within it (from its `intentAt`, journal.mjs), so one older
+ * with no outcome is a person's to tell (#56); DiscordDeliveriesUnresolved
+ * pages on the same figure.
  */
 const DEDUPE_WINDOW_S = 600;
 
@@ -55,11 +53,7 @@ const DAMAGE = {
   invalid: "not JSON, and no more bytes could make it so (corruption)",
 };
 
-/**
- * The command that deals with damage found by the scan: what a crash left
- * (a cut line, zeros, an empty or cut turn record) and whitespace alone are
- * `repair`'s; corruption is a person's.
- */
+/** The fix of damage the scan found: what a crash left and whitespace alone are `repair`'s; corruption a person's. */
 const damageFix = (dir, damage) =>
   damage === "invalid"
     ? `corruption is never changed by a repair: \`${invocation()} check ${sh(dir)}\` gives each bad line's place and bytes; move it out by hand, keeping its bytes`
@@ -86,12 +80,7 @@ function readFix(t, name, refusal, entry, owner) {
   }
   if ((code === "EACCES" || code === "EPERM") && entry?.links > 1)
     return `\`mv ${p} ${p}.aside\` sets this name aside (it has another name, which keeps the file); the connector starts the file afresh`;
-  if (code === "EACCES" || code === "EPERM") {
-    // Already the owner's: its mode is what keeps the owner out.
-    const file = path.join(dir, name);
-    if (entry !== undefined && entry.uid === owner.uid) return chmodFix(t, "600", file);
-    return `give it back to the journal's owner: ${chownFix(owner.uid, file, false)}, then ${chmodFix(t, "600", file)}`;
-  }
+  if (code === "EACCES" || code === "EPERM") return giveBack(t, path.join(dir, name), entry, owner, false);
   // A directory at STOP is a brake all the same: moving it aside alone would lift it.
   if (code === "EISDIR" && name === "STOP")
     return `a directory stands where STOP belongs: \`mv ${p} ${p}.aside && ${invocation()} stop ${sh(dir)} REASON\` replaces it with a brake of its own (\`mv\` alone lifts the brake)`;
@@ -99,11 +88,11 @@ function readFix(t, name, refusal, entry, owner) {
   return `inspect ${p} by hand`;
 }
 
-/** The fix for a directory of the journal its owner cannot list or search. */
-function dirFix(t, name, entry, owner) {
-  const p = path.join(t.dir, name);
-  if (entry !== undefined && entry.uid === owner.uid) return chmodFix(t, "700", p);
-  return `give it back to the journal's owner: ${chownFix(owner.uid, p, true)}, then ${chmodFix(t, "700", p)}`;
+/** The fix for a file (or directory, `dir`) its owner may not read: its mode, after giving it back where another's. */
+function giveBack(t, p, entry, owner, dir) {
+  const mode = dir ? "700" : "600";
+  if (entry !== undefined && entry.uid === owner.uid) return chmodFix(t, mode, p);
+  return `give it back to the journal's owner: ${chownFix(owner.uid, p, dir)}, then ${chmodFix(t, mode, p)}`;
 }
 
 /** A turn record's entry as the survey describes entries (`{ kind, uid, links }`), from its lstat; undefined where gone. */
@@ -116,9 +105,8 @@ function turnEntry(t, file) {
 const pidOf = (owner) => owner?.pid ?? "(not shown)";
 
 /**
- * What to run next for the lock, given the brake: with an operator's STOP,
- * `recover` refuses (the brake is on), so a dead owner's lock is cleared by
- * `unlock` and the binding runs again once STOP is removed.
+ * What to run next for the lock, given the brake: under an operator's STOP
+ * `recover` refuses, so a dead owner's lock is cleared by `unlock`.
  */
 function lockNext(dir, state, braked, lock = null) {
   const d = sh(dir);
@@ -178,11 +166,8 @@ function deliveryProblem(dir, late) {
 }
 
 /**
- * A reader's refusal the scan does not explain. Where the scan saw a line
- * (or a turn record) that is JSON null, that is what the reader refuses:
- * whole JSON, which a repair never changes, so a person moves it out,
- * keeping its bytes (#34). A turn record is a file of its own, so its one
- * command is given.
+ * A reader's refusal the scan does not explain: where it saw JSON null, that,
+ * which a person moves out, keeping its bytes (#34); a turn record by command.
  */
 function nullProblem(target, file, reader, refused, at) {
   const { dir } = target;
@@ -196,16 +181,13 @@ function nullProblem(target, file, reader, refused, at) {
 }
 
 /** What a holder that does not let go is doing, for a problem's words. */
-function stillness(h) {
-  return (
-    {
-      stopped: "is stopped",
-      traced: "is stopped by a debugger or tracer and does not move",
-      frozen: "is frozen",
-      idle: "does not move",
-    }[h.state] ?? "does not let go"
-  );
-}
+const STILL = {
+  stopped: "is stopped",
+  traced: "is stopped by a debugger or tracer and does not move",
+  frozen: "is frozen",
+  idle: "does not move",
+};
+const stillness = (h) => STILL[h.state] ?? "does not let go";
 
 /** The scans' problems, each added with its kind (`add`); whether any is unreadable or damaged, and the files named. */
 function scanProblems(target, s, add) {
@@ -233,7 +215,7 @@ function scanProblems(target, s, add) {
     const fix = /\((EMFILE|ENFILE)\)$/.test(s.turns.refused)
       ? readFix(target, "turns", s.turns.refused, s.entries.turns, s.owner)
       : /\((EACCES|EPERM)\)$/.test(s.turns.refused)
-        ? dirFix(target, "turns", s.entries.turns, s.owner)
+        ? giveBack(target, path.join(dir, "turns"), s.entries.turns, s.owner, true)
         : `inspect ${sh(path.join(dir, "turns"))} by hand`;
     add({ what: `the turn records cannot be listed: ${s.turns.refused}`, fix }, "unreadable");
   } else if (s.turns.badRecords > 0) {
@@ -316,11 +298,10 @@ const refusedOwner = (c) =>
     : `belongs to pid ${pidOf(c.lock.owner)}, which is alive but whose identity cannot be verified`;
 
 /**
- * The first rule whose `when` holds decides the state, its `why` and its
- * `next` (none: the first problem's fix). Its `held`, where it finds a
- * problem, makes it stuck on that instead: a stopped process blocks a
- * start, a stopped connector and a brake (#56), not one that runs beside
- * it; a problem that blocks the connector gives no all-clear (#63).
+ * The first rule whose `when` holds decides the state, `why` and `next`
+ * (none: the first problem's fix). Its `held`, where it finds a problem,
+ * makes it stuck on that: a stopped process blocks a start, a stopped
+ * connector and a brake (#56); a blocking problem gives no all-clear (#63).
  */
 const RULES = [
   // A journal its owner cannot reach is nothing its service sees: no brake,
@@ -485,12 +466,10 @@ function verdict(target, s, found, inboxIds) {
 }
 
 /**
- * The problem whose fix comes first: what no command can work past (a
- * link out of the journal, a directory its owner cannot write, a file no
- * read gets through, corruption: a repair refuses each) before damage; and
- * before a repair, the lock that would refuse it (#34: the same advice,
- * pasted, must not come back unchanged). A repair holds the binding as a
- * claim does, clearing a dead owner's lock itself and refusing any other.
+ * The problem whose fix comes first: what no command works past (a link
+ * out, a closed directory, a file no read gets through, corruption) before
+ * damage; before a repair, the lock that would refuse it (#34: pasted
+ * advice must not come back unchanged), as a repair holds the binding.
  */
 function first(problems, kind, s, dir, braked) {
   const found = ["first", "unreadable", "corrupt"].reduce((f, k) => f ?? problems.find((p) => kind.get(p) === k), undefined) ?? problems[0];

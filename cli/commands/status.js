@@ -49,10 +49,9 @@ function when(v) {
 }
 
 /**
- * A delivery's age in seconds (negative for a date ahead of this clock,
- * null where `intentAt` is no date) and whether it is past the dedupe
- * window: a person's to tell, and so is a date that is no date, which
- * gives no window to measure. `status` and `resolve` judge it here alike.
+ * A delivery's age in seconds (negative ahead of this clock, null for no
+ * date) and whether it is past the dedupe window, as a date that is no
+ * date is: a person's to tell. `status` and `resolve` judge it here alike.
  */
 function lateness(intentAt, now) {
   const at = when(intentAt);
@@ -141,11 +140,10 @@ function lockOf(at, out) {
 }
 
 /**
- * The status of the journal `target` (from target.reach), as one object.
- * Every read goes through `at`; what is shown names `dir`. Of a file that
- * is a link out of the journal, nothing it holds is shown (#33): its bad
- * line is placed, not quoted; its nonces, STOP lines, last reload and
- * owner record are left out, and their count or state stands for them.
+ * The status of the journal `target` (target.reach), as one object: every
+ * read through `at`, what is shown naming `dir`. Of a file that is a link
+ * out of the journal nothing it holds is shown (#33): its count or state
+ * stands for its nonces, STOP lines, last reload or owner record.
  */
 function status(target, now = Date.now(), memo = NONE, later = null) {
   const { dir, at } = target;
@@ -242,14 +240,10 @@ function status(target, now = Date.now(), memo = NONE, later = null) {
     );
   };
   judged();
-  // A running holder of the guard or of an append lock is a start, a
-  // release or an append in progress, which lets go within milliseconds;
-  // /proc/locks tells no time a lock was taken, so one look more, after
-  // LASTING_MS, tells it from one that keeps it, which every start or
-  // append would wait for and then refuse (#55), and tells a holder that
-  // does not move (no thread runnable, no CPU time gained) from one that
-  // works (#64). A collection of many bindings makes that second look once
-  // for all of them (`later`, cli/fleet.js).
+  // A running holder of the guard or an append lock lets go within
+  // milliseconds; /proc/locks tells no time, so one look more after
+  // LASTING_MS tells it from one that keeps it (#55) or does not move (#64).
+  // A collection makes that second look once for all bindings (`later`).
   if ([held.guard, ...Object.values(held.records)].some((h) => h && !h.stalled)) {
     const again = () => {
       secondLook(held, holders(at, JSON.stringify(held)));
@@ -267,11 +261,9 @@ function status(target, now = Date.now(), memo = NONE, later = null) {
 }
 
 /**
- * The second look at the holders `first` (changed in place) by the look
- * `second`: a holder still there (one of the first look's holders, or none
- * visible both times) is the second look's, `lasting` where it still
- * moves; one gone is gone; one new is a moment's unless it is stalled
- * (#55, #64).
+ * The second look at the holders `first` (changed in place) by `second`:
+ * one still there is the second look's, `lasting` where it still moves;
+ * one gone is gone; one new is a moment's unless stalled (#55, #64).
  */
 function secondLook(first, second) {
   const still = (a, b) => a.pid === b.pid || a.all?.some((h) => h.pid === b.pid);

@@ -42,8 +42,7 @@ const LINES = [
 const BOOT = "8c1e5f0a-1111-4222-8333-944455556666";
 
 /** The sequence of seed `seed`, `length` steps long. */
-// A named exception to the 100-line rule: its body is a table, a maker per export, drawn by the seed.
-// oxlint-disable-next-line max-lines-per-function -- a data table: one maker per export
+// oxlint-disable-next-line max-lines-per-function -- a named exception, a data table: one maker per export, drawn by the seed
 function sequence(seed, length) {
   const r = prng(seed);
   const pick = (a) => a[Math.floor(r() * a.length)];
