@@ -1,18 +1,8 @@
 #!/usr/bin/env node
 // discord-journal: an operator's view of one binding's journal, built on the
 // addon's own exports so that it sees exactly what the connector sees. This
-// file only parses: each command's options here, its work in
-// cli/commands/<command>.js (its `action`), the helpers they share in cli/.
-//
-//   discord-journal status DIR     the verdict, the brake, the lock, what needs a hand and what to run next
-//   discord-journal check DIR      every line and record the readers would refuse, and why
-//   discord-journal stop DIR [REASON]   write STOP (the brake)
-//   discord-journal unlock DIR     clear a stale run.lock (writes STOP first)
-//   discord-journal recover DIR    the supervised pre-start
-//   discord-journal repair DIR     set aside what a crash left (--apply), keeping its bytes
-//   discord-journal resolve DIR --nonce N --as confirmed|refused   a late delivery's outcome, as its channel shows
-//   discord-journal demo [DIR]     build a braked journal whose owner crashed, and show it
-//   discord-journal verify --reference PATH   prove the addon against a host's journal.mjs
+// file only parses: each command's options here (`--help` lists them), its
+// work in cli/commands/<command>.js (its `action`), the helpers they share in cli/.
 //
 // Every command takes --json. DIR may be given as --data-root ROOT --binding
 // NAME instead (ROOT/discord/NAME). Before anything else each command checks
@@ -24,7 +14,7 @@
 // bin/ and cli/ are CommonJS, as the package is: `require` is synchronous,
 // so a command's module is loaded inside its action, where a binary that
 // does not load is caught (`load`), and all of it is loaded before the
-// command, run as root, becomes the journal's user (cli/target.js).
+// command, run as root, becomes the journal's user (cli/owner.js).
 "use strict";
 
 const { Command, Option } = require("commander");

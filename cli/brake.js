@@ -7,7 +7,7 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { J, stopLockState, stopLockCause, repairRunning, holders, unguarded, processOf } = require("./journal.js");
-const { who } = require("./target.js");
+const { who } = require("./owner.js");
 const { sh, age, capitalized, invocation } = require("./output.js");
 
 /** Whether STOP's lines are the one a `recover` writes, which recover itself removes: no operator's brake. */

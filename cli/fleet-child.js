@@ -1,6 +1,6 @@
 // One owner's share of the fleet's view run as root (cli/fleet.js): the
 // bindings named, judged in this process, which becomes their owner at the
-// first (cli/target.js), and one line of JSON on stdout. Started with
+// first (cli/owner.js), and one line of JSON on stdout. Started with
 // Node alone, not through bin/discord-journal.js: a collection starts one
 // per owner, and the command line's parser is no part of its work (#63).
 //

@@ -15,15 +15,16 @@ const fs = require("node:fs");
 const path = require("node:path");
 const os = require("node:os");
 const { spawn } = require("node:child_process");
-const { BINDING_NAME, reach, actor, kind } = require("./target.js");
+const { reach } = require("./reach.js");
+const { actor } = require("./owner.js");
+const { kind } = require("./survey.js");
+const { isBindingName } = require("./journal.js");
 const { withProblems } = require("./status-text.js");
+const { STATE, STATES } = require("./verdict.js");
 const { UsageError, Refusal, sh, escaped, table, mark, commands, plural, invocation } = require("./output.js");
 
 /** One owner's child: Node and this file alone. */
 const CHILD = path.join(__dirname, "fleet-child.js");
-
-/** The verdict states, most urgent first, as the counts list them. */
-const STATES = ["unreadable", "damaged", "stuck", "braked", "crashed", "running", "ready"];
 
 /**
  * The entries of `top` (ROOT/discord): `{ bindings, notBindings }`, each
@@ -45,7 +46,7 @@ function entries(top) {
   const notBindings = [];
   for (const e of list.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0))) {
     const p = path.join(top, e.name);
-    if (!BINDING_NAME.test(e.name)) {
+    if (!isBindingName(e.name)) {
       notBindings.push({ name: e.name, why: "not a binding name" });
       continue;
     }
@@ -94,11 +95,10 @@ function judge(top, name, { status, exitOf, memo }, later) {
 }
 
 /**
- * Every binding judged, by whom `status DIR` would judge it as: here, or
- * (run as root, for a journal another user owns) in one child process per
- * such user, which becomes that user at its first binding. The children
- * run side by side, as many at once as there are processors (#63: one
- * after another, ten owners cost ten starts of Node in a row).
+ * Every binding judged as `status DIR` would judge it: here, or (run as
+ * root, another user's) in one child per user, which becomes that user;
+ * the children side by side, one per processor (#63: ten owners one after
+ * another cost ten starts of Node in a row).
  */
 async function judgeAll(top, names, verdict, split, brief) {
   const here = [];
@@ -147,16 +147,12 @@ async function judgeAll(top, names, verdict, split, brief) {
 }
 
 /**
- * One owner's bindings (`group`), judged by a child that becomes that
- * owner (cli/fleet-child.js): `[[name, judged]]`. A metrics collection's
- * kept answers go to the child for its own bindings alone, as the state's
- * text holds them, and what it read comes back for them alone; of a
- * binding whose every answer it took again, only the name comes back, and
- * this process keeps its own text (cli/memo.js): one owner's process never
- * answers for another's. The child writes one line of JSON, without the
- * indentation `--json` gives a person (#63: 40 MB of it at 200 bindings),
- * and with `--brief` each status's deliveries as the metrics and the text
- * read them (`briefly`), where this process prints no JSON.
+ * One owner's bindings (`group`), judged by a child that becomes that owner
+ * (cli/fleet-child.js): `[[name, judged]]`. A collection's kept answers go
+ * to it for its own bindings alone and come back for them alone, only a
+ * name where all were taken again (cli/memo.js): one owner's process never
+ * answers for another's. Its answer is one line of JSON, unindented (#63:
+ * 40 MB at 200 bindings), with `--brief` each status `briefly`.
  */
 function judgeAsOwner(top, group, verdict, brief) {
   const mine = group.map((name) => `${path.join(top, name)}\0`);
@@ -216,11 +212,9 @@ function briefly(s) {
 }
 
 /**
- * What the metrics read of a status's unresolved deliveries
- * (`unresolvedDeliveries`, or its brief form): `{ late, oldestAgeSeconds }`,
- * the deliveries past the dedupe window and the oldest one's age (0 for a
- * date ahead of the clock; null where none has a date), NaN each where the
- * outbox cannot be read or is not shown.
+ * What the metrics read of a status's unresolved deliveries, in full or
+ * brief: `{ late, oldestAgeSeconds }` (0 ahead of the clock, null with no
+ * date), NaN each where the outbox cannot be read or is not shown.
  */
 function deliveries(u) {
   if (typeof u?.late === "number") return { late: u.late, oldestAgeSeconds: u.oldestAgeSeconds };
@@ -299,7 +293,7 @@ function stateWord(b) {
  * (a supervised start clears a crash, but one that stays pages). Such a
  * line has its verdict's next under it, and -x shows these alone.
  */
-const moving = (b) => b.exitCode === 1 || ["braked", "crashed"].includes(stateOf(b));
+const moving = (b) => b.exitCode === 1 || STATE[stateOf(b)]?.moves === true;
 
 /** Most urgent first: what needs a hand (exit 1), then the braked (3), then the rest; by state, then name. */
 function urgency(b) {

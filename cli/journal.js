@@ -6,6 +6,7 @@
 // connector would see.
 "use strict";
 
+const path = require("node:path");
 const J = require("../index.js");
 // What the command needs beyond the public exports: the package's one
 // internal entry (internal.js), never the binding itself.
@@ -23,12 +24,9 @@ function ownerElsewhere(owner) {
 
 /**
  * The refusal every reader of the record file `name` makes, told from its
- * scan without reading the file again, or null where it cannot be told
- * (#34: a reader reads a file whole, and a run of zeros a power loss left
- * may be gigabytes). A reader parses the lines in order and refuses the
- * first that is not JSON; before it, only a line that is JSON null (whose
- * field a reader reads) or a line past V8's longest string (more than 256
- * MiB before it) could refuse otherwise.
+ * scan without reading it again (#34: zeros a power loss left may be
+ * gigabytes), or null: readers refuse the first line that is not JSON,
+ * unless a line of JSON null or past V8's longest string (256 MiB) is first.
  */
 function refusalOf(scan, name) {
   const first = scan?.bad[0];
@@ -36,6 +34,14 @@ function refusalOf(scan, name) {
   if (scan.nulls.length > 0 && scan.nulls[0] < first.line) return null;
   return `${name}:${first.line}: not valid JSON`;
 }
+
+/** The journal's entries besides the record files, as src/ground/journal.rs names them (a test holds the two together). */
+const ENTRY = Object.freeze({ lock: "run.lock", owner: "owner.json", turns: "turns", stop: "STOP", stopLock: ".stop.lock" });
+/** What only a journal holds: one of these makes a directory a journal. */
+const JOURNAL_ENTRIES = new Set([...internal.RECORD_FILES, ENTRY.turns, ENTRY.stop, ENTRY.lock, ENTRY.stopLock]);
+
+/** Whether `name` is a binding's name by index.js's rule, its one copy: journalLabel names a journal by it. */
+const isBindingName = (name) => path.basename(name) === name && J.journalLabel(name) === `discord/${name} under the data root`;
 
 /**
  * What `.stop.lock` is, judged by the addon's STOP mark, never waiting
@@ -54,6 +60,9 @@ function stopLockState(dir) {
 module.exports = {
   J,
   RECORD_FILES: internal.RECORD_FILES,
+  ENTRY,
+  JOURNAL_ENTRIES,
+  isBindingName,
   scanLines: internal.scanLines,
   scanTurns: internal.scanTurns,
   repair: internal.repair,

@@ -172,7 +172,7 @@ function table(rows) {
  * file, which runs as it is from anywhere (`node bin/discord-journal.js`,
  * a package npx fetched into its cache). Asked once, as this module loads:
  * before the command moves to a journal's directory or becomes its owner
- * (cli/target.js), and in the fleet's child for an owner as in its parent.
+ * (cli/owner.js), and in the fleet's child for an owner as in its parent.
  * Every command the tool prints is written with it (never journal data it
  * shows).
  */

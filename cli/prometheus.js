@@ -12,27 +12,24 @@
 const fs = require("node:fs");
 const path = require("node:path");
 const { spawnSync } = require("node:child_process");
-const { STATES, stateOf, deliveries } = require("./fleet.js");
+const { stateOf, deliveries } = require("./fleet.js");
+const { STATES, brakeOn: braked } = require("./verdict.js");
 const { Refusal, UsageError, sh, escaped, plural } = require("./output.js");
-const { actor, becomeActor, kind, who, chownFix } = require("./target.js");
+const { actor, becomeActor, who, chownFix } = require("./owner.js");
+const { kind } = require("./survey.js");
 const { J } = require("./journal.js");
-const { recoversOnly } = require("./brake.js");
 const { Memo, loadState, statePath, stateText, removeFormer } = require("./memo.js");
 
 /**
- * The file in the data root that declares bindings meant to stay idle
- * (#56): one binding name a line, `#` starting a comment. A binding that
- * should run and does not pages (DiscordBindingNotRunning); one named
- * here does not.
+ * The data root's file of bindings meant to stay idle (#56), a name a
+ * line, `#` a comment: DiscordBindingNotRunning pages on no binding named.
  */
 const IDLE = "discord-journal.idle";
 
 /**
- * The most of IDLE that is read: 1 MiB. A binding name is at most 63
- * bytes, so 1 MiB holds over 16,000 names, more bindings than any data
- * root has; a larger file is no list of names (a log put there, a file
- * that keeps growing), and reading it whole would cost the collection the
- * memory it is meant to measure.
+ * The most of IDLE that is read: 1 MiB, over 16,000 names of 63 bytes; a
+ * larger file is no list of names (a log), and reading it whole would cost
+ * the memory the collection is meant to measure.
  */
 const IDLE_LIMIT = 1 << 20;
 
@@ -40,6 +37,8 @@ const BIN = path.join(__dirname, "..", "bin", "discord-journal.js");
 
 /** A label value as the text format writes it: backslash, quote and newline escaped. */
 const label = (v) => String(v).replace(/\\/g, "\\\\").replace(/"/g, '\\"').replace(/\n/g, "\\n");
+/** A binding's labels, with `more`. */
+const named = (b, more = {}) => ({ binding: b.binding, ...more });
 /** A sample's value: a number, NaN where it could not be read. */
 const value = (v) => (typeof v === "number" && Number.isFinite(v) ? String(v) : "NaN");
 
@@ -55,7 +54,6 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
   const family = (name, help, samples) =>
     families.push({ name: `discord_journal_${name}`, help, samples: samples.map(([l, v]) => [{ data_root: root, ...l }, v]) });
   const each = (f) => (view?.judged ?? []).flatMap((b) => f(b, b.status) || []);
-  const named = (b, more = {}) => ({ binding: b.binding, ...more });
   family(
     "binding_state",
     "The binding's verdict, as `discord-journal status` gives it: 1 for its state, 0 for the others.",
@@ -125,6 +123,23 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
       return [[named(b), Number.isNaN(at) ? NaN : Math.max(0, (Date.now() - at) / 1000)]];
     }),
   );
+  fileFamilies(family, each, view);
+  collectionFamilies(family, view, { failed, lastSuccess, idleRefused, answers });
+  const out = [];
+  // A family with nothing to say (no braked binding, a failed run's
+  // bindings) is left out whole.
+  for (const f of families.filter((x) => x.samples.length > 0)) {
+    out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
+    for (const [labels, v] of f.samples) {
+      const ls = Object.entries(labels).map(([k, x]) => `${k}="${label(x)}"`);
+      out.push(`${f.name}${ls.length > 0 ? `{${ls.join(",")}}` : ""} ${value(v)}`);
+    }
+  }
+  return out.join("\n") + "\n";
+}
+
+/** The families of the bindings' files (`family`, `each`: metrics'). */
+function fileFamilies(family, each, view) {
   const files = (f) =>
     each((b, s) => (s ? Object.entries(s.files).map(([file, v]) => f(b, file, v, s.entries[file])) : []).filter(Boolean));
   family(
@@ -152,6 +167,10 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     "Entries of discord/ with a binding's name that cannot be followed (a link that leads nowhere or round in a loop, a path this user cannot search): 1 each.",
     (view?.json.notBindings ?? []).filter((n) => n.unfollowed).map((n) => [{ name: n.name }, 1]),
   );
+}
+
+/** The families of the collection itself. */
+function collectionFamilies(family, view, { failed, lastSuccess, idleRefused, answers }) {
   if (view)
     family(
       "bindings",
@@ -202,31 +221,14 @@ function metrics(view, root, { failed = null, lastSuccess = null, idle = new Set
     );
   if (view) family("collection_duration_seconds", "How long the collection of every binding's verdict took.", [[{}, view.seconds]]);
   family("collection_timestamp_seconds", "When the collection ended, succeeded or failed, in seconds since the epoch.", [[{}, now]]);
-  const out = [];
-  // A family with nothing to say (no braked binding, a failed run's
-  // bindings) is left out whole.
-  for (const f of families.filter((x) => x.samples.length > 0)) {
-    out.push(`# HELP ${f.name} ${f.help}`, `# TYPE ${f.name} gauge`);
-    for (const [labels, v] of f.samples) {
-      const ls = Object.entries(labels).map(([k, x]) => `${k}="${label(x)}"`);
-      out.push(`${f.name}${ls.length > 0 ? `{${ls.join(",")}}` : ""} ${value(v)}`);
-    }
-  }
-  return out.join("\n") + "\n";
 }
-
-/** Whether an operator's brake is on, as the verdict judges STOP (a recover's own line is none). */
-const braked = (s) => s.stop?.present === true && !(recoversOnly(s.stop.value) && s.lock?.state !== "live");
 
 /**
  * `status --data-root ROOT --prometheus FILE` (#56): the fleet judged and
- * its metrics written. The exit code is the collection's alone (the
- * verdicts are in the file): 0 written, 1 not written, or written to say
- * the collection failed (a data root that is missing or has no discord/,
- * an unmounted volume, is a failure, never an all-clear). `fleet` is
- * cli/fleet.js's, `verdict` the single binding's. What it prints is one
- * line (#63: a timer's log got the whole fleet every minute); what went
- * wrong goes to stderr.
+ * its metrics written. The exit code is the collection's (the verdicts are
+ * in the file): 0 written, 1 not, or written to say it failed (a data root
+ * missing or without discord/ is never an all-clear). It prints one line
+ * (#63: a timer's log got the whole fleet every minute); errors to stderr.
  */
 async function collect(opts, fleet, verdict) {
   const root = path.resolve(opts.dataRoot);
@@ -283,15 +285,11 @@ async function collect(opts, fleet, verdict) {
 }
 
 /**
- * The bindings `root`'s IDLE file declares idle: `{ names }` (none where
- * there is no such file), or `{ refused: { cause, why, fix } }`. The data
- * root is its owner's (the connector's user), so the file is read with
- * that user's rights, as the fleet reads each binding (cli/target.js's
- * `actor`): run as root, by a child of this command that becomes that
- * user, never by root itself, which would read where that user points
- * (a link to a root-only file, to /dev/zero). Root learns whether the
- * file exists (an lstat, which reads nothing), so a data root with none
- * costs no child.
+ * The bindings `root`'s IDLE file declares idle: `{ names }` (none without
+ * it), or `{ refused: { cause, why, fix } }`. Read with the data root's
+ * owner's rights (`actor`): as root, by a child that becomes that user,
+ * never by root, which would read where that user points (a link to a
+ * root-only file, /dev/zero). No child where an lstat finds no file.
  */
 function idleOf(root) {
   const file = path.join(root, IDLE);
@@ -343,12 +341,10 @@ function idleOf(root) {
 const taken = (r) => (r.refused !== undefined ? { refused: r.refused } : { names: new Set(r.names) });
 
 /**
- * `status --data-root ROOT --idle-only` (hidden): the child of a
- * collection run as root that reads IDLE as the data root's owner. It
- * becomes that user (cli/target.js, as the fleet's child does for a
- * binding's owner), from the data root as its working directory, so that
- * a directory above that is closed to that user (a container's volume)
- * still leads there; then reads the file by its name alone.
+ * `status --data-root ROOT --idle-only` (hidden): a root collection's child
+ * that becomes the data root's owner (cli/owner.js) from the data root as
+ * its working directory, so a closed directory above still leads there,
+ * then reads IDLE by its name alone.
  */
 function idleAsOwner(root) {
   const abs = path.resolve(root);
@@ -363,12 +359,10 @@ function idleAsOwner(root) {
 
 /**
  * IDLE at `at` (shown as `file`), read as this process's user (`uid`;
- * `owner`: the user root acts as for it): `{ names }`, or `{ refused }`. Opened never through a link (O_NOFOLLOW)
- * and never waiting (O_NONBLOCK: a FIFO's open returns at once, where it
- * would wait for a writer; O_NOCTTY: a terminal does not become this
- * process's), then taken only where the descriptor is a regular file of
- * at most IDLE_LIMIT bytes: a FIFO, a device, a directory, a link are
- * each refused by what they are, never read.
+ * `owner`: the user root acts as): `{ names }`, or `{ refused }`. Opened
+ * never through a link, never waiting (O_NONBLOCK: a FIFO), no terminal
+ * made this process's (O_NOCTTY); taken only as a regular file of at most
+ * IDLE_LIMIT bytes: anything else is refused by what it is, never read.
  */
 function readIdle(at, file, uid, owner) {
   const refuse = (cause, why, fix) => ({ refused: { file, cause, why, fix } });
@@ -428,11 +422,9 @@ function readIdle(at, file, uid, owner) {
 
 /**
  * The bindings the last metrics file declared idle (`binding_idle 1` for
- * this data root), which a collection whose IDLE was refused keeps: the
- * file is this command's own, written whole each run and carrying the set
- * forward while IDLE stays refused, so no state of its own is kept for it.
- * A binding added since is not idle, which errs toward a page, never
- * toward silence. Empty where there is no such file (readOwn).
+ * this data root), kept by a collection whose IDLE was refused: the file
+ * carries the set forward. A binding added since is not idle: toward a
+ * page, never silence. Empty where there is no such file (readOwn).
  */
 function lastIdle(file, root) {
   const r = readOwn(file);

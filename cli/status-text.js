@@ -4,16 +4,7 @@
 "use strict";
 
 const { mark, dim, bold, commands, plural, ago, table, escapedAll } = require("./output.js");
-
-const LEVEL = {
-  ready: "ok",
-  running: "ok",
-  crashed: "warn",
-  braked: "warn",
-  stuck: "bad",
-  damaged: "bad",
-  unreadable: "bad",
-};
+const { STATE } = require("./verdict.js");
 
 /**
  * A state as the verdict line and the fleet's line show it: one that reads
@@ -21,22 +12,10 @@ const LEVEL = {
  * that none reads "ready" and needs a hand (#57).
  */
 const withProblems = (state, problems) =>
-  problems > 0 && ["ready", "crashed", "running", "braked"].includes(state) ? `${state}, ${plural(problems, "problem")}` : state;
+  problems > 0 && STATE[state]?.needsHand !== true ? `${state}, ${plural(problems, "problem")}` : state;
 
-function render(status) {
-  // Every string read from the journal, escaped before any is painted.
-  const s = escapedAll(status);
-  const out = [];
-  const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : r.notShown ? `(${r.notShown})` : f(r.value));
-  out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`);
-  if (s.journalLink) out.push(dim(`the journal's directory is a symbolic link to ${s.journalLink}`));
-  out.push("");
-
-  const v = s.verdict;
-  const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
-  const word = withProblems(v.state, v.problems.length);
-  out.push(`${bold("verdict:")} ${mark(word !== v.state ? "bad" : LEVEL[v.state], word)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
-
+/** The brake's and the lock's rows (`s` escaped). */
+function headRows(s) {
   const head = [];
   const stop = s.stop;
   if (!stop.present) head.push(["STOP", mark("ok", "off"), "no brake"]);
@@ -80,21 +59,12 @@ function render(status) {
     else if (owner) who = `pid ${owner.pid ?? "(not shown)"}, ${whose[state]}`;
     head.push(["run.lock", mark(level, state), who]);
   }
-  out.push(...table(head));
+  return head;
+}
 
-  if (v.problems.length > 0) {
-    out.push("", "needs a hand:");
-    // Two problems one command fixes (a mode that also makes a listing
-    // fail): the command is printed once (#57).
-    const given = new Set();
-    for (const p of v.problems) {
-      out.push(`  ${mark("bad", p.what)}`, `    ${dim("fix:")} ${given.has(p.fix) ? "the command above" : commands(p.fix)}`);
-      given.add(p.fix);
-    }
-  }
-  if (v.next !== null) out.push(`${bold("next:")} ${commands(v.next)}`);
-
-  out.push("", "files:");
+/** The record files' and turn records' lines (`s` escaped). */
+function fileLines(s) {
+  const out = ["", "files:"];
   const entries = Object.entries(s.files);
   const records = s.turns.records ?? 0;
   const lw = Math.max(String(records).length, ...entries.map(([, f]) => String(f.lines ?? "").length));
@@ -121,6 +91,39 @@ function render(status) {
     rows.push(["  turns/", count(records, lw, "record", "records"), "", note]);
   }
   out.push(...table(rows));
+  return out;
+}
+
+/** The status `status` as a person reads it: the verdict, the brake and the lock, what needs a hand, then what the journal holds. */
+function render(status) {
+  // Every string read from the journal, escaped before any is painted.
+  const s = escapedAll(status);
+  const out = [];
+  const shown = (r, f = (v) => v) => (r.refused !== undefined ? `refused: ${r.refused}` : r.notShown ? `(${r.notShown})` : f(r.value));
+  out.push(`${bold(s.label)}  ${dim(`${s.journal}; today is ${s.today} (UTC)`)}`);
+  if (s.journalLink) out.push(dim(`the journal's directory is a symbolic link to ${s.journalLink}`));
+  out.push("");
+
+  const v = s.verdict;
+  const can = v.canStart === null ? "cannot tell whether it can start" : v.canStart ? "can start" : "cannot start";
+  const word = withProblems(v.state, v.problems.length);
+  out.push(`${bold("verdict:")} ${mark(word !== v.state ? "bad" : STATE[v.state].level, word)}, ${can}${v.why ? `: ${v.why}` : ""}`, "");
+
+  out.push(...table(headRows(s)));
+
+  if (v.problems.length > 0) {
+    out.push("", "needs a hand:");
+    // Two problems one command fixes (a mode that also makes a listing
+    // fail): the command is printed once (#57).
+    const given = new Set();
+    for (const p of v.problems) {
+      out.push(`  ${mark("bad", p.what)}`, `    ${dim("fix:")} ${given.has(p.fix) ? "the command above" : commands(p.fix)}`);
+      given.add(p.fix);
+    }
+  }
+  if (v.next !== null) out.push(`${bold("next:")} ${commands(v.next)}`);
+
+  out.push(...fileLines(s));
   if (s.setAside.length > 0) out.push(dim(`  set aside by a repair, kept: ${s.setAside.join(", ")}`));
 
   out.push("", "unresolved deliveries (oldest first):");

@@ -7,9 +7,10 @@
 // check cannot disagree with the connector.
 "use strict";
 
-const { scanLines, scanTurns, refusalOf } = require("../journal.js");
+const { RECORD_FILES, scanLines, scanTurns, refusalOf } = require("../journal.js");
 const { READERS } = require("../readers.js");
-const { RECORD_FILES, survey, target } = require("../target.js");
+const { target } = require("../target.js");
+const { survey } = require("../survey.js");
 const { plural, sh, escaped, invocation } = require("../output.js");
 const { status } = require("./status.js");
 

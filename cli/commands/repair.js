@@ -11,7 +11,8 @@ const fs = require("node:fs");
 const path = require("node:path");
 const { repair: repaired } = require("../journal.js");
 const { refusals } = require("./check.js");
-const { nullFound, target, notYet } = require("../target.js");
+const { target, notYet } = require("../target.js");
+const { nullFound } = require("../survey.js");
 const { plural, sh, escaped, invocation } = require("../output.js");
 const { unguardedNote } = require("../brake.js");
 

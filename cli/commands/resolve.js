@@ -14,7 +14,8 @@
 "use strict";
 
 const { J, outboxMark, appendOutcome } = require("../journal.js");
-const { target, survey } = require("../target.js");
+const { target } = require("../target.js");
+const { survey } = require("../survey.js");
 const { FILE } = require("../readers.js");
 const { sh, ago, escaped, invocation, Refusal } = require("../output.js");
 const { DEDUPE_WINDOW_S, lateness } = require("./status.js");

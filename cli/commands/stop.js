@@ -5,8 +5,9 @@
 
 const fs = require("node:fs");
 const path = require("node:path");
-const { J } = require("../journal.js");
-const { BINDING_NAME, journalDir, becomeMaker, target, journalName } = require("../target.js");
+const { J, isBindingName } = require("../journal.js");
+const { journalDir, target, journalName } = require("../target.js");
+const { becomeMaker } = require("../owner.js");
 const { refusal, retried, recoversOnly } = require("../brake.js");
 const { UsageError, Refusal, sh, word, invocation } = require("../output.js");
 
@@ -79,7 +80,7 @@ function action(dir, reason, opts) {
     // Only a directory that is not there yet is made, and only under a binding's name.
     const d = journalDir(dir, opts, "stop");
     const name = path.basename(d);
-    if (!BINDING_NAME.test(name)) {
+    if (!isBindingName(name)) {
       // "/" (or "") has no last part to be a name: the path is named instead.
       const what = name === "" ? `${sh(d)} has no binding name` : `${sh(d)} ends in ${word(name)}, which is not a binding name`;
       throw new UsageError(
