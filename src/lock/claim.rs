@@ -42,9 +42,12 @@ pub fn claim<S: Seams>(
   early: Option<String>,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
+  // c0: the record written early, where its text is known.
   let mut written = early.and_then(|text| prewrite(j, &text).map(|file| (file, text)));
+  // c1 takes the guard; c2 to c9 are `claim_gated`'s.
   let marked = guarded(j, || claim_gated(j, pid, seams, owner_text, true, written.take()))?;
-  // The mark stays while the claim stands: its release finds it (held.rs).
+  // c10: the guard released as `guarded` returned. The mark stays while
+  // the claim stands: its release finds it (held.rs).
   if let Some(marked) = marked {
     super::held::keep(marked);
   }
@@ -75,6 +78,7 @@ fn claim_gated<S: Seams>(
 ) -> Result<Option<Flock<File>>, S::Error> {
   let lock = j.lock();
   let waited = Instant::now();
+  // c2: mkdir run.lock.
   while let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
       return Err(quiet_io(&e, &j.named(crate::ground::journal::LOCK), "create").into());
@@ -94,10 +98,12 @@ fn claim_gated<S: Seams>(
   // create a new one at the same path; a publish by path would then
   // overwrite that claimant's record (and this claim's STOP gate would
   // remove its lock). Into a removed directory, the publish fails instead.
+  // c3: the open (its stamp and mark below, after c4's text).
   let mine = open_dir(&lock, Link::NoFollow);
   let label = j.named("run.lock/owner.json");
   let (written, text) = match written {
     Some((file, text)) => (Some(file), text),
+    // c4: the record's text.
     None => (None, owner_text().map_err(|code| code.refusal(&label, "write"))?),
   };
   let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
@@ -108,6 +114,7 @@ fn claim_gated<S: Seams>(
     Ok((held, stamp)) => Made {
       path: lock,
       stamp,
+      // c3: the holder's mark.
       marked: super::held::mark(&held),
       held: Some(held),
     },
@@ -125,6 +132,7 @@ fn claim_gated<S: Seams>(
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
+  // c5, c6 and c7: the record published (only c6 for one written early).
   let published = match written {
     Some(file) => link_written(j, &made, file),
     None => publish(j, &mut made, &text),
@@ -154,6 +162,7 @@ fn claim_gated<S: Seams>(
   // this claim must not stand, however it interleaved with an unlock. The
   // claim releases the directory it made (`clearPid`), not whatever the
   // path names by now; the record in it is the one this claim wrote.
+  // c8: the STOP gate.
   if gate && stop::requested(j) {
     if parse_owner(&text).names(pid) {
       remove::remove(j, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(j, &e))?;
@@ -165,6 +174,7 @@ fn claim_gated<S: Seams>(
   // and then removes its own STOP; a claim that published into that lock
   // after recover judged it, and reached this gate after the STOP was gone,
   // would otherwise stand without a lock, and a second claimant with it.
+  // c9: still run.lock, still holding its record.
   let standing = Stamp::at(&made.path) == Some(made.stamp) && made.held.as_ref().is_some_and(|h| remove::holds(h, judged.record));
   if !standing {
     return Err(lost_claim().into());
@@ -274,6 +284,7 @@ fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublishe
   let Some(held) = &made.held else {
     return Err(fault(Errno::EBADF.into()));
   };
+  // c5: the temporary file, exclusively, then written and synced.
   let created = openat(
     held,
     TMP,
@@ -327,9 +338,10 @@ fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublishe
   let Some(held) = &made.held else {
     return Err(fault(Errno::EBADF.into()));
   };
+  // c6: linked as owner.json.
   let linked = nix::unistd::linkat(held, TMP, held, "owner.json", nix::fcntl::AtFlags::empty());
-  // The temporary file is this claim's: it goes whether or not the record
-  // was linked.
+  // c7: the temporary file is this claim's: it goes whether or not the
+  // record was linked.
   let removed = nix::unistd::unlinkat(held, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
   match linked {
     Ok(()) => {}
@@ -387,6 +399,7 @@ fn link_written(j: &Journal, made: &Made, file: File) -> Result<Stamp, Unpublish
   let record = Stamp::of_fd(&file).ok_or_else(|| fault(Errno::EBADF.into()))?;
   use std::os::fd::AsRawFd;
   let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+  // c6: the file written early linked as owner.json.
   match nix::unistd::linkat(
     nix::fcntl::AT_FDCWD,
     proc_path.as_str(),

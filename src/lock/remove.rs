@@ -109,7 +109,8 @@ fn remove_once(j: &Journal, lock: Stamp, record: Option<Record>, held: Option<Ow
 /// the order that needs one at a time (empty, close, open the journal).
 fn remove_judged(j: &Journal, lock: Stamp, record: Record, held: OwnedFd) -> nix::Result<()> {
   if let Record::File(_) = record {
-    // The name, never followed: a record that is a link goes as a link.
+    // p2 (and u7's first): the record unlinked through D's descriptor; the
+    // name, never followed: a record that is a link goes as a link.
     gone_too(unlinkat(&held, c"owner.json", UnlinkatFlags::NoRemoveDir))?;
   }
   let journal = match open_journal(j) {
@@ -120,6 +121,8 @@ fn remove_judged(j: &Journal, lock: Stamp, record: Record, held: OwnedFd) -> nix
     }
     Err(e) => return Err(e),
   };
+  // p3: the name run.lock removed through the journal's descriptor, while
+  // it is still D.
   match rmdir_if_judged(&journal, lock) {
     // Renamed away and something else put at the name: the judged
     // directory is emptied through its descriptor, the name left.

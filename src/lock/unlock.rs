@@ -26,6 +26,7 @@ pub enum Unlocked {
 /// that was judged (whatever the path names by then is not removed: #10).
 pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocked, S::Error> {
   let path = j.lock();
+  // u3: the judgement, after a young lock's moment to publish.
   let settled = settle(&path);
   // The judgement's lstat also answers the reference's `existsSync(lock)`
   // where it can: no name is no lock, and a name that is not a link exists
@@ -43,6 +44,7 @@ pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocke
   }
   let (rec, judged) = judge_at(j, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
   let pid = pid_text(&rec);
+  // u4: the owner's state.
   match state_of(rec.as_ref(), seams)? {
     OwnerState::Live => {
       return Err(
@@ -71,8 +73,8 @@ pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocke
     }
     _ => {}
   }
-  // No live process of this package is in the lock removed: its holder's
-  // mark (held.rs) is taken exclusively, and kept through the removal.
+  // u5: no live process of this package is in the lock removed: its
+  // holder's mark (held.rs) is taken exclusively, kept through the removal.
   let vacant = match judged.lock {
     Some(lock) if lock.dir => match held::vacant(&path, lock, std::time::Duration::ZERO) {
       Ok(vacant) => vacant,
@@ -89,7 +91,9 @@ pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocke
     },
     _ => None,
   };
+  // u6: the test seam.
   seams.before_remove()?;
+  // u7: the removal through the held D.
   let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
   remove::remove(j, &judged, fd, 10).map_err(|e| lock_refusal(j, &e))?;
   drop(vacant);
@@ -152,6 +156,7 @@ const RELEASE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(2
 /// Any other release (a record that names this pid but was not made by
 /// this process's claim) is judged again under the guard.
 pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
+  // p1: the judgement.
   let (rec, judged) = judge(j);
   if !rec.is_some_and(|rec| rec.names(pid)) {
     return Ok(());
@@ -164,7 +169,9 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // goes on without it.
     let _guard = crate::ground::guard::take_within(j, RELEASE_PATIENCE);
     let fd = marked.try_clone().ok().map(Into::into);
+    // p2 and p3 (remove.rs).
     let removed = remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e));
+    // p4: D closed, its mark dropped (the guard, where had, as this returns).
     drop(marked);
     return removed;
   }
@@ -193,6 +200,8 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
 /// under the guard, so that no claim, release or recover of this package
 /// runs between the STOP and the removal.
 pub fn unlock<S: Seams>(j: &Journal, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
+  // u1: the guard taken; u2: STOP; u3 to u7 in `unlock_after_stop`; u8:
+  // the guard released as `guarded` returns.
   guarded(j, || {
     request_stop()?;
     unlock_after_stop(j, seams)
