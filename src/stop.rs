@@ -429,8 +429,10 @@ mod tests {
     let (held_tx, held_rx) = std::sync::mpsc::channel();
     let (end_tx, end_rx) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
-      let guard = crate::ground::guard::take(&Journal::new(&path)).expect("guard");
-      held_tx.send(guard.held()).expect("held");
+      // The guard is an exclusive flock on turns/ (src/lock/guard.rs).
+      let turns = std::fs::File::open(under(&path, &["turns"])).expect("turns");
+      let guard = nix::fcntl::Flock::lock(turns, nix::fcntl::FlockArg::LockExclusiveNonblock);
+      held_tx.send(guard.is_ok()).expect("held");
       let _ = end_rx.recv();
     });
     assert_eq!(held_rx.recv(), Ok(true));

@@ -15,10 +15,10 @@ use crate::stop;
 use nix::fcntl::Flock;
 use std::time::Instant;
 
+use super::guard::guarded;
 use super::owner::parse_owner;
 use super::remove::{self, lock_refusal, Judged, Record, Stamp};
 use super::state::{refusal, Seams};
-use crate::ground::guard::guarded;
 use crate::ground::holder::Holder;
 
 /// `writePid` after the claimant's identity was read: creates the lock,
@@ -208,7 +208,7 @@ fn releasing(j: &Journal, since: Instant) -> Releasing {
     if !stamp.dir || crate::ground::files::exists(&j.owner()) {
       return Releasing::No;
     }
-    let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
+    let left = super::guard::PATIENCE.saturating_sub(since.elapsed());
     // A slice at a time, so that a record published meanwhile is seen.
     match super::held::vacant_seen(&path, stamp, left.min(SLICE), &mut last) {
       Ok(_) if Stamp::at(&path).is_none() => return Releasing::Gone,

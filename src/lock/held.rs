@@ -20,9 +20,9 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
+use super::guard::{FIRST_LOOK, LOOK_EVERY};
 use super::stamp::Stamp;
 use crate::ground::files::{open_dir, Link};
-use crate::ground::guard::{FIRST_LOOK, LOOK_EVERY};
 use crate::ground::holder::{settle, Holder};
 use crate::ground::journal::Journal;
 use crate::ground::lockers::lock_holders;

@@ -2,9 +2,9 @@
 //! the STOP it writes for that removed after, while every operator brake
 //! holds (docs/operators.md).
 
+use super::guard::guarded;
 use crate::ground::error::{JournalError, Result, ThrownCode};
 use crate::ground::files::exists;
-use crate::ground::guard::guarded;
 use crate::ground::journal::Journal;
 use crate::stop;
 

@@ -2,9 +2,9 @@
 //! repair's hold reuse), `clearPid` and `stopTarget`: the operations that
 //! judge a lock's owner and remove the lock that was judged (#10).
 
+use super::guard::guarded;
 use crate::ground::error::{JournalError, Result};
 use crate::ground::files::exists;
-use crate::ground::guard::guarded;
 use crate::ground::journal::Journal;
 
 use super::held;
@@ -167,7 +167,7 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // refuse (a restart's new connector behind its old one); held by a
     // process that does not let go at once (stopped, perhaps), the release
     // goes on without it.
-    let _guard = crate::ground::guard::take_within(j, RELEASE_PATIENCE);
+    let _guard = super::guard::take_within(j, RELEASE_PATIENCE);
     let fd = marked.try_clone().ok().map(Into::into);
     // p2 and p3 (remove.rs).
     let removed = remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e));
