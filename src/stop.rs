@@ -163,7 +163,7 @@ pub fn clear_left(j: &Journal) -> Result<StopLock> {
   if found == StopLock::Left {
     let path = j.stop_lock();
     let same = match &held {
-      Some(fd) => crate::ground::files::same_inode(fd, &path),
+      Some(fd) => crate::ground::stamp::Stamp::held_at(fd, &path),
       None => true,
     };
     if same {

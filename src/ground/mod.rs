@@ -14,5 +14,6 @@ pub mod json;
 pub mod lockers;
 pub mod mark;
 pub mod paths;
+pub mod stamp;
 pub mod text;
 pub mod time;

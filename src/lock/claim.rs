@@ -127,7 +127,7 @@ fn claim_gated<S: Seams>(
           lock: Some(stamp),
           record: Record::Absent,
         };
-        let _ = remove::remove(j, &judged, None, 0);
+        let _ = remove::remove(j, &judged, remove::Holding::None, 0);
       }
       return Err(quiet_io(&e, &label, "write").into());
     }
@@ -150,7 +150,7 @@ fn claim_gated<S: Seams>(
         lock: Some(made.stamp),
         record: linked.map_or(Record::Absent, Record::File),
       };
-      let _ = remove::remove(j, &judged, made.held.take().map(Into::into), 0);
+      let _ = remove::remove(j, &judged, made.held.take(), 0);
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
@@ -165,7 +165,7 @@ fn claim_gated<S: Seams>(
   // c8: the STOP gate.
   if gate && stop::requested(j) {
     if parse_owner(&text).names(pid) {
-      remove::remove(j, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(j, &e))?;
+      remove::remove(j, &judged, made.held.take(), 0).map_err(|e| lock_refusal(j, &e))?;
     }
     return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", j.label())).into());
   }
@@ -205,7 +205,7 @@ fn releasing(j: &Journal, since: Instant) -> Releasing {
     let Some(stamp) = Stamp::at(&path) else { return Releasing::Gone };
     // A record (published meanwhile, or there all along) is judged as the
     // reference judges it.
-    if !stamp.dir || crate::ground::files::exists(&j.owner()) {
+    if !stamp.is_dir() || crate::ground::files::exists(&j.owner()) {
       return Releasing::No;
     }
     let left = super::guard::PATIENCE.saturating_sub(since.elapsed());
@@ -377,7 +377,7 @@ fn prewrite(j: &Journal, text: &str) -> Option<File> {
     .ok()?;
     let file = File::from(fd);
     // The claim still needs descriptors for its directory and the journal's.
-    nix::unistd::dup(&file).ok()?;
+    crate::ground::files::spare(&file).then_some(())?;
     write_record(file.try_clone().ok()?, text).ok()?;
     Some(file)
   }

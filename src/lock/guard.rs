@@ -30,7 +30,6 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use nix::fcntl::Flock;
@@ -40,6 +39,7 @@ use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
 use crate::ground::holder::Holder;
 use crate::ground::journal::Journal;
 use crate::ground::lockers::Watch;
+use crate::ground::stamp::Stamp;
 
 /// How long an operation waits for another to finish before it refuses.
 /// Every operation under the guard is a handful of system calls and at most
@@ -52,12 +52,12 @@ thread_local! {
   /// The `turns/` directories (device, inode) this thread holds the guard
   /// of: an operation that a test seam runs inside another (the same
   /// thread, the same journal) does not wait for its own caller.
-  static HELD: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
+  static HELD: RefCell<Vec<Stamp>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The guard of one journal, held until dropped.
 pub struct Guard {
-  held: Option<(Flock<File>, (u64, u64))>,
+  held: Option<(Flock<File>, Stamp)>,
 }
 
 impl Drop for Guard {
@@ -175,13 +175,12 @@ fn turns_made(j: &Journal) -> bool {
 fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
   let Ok(meta) = file.metadata() else { return Ok(unguarded) };
-  let key = (meta.dev(), meta.ino());
+  let key = Stamp::of_meta(&meta);
   if HELD.with(|h| h.borrow().contains(&key)) {
     return Ok(unguarded);
   }
-  // One descriptor more than the guard's must be free: the operation
-  // itself needs one, as the reference's does.
-  if nix::unistd::dup(&file).is_err() {
+  // The operation itself needs one.
+  if !crate::ground::files::spare(&file) {
     return Ok(unguarded);
   }
   // Waits for the guard; from `FIRST_LOOK` on the watch asks the kernel

@@ -21,8 +21,8 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 use super::guard::{FIRST_LOOK, LOOK_EVERY};
-use super::stamp::Stamp;
-use crate::ground::files::{open_dir, Link};
+use super::stamp::{Judged, Stamp};
+use crate::ground::files::{open_dir, spare, Link};
 use crate::ground::holder::{settle, Holder};
 use crate::ground::journal::Journal;
 use crate::ground::lockers::lock_holders;
@@ -38,9 +38,8 @@ static HOLDS: Mutex<Vec<Flock<File>>> = Mutex::new(Vec::new());
 /// record, or a hand's).
 pub fn mark(held: &File) -> Option<Flock<File>> {
   let mut file = held.try_clone().ok()?;
-  // One descriptor more must stay free: the claim still needs one for its
-  // record, as the reference's does with one free.
-  if nix::unistd::dup(&file).is_err() {
+  // The claim still needs one for its record.
+  if !spare(&file) {
     return None;
   }
   for _ in 0..200 {
@@ -85,6 +84,14 @@ pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Floc
   vacant_seen(path, lock, patience, &mut Vec::new())
 }
 
+/// `vacant` of the lock `judged`, where it was a directory.
+pub fn vacant_judged(j: &Journal, judged: &Judged) -> Result<Option<Flock<File>>, Holder> {
+  match judged.lock {
+    Some(lock) if lock.is_dir() => vacant(&j.lock(), lock, Duration::ZERO),
+    _ => Ok(None),
+  }
+}
+
 /// `vacant`, its looks settled against `last` (the look a wait made before
 /// this one, kept across a claim's slices), which it replaces with its
 /// own: a holder that does not move is then seen across two calls (#64).
@@ -95,9 +102,8 @@ pub fn vacant_seen(path: &str, lock: Stamp, patience: Duration, last: &mut Vec<H
   if Stamp::of_fd(&file) != Some(lock) {
     return Ok(None);
   }
-  // With the last free descriptor the removal goes as the reference's
-  // does, on the defenses that need none (remove.rs): it needs that one.
-  if nix::unistd::dup(&file).is_err() {
+  // The removal needs one: without, it goes on the defenses that need none.
+  if !spare(&file) {
     return Ok(None);
   }
   let Ok(meta) = file.metadata() else { return Ok(None) };

@@ -17,12 +17,13 @@
 //! more per level, as it does in the reference.
 
 use std::ffi::{CStr, CString};
+use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 use nix::dir::Dir;
 use nix::errno::Errno;
-use nix::fcntl::{open, AtFlags, OFlag, AT_FDCWD};
+use nix::fcntl::{open, AtFlags, Flock, OFlag, AT_FDCWD};
 use nix::sys::stat::{fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
@@ -37,14 +38,48 @@ pub use super::stamp::{Judged, Record, Stamp};
 /// rather than recursed into without bound.
 const MAX_DEPTH: usize = 1024;
 
+/// What a remover holds of the judged directory, given to the removal.
+pub enum Holding {
+  None,
+  /// Open: a claim's own, its descriptor used up by the first attempt.
+  Open(File),
+  /// Open and flocked (a remover's exclusive flock, a holder's mark): a
+  /// duplicate serves the first attempt, and the flock stays to the end.
+  Flocked(Flock<File>),
+}
+
+impl From<Option<File>> for Holding {
+  fn from(held: Option<File>) -> Self {
+    held.map_or(Holding::None, Holding::Open)
+  }
+}
+
+impl From<Option<Flock<File>>> for Holding {
+  fn from(held: Option<Flock<File>>) -> Self {
+    held.map_or(Holding::None, Holding::Flocked)
+  }
+}
+
 /// Removes the judged lock, retrying the failures Node's `rmSync` retries
-/// (`max_retries` times, 20 ms more each time). `held` is the judged
-/// directory already open (a claim's own), used for the first attempt.
+/// (`max_retries` times, 20 ms more each time), through the judged
+/// directory the remover `held` open, if it did, on the first attempt.
 ///
 /// What was judged and is no longer there (the name now holds another
 /// directory, a link, or nothing; the directory holds another record) is
 /// left alone: that is another claim's lock, or something a hand put there.
-pub fn remove(j: &Journal, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
+pub fn remove(j: &Journal, judged: &Judged, held: impl Into<Holding>, max_retries: u32) -> std::io::Result<()> {
+  let (fd, flocked) = match held.into() {
+    Holding::None => (None, None),
+    Holding::Open(file) => (Some(file.into()), None),
+    Holding::Flocked(file) => (file.try_clone().ok().map(Into::into), Some(file)),
+  };
+  let removed = remove_retrying(j, judged, fd, max_retries);
+  // p4 (and u7's end): D closed, its mark or flock dropped only now.
+  drop(flocked);
+  removed
+}
+
+fn remove_retrying(j: &Journal, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
   let Some(lock) = judged.lock else { return Ok(()) };
   let mut held = held;
   let mut attempt = 0;
@@ -65,7 +100,7 @@ pub fn remove(j: &Journal, judged: &Judged, held: Option<OwnedFd>, max_retries: 
 /// One attempt. `record` is checked on the first attempt only: the first
 /// emptying removes the record it proved.
 fn remove_once(j: &Journal, lock: Stamp, record: Option<Record>, held: Option<OwnedFd>) -> nix::Result<()> {
-  if !lock.dir {
+  if !lock.is_dir() {
     return unlink_name(j, lock);
   }
   let held = match held {
@@ -191,7 +226,7 @@ fn rmdir_if_judged(journal: &OwnedFd, lock: Stamp) -> nix::Result<bool> {
   // the journal, holding no record, whose claimant (if any) holds it by
   // descriptor and so fails to publish or is refused as lost. Nothing
   // outside the journal is reachable from one unlinkat on a name in it.
-  let flag = if lock.dir {
+  let flag = if lock.is_dir() {
     UnlinkatFlags::RemoveDir
   } else {
     // A judged link or file (a hand's): the name is unlinked, never followed.
@@ -218,7 +253,7 @@ fn unlink_by_path(j: &Journal, lock: Stamp) -> nix::Result<()> {
   if Stamp::at(&path) != Some(lock) {
     return Ok(());
   }
-  let flag = if lock.dir {
+  let flag = if lock.is_dir() {
     UnlinkatFlags::RemoveDir
   } else {
     UnlinkatFlags::NoRemoveDir
@@ -348,7 +383,7 @@ mod tests {
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("record");
     std::fs::write(format!("{lock}/a/b/c/f"), "x").expect("file");
     std::fs::write(format!("{lock}/a/g"), "x").expect("file");
-    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("removed");
+    remove(&Journal::new(&dir), &judged_now(&dir), Holding::None, 0).expect("removed");
     assert!(Stamp::at(&lock).is_none());
   }
 
@@ -359,7 +394,7 @@ mod tests {
     std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
     symlink(&out, format!("{lock}/link")).expect("link");
     symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
-    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("removed");
+    remove(&Journal::new(&dir), &judged_now(&dir), Holding::None, 0).expect("removed");
     assert!(Stamp::at(&lock).is_none());
     assert!(intact(&out));
   }
@@ -372,7 +407,7 @@ mod tests {
     let judged = judged_now(&dir);
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&Journal::new(&dir), &judged, None, 10).expect("nothing judged is there");
+    remove(&Journal::new(&dir), &judged, Holding::None, 10).expect("nothing judged is there");
     assert!(intact(&out));
     assert!(std::fs::symlink_metadata(&lock).is_ok_and(|m| m.file_type().is_symlink()));
   }
@@ -389,7 +424,7 @@ mod tests {
     let held = File::open(&lock).expect("held");
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&Journal::new(&dir), &judged, Some(held.into()), 0).expect("removed");
+    remove(&Journal::new(&dir), &judged, Some(held), 0).expect("removed");
     assert!(intact(&out));
     assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
   }
@@ -410,7 +445,7 @@ mod tests {
         std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
         symlink(&out, &lock).expect("swap");
       }
-      remove(&Journal::new(&dir), &judged, Some(held.into()), 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, Some(held), 0).expect("removed");
       assert!(intact(&out));
       if moved {
         assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
@@ -428,12 +463,12 @@ mod tests {
     std::fs::create_dir_all(&lock).expect("lock");
     let absent = judged_now(&dir);
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("a record published since");
-    remove(&Journal::new(&dir), &absent, None, 0).expect("left");
+    remove(&Journal::new(&dir), &absent, Holding::None, 0).expect("left");
     assert!(std::fs::read(format!("{lock}/owner.json")).is_ok());
     let judged = judged_now(&dir);
     std::fs::remove_dir_all(&lock).expect("gone");
     std::fs::create_dir_all(&lock).expect("another claim's");
-    remove(&Journal::new(&dir), &judged, None, 0).expect("left");
+    remove(&Journal::new(&dir), &judged, Holding::None, 0).expect("left");
     assert!(Stamp::at(&lock).is_some());
   }
 
@@ -450,7 +485,7 @@ mod tests {
         lock: Stamp::at(&lock),
         record: Record::Absent,
       };
-      remove(&Journal::new(&dir), &judged, None, 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, Holding::None, 0).expect("removed");
       assert!(Stamp::at(&lock).is_none(), "{target}");
     }
   }
@@ -461,7 +496,7 @@ mod tests {
     let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(&dir).expect("journal");
     symlink(&out, &lock).expect("link");
-    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("unlinked");
+    remove(&Journal::new(&dir), &judged_now(&dir), Holding::None, 0).expect("unlinked");
     assert!(Stamp::at(&lock).is_none());
     assert!(intact(&out));
   }

@@ -27,13 +27,12 @@ pub enum Unlocked {
 pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocked, S::Error> {
   let path = j.lock();
   // u3: the judgement, after a young lock's moment to publish.
-  let settled = settle(&path);
+  let at = settle(j);
   // The judgement's lstat also answers the reference's `existsSync(lock)`
   // where it can: no name is no lock, and a name that is not a link exists
   // (the readers take a successful open as existsSync's yes alike, see
   // files::missing). Only a link (existsSync follows it: a dangling one is
   // no lock) or a failure other than ENOENT asks access(2) as well.
-  let at = settled;
   let present = match &at {
     Ok(meta) => !meta.file_type().is_symlink() || exists(&path),
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -75,28 +74,17 @@ pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocke
   }
   // u5: no live process of this package is in the lock removed: its
   // holder's mark (held.rs) is taken exclusively, kept through the removal.
-  let vacant = match judged.lock {
-    Some(lock) if lock.dir => match held::vacant(&path, lock, std::time::Duration::ZERO) {
-      Ok(vacant) => vacant,
-      Err(who) => {
-        return Err(
-          JournalError::failed(format!(
-            "refusing to unlock: run.lock is held by {}, which is starting or releasing this binding; nothing removed. {}",
-            who.describe(),
-            crate::ground::text::capitalized(&who.remedy())
-          ))
-          .into(),
-        )
-      }
-    },
-    _ => None,
-  };
+  let vacant = held::vacant_judged(j, &judged).map_err(|who| {
+    JournalError::failed(format!(
+      "refusing to unlock: run.lock is held by {}, which is starting or releasing this binding; nothing removed. {}",
+      who.describe(),
+      crate::ground::text::capitalized(&who.remedy())
+    ))
+  })?;
   // u6: the test seam.
   seams.before_remove()?;
-  // u7: the removal through the held D.
-  let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
-  remove::remove(j, &judged, fd, 10).map_err(|e| lock_refusal(j, &e))?;
-  drop(vacant);
+  // u7: the removal through the held D, its flock kept to the end.
+  remove::remove(j, &judged, vacant, 10).map_err(|e| lock_refusal(j, &e))?;
   Ok(Unlocked::Cleared(rec))
 }
 
@@ -115,15 +103,15 @@ const CLAIMANT_GRACE: std::time::Duration = std::time::Duration::from_millis(100
 /// holds (docs/lock.md, "A journal.mjs process"). The age decides only
 /// whether to wait, never what is judged; a lock older than the grace (a
 /// crashed claim's, as a supervisor's `recover` meets it) is judged at once.
-fn settle(path: &str) -> std::io::Result<std::fs::Metadata> {
+fn settle(j: &Journal) -> std::io::Result<std::fs::Metadata> {
   let begun = std::time::Instant::now();
   loop {
-    let at = std::fs::symlink_metadata(path);
+    let at = std::fs::symlink_metadata(j.lock());
     let Ok(meta) = &at else { return at };
     if !meta.is_dir() || begun.elapsed() >= CLAIMANT_GRACE || !young(meta) {
       return at;
     }
-    if std::fs::symlink_metadata(format!("{path}/owner.json")).is_ok() {
+    if std::fs::symlink_metadata(j.owner()).is_ok() {
       return at;
     }
     std::thread::sleep(std::time::Duration::from_millis(2));
@@ -168,12 +156,9 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // process that does not let go at once (stopped, perhaps), the release
     // goes on without it.
     let _guard = super::guard::take_within(j, RELEASE_PATIENCE);
-    let fd = marked.try_clone().ok().map(Into::into);
-    // p2 and p3 (remove.rs).
-    let removed = remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e));
-    // p4: D closed, its mark dropped (the guard, where had, as this returns).
-    drop(marked);
-    return removed;
+    // p2 to p4 (remove.rs): the mark dropped as the removal ends, then
+    // the guard, where had, as this returns.
+    return remove::remove(j, &judged, Some(marked), 0).map_err(|e| lock_refusal(j, &e));
   }
   guarded(j, || {
     let (rec, judged) = judge(j);
@@ -183,15 +168,10 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // A lock another live process holds marked is its own, whatever pid
     // its record names (two containers' connectors are each pid 1 in
     // their own namespace): left, as recover and unlock leave it.
-    let vacant = match judged.lock {
-      Some(lock) if lock.dir => match held::vacant(&j.lock(), lock, std::time::Duration::ZERO) {
-        Ok(vacant) => vacant,
-        Err(_) => return Ok(()),
-      },
-      _ => None,
+    let Ok(vacant) = held::vacant_judged(j, &judged) else {
+      return Ok(());
     };
-    let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
-    remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e))
+    remove::remove(j, &judged, vacant, 0).map_err(|e| lock_refusal(j, &e))
   })
 }
 

@@ -36,6 +36,7 @@ use serde_json::{json, Value};
 use crate::ground::error::{quiet_io, Result};
 use crate::ground::files::{open_dir, open_dir_at, Link};
 use crate::ground::journal::Journal;
+use crate::ground::stamp::Stamp;
 use crate::operator::judge::Damage;
 
 mod apply;
@@ -85,9 +86,9 @@ pub struct FilePlan {
   /// The file has another name (a hard link): it is written anew, as a
   /// file of this name's own.
   pub shared: bool,
-  /// Device, inode and size when planned: a file that changed since is
+  /// The inode and size when planned: a file that changed since is
   /// not mended from this plan.
-  pub stamp: (u64, u64, u64),
+  pub stamp: (Stamp, u64),
 }
 
 impl FilePlan {
@@ -160,10 +161,10 @@ fn open_journal(j: &Journal) -> Result<File> {
   open_dir(j.dir(), Link::Follow).map_err(|e| quiet_io(&e, "the journal directory", "read"))
 }
 
-/// What a file is and how long: device, inode, size.
-fn stamp_of(f: &File) -> std::io::Result<(u64, u64, u64)> {
+/// What a file is and how long: its inode, its size.
+fn stamp_of(f: &File) -> std::io::Result<(Stamp, u64)> {
   let st = nix::sys::stat::fstat(f)?;
-  Ok((st.st_dev as u64, st.st_ino as u64, st.st_size as u64))
+  Ok((Stamp::of(&st), st.st_size as u64))
 }
 
 impl Plan {
