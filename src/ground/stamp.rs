@@ -1,7 +1,6 @@
-//! "Is this the same inode?", asked one way everywhere: the lock's
-//! judgements, the guard's re-entry, a `.stop.lock` proved left, a repair's
-//! plan and its quarantine. While an inode is held open (or still linked)
-//! its number cannot go to another file, so equal stamps name one file.
+//! "Is this the same inode?", asked one way: the lock's judgements, the
+//! guard's re-entry, a `.stop.lock` proved left, a repair's plan and its
+//! quarantine. While an inode is held open its number goes to no other.
 
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -14,7 +13,7 @@ use nix::sys::stat::{fstat, FileStat, SFlag};
 pub struct Stamp {
   dev: u64,
   ino: u64,
-  dir: bool,
+  pub dir: bool,
 }
 
 impl Stamp {
@@ -35,10 +34,6 @@ impl Stamp {
     }
   }
 
-  pub fn is_dir(&self) -> bool {
-    self.dir
-  }
-
   /// The open file's own inode.
   pub fn of_fd(fd: impl AsFd) -> Option<Stamp> {
     fstat(fd).ok().map(|st| Stamp::of(&st))
@@ -47,10 +42,5 @@ impl Stamp {
   /// `path` itself (a final symlink not followed), if anything is there.
   pub fn at(path: &str) -> Option<Stamp> {
     std::fs::symlink_metadata(path).ok().map(|m| Stamp::of_meta(&m))
-  }
-
-  /// Whether `path` (not followed) names the inode held open.
-  pub fn held_at(held: impl AsFd, path: &str) -> bool {
-    Stamp::of_fd(held).is_some_and(|s| Stamp::at(path) == Some(s))
   }
 }

@@ -21,11 +21,13 @@ use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
 use super::guard::{FIRST_LOOK, LOOK_EVERY};
-use super::stamp::{Judged, Stamp};
+use super::owner::Judged;
+use super::remove::Holding;
 use crate::ground::files::{open_dir, spare, Link};
 use crate::ground::holder::{settle, Holder};
 use crate::ground::journal::Journal;
 use crate::ground::lockers::lock_holders;
+use crate::ground::stamp::Stamp;
 
 /// The directories this process holds the binding by, marked: a release
 /// finds its own here by the inode it judged.
@@ -75,27 +77,23 @@ pub fn take(lock: Stamp) -> Option<Flock<File>> {
 /// probe's shared flock lasts an instant, a release a few system calls.
 const BRIEF: Duration = Duration::from_millis(300);
 
+/// `vacant` of the lock `judged`, as a removal of it holds it.
+pub fn vacant_judged(j: &Journal, judged: &Judged) -> Result<Holding, Holder> {
+  Ok(match judged.lock {
+    Some(lock) if lock.dir => vacant(&j.lock(), lock, Duration::ZERO, &mut Vec::new())?.map_or(Holding::None, Holding::Flocked),
+    _ => Holding::None,
+  })
+}
+
 /// An exclusive flock on the run.lock directory at `path`, if it still is
 /// the judged `lock`: `Ok(Some)` held (no live process of this package is
 /// in it), `Ok(None)` where it is not the judged directory or there is no
 /// flock here, `Err` naming the live process that holds it after `BRIEF`
-/// (or `patience`, for a claim that waits for a release to end).
-pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Flock<File>>, Holder> {
-  vacant_seen(path, lock, patience, &mut Vec::new())
-}
-
-/// `vacant` of the lock `judged`, where it was a directory.
-pub fn vacant_judged(j: &Journal, judged: &Judged) -> Result<Option<Flock<File>>, Holder> {
-  match judged.lock {
-    Some(lock) if lock.is_dir() => vacant(&j.lock(), lock, Duration::ZERO),
-    _ => Ok(None),
-  }
-}
-
-/// `vacant`, its looks settled against `last` (the look a wait made before
-/// this one, kept across a claim's slices), which it replaces with its
-/// own: a holder that does not move is then seen across two calls (#64).
-pub fn vacant_seen(path: &str, lock: Stamp, patience: Duration, last: &mut Vec<Holder>) -> Result<Option<Flock<File>>, Holder> {
+/// (or `patience`, for a claim that waits for a release to end). Its looks
+/// are settled against `last` (the look a wait made before this one, kept
+/// across a claim's slices), which it replaces with its own: a holder that
+/// does not move is then seen across two calls (#64).
+pub fn vacant(path: &str, lock: Stamp, patience: Duration, last: &mut Vec<Holder>) -> Result<Option<Flock<File>>, Holder> {
   let Ok(file) = open_dir(path, Link::NoFollow) else {
     return Ok(None);
   };
@@ -169,13 +167,13 @@ mod tests {
     let probe = Flock::lock(open_dir(&path, Link::NoFollow).expect("open"), FlockArg::LockSharedNonblock);
     assert!(probe.is_ok());
     drop(probe);
-    let who = vacant(&path, stamp, Duration::ZERO).expect_err("held");
+    let who = vacant(&path, stamp, Duration::ZERO, &mut Vec::new()).expect_err("held");
     assert_eq!(who.pid, std::process::id());
     keep(marked);
     let again = take(stamp).expect("kept");
     assert!(take(stamp).is_none(), "taken once");
     drop(again);
     drop(file);
-    assert!(vacant(&path, stamp, Duration::ZERO).expect("vacant").is_some());
+    assert!(vacant(&path, stamp, Duration::ZERO, &mut Vec::new()).expect("vacant").is_some());
   }
 }

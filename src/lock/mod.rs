@@ -19,9 +19,9 @@
 //! of the crate. `guard` orders this package's operations on the lock,
 //! `owner` reads the record, `state` judges its owner (the ladder and the
 //! test seams), `claim` is `writePid`, `remove` removes a judged lock by
-//! descriptor (`stamp`: what a judgement rests on), `unlock` and `recover`
-//! are the operations that judge a lock and remove it, `repair` the hold a
-//! repair takes, `system` the seams of the command's own operations.
+//! descriptor, `unlock` and `recover` are the operations that judge a lock
+//! and remove it, `repair` the hold a repair takes (and `System`, the seams
+//! of the command's own operations).
 
 mod claim;
 #[cfg(test)]
@@ -32,9 +32,7 @@ mod owner;
 mod recover;
 mod remove;
 mod repair;
-mod stamp;
 mod state;
-mod system;
 mod unlock;
 
 pub use claim::claim;

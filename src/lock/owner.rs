@@ -2,6 +2,7 @@
 //! `readPid` reads it: a pid that is a positive integer, and a start and
 //! boot kept only where they are of the identity syntax. A record that
 //! cannot be read or has no usable pid is `Invalid`, which fails closed.
+//! Also what a judgement of a lock rests on (`Record`, `Judged`).
 
 use crate::ground::journal::Journal;
 use crate::ground::json::{Doc, Scalar};
@@ -9,7 +10,26 @@ use crate::ground::text::decode_utf8;
 use crate::ground::text::js_number;
 use crate::identity::{valid_boot, valid_start};
 
-use super::stamp::{Record, Stamp};
+use crate::ground::stamp::Stamp;
+
+/// The owner record a judgement rests on (the removal compares with it).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Record {
+  /// No owner.json (`existsSync` false).
+  Absent,
+  /// The file the record was read from.
+  File(Stamp),
+  /// A record that could not be opened or read: it never allows a removal.
+  Unread,
+}
+
+/// One lock as it was judged.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Judged {
+  /// `run.lock` itself when it was judged; `None` when nothing was there.
+  pub lock: Option<Stamp>,
+  pub record: Record,
+}
 
 /// The published owner record, as `readPid` reads it.
 #[derive(Clone, Debug, PartialEq)]

@@ -28,11 +28,8 @@ pub fn recover<S: Seams>(
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  // r0: the record read and scanned for before the guard.
-  let mut seams = Prescanned::before_guard(j, seams);
-  // r1: the guard taken; r2 to r6 in `recover_guarded`; r7: released as
-  // `guarded` returns.
-  guarded(j, || recover_guarded(j, &mut seams, stop_line))
+  let mut seams = Prescanned::before_guard(j, seams); // r0
+  guarded(j, || recover_guarded(j, &mut seams, stop_line)) // r1, r2 to r6 inside, r7 as it returns
 }
 
 /// The seams, with the namespace scan for the owner record made before the
@@ -96,16 +93,14 @@ fn recover_guarded<S: Seams>(
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  let label = j.label();
-  // r2: STOP present: only a dead recover's line goes.
+  let label = j.label(); // r2 next
   if stop::requested(j) {
     clear_own_stop(j, || format!("STOP is present in {label}; the brake is on. Remove it to run"))?;
   }
   // A record opened through run.lock answers the reference's
   // `existsSync(lock)` before its readPid (the readers take a successful
   // open as existsSync's yes, see files::missing); anything else asks it.
-  // r3: no lock is clean; else the owner judged, and its mark.
-  let (rec, record) = read_owner(j);
+  let (rec, record) = read_owner(j); // r3: no lock is clean; else the owner judged, and its mark
   if !matches!(record, remove::Record::File(_)) && !exists(&j.lock()) {
     return Ok(Recovered::Clean);
   }
@@ -116,16 +111,13 @@ fn recover_guarded<S: Seams>(
   // A lock a live process holds marked (a release in progress, or an owner
   // this process cannot judge) is refused before recover's STOP is written.
   let path = j.lock();
-  if let Some(lock) = remove::Stamp::at(&path).filter(|s| s.is_dir()) {
-    if let Err(who) = super::held::vacant(&path, lock, std::time::Duration::ZERO) {
+  if let Some(lock) = remove::Stamp::at(&path).filter(|s| s.dir) {
+    if let Err(who) = super::held::vacant(&path, lock, std::time::Duration::ZERO, &mut Vec::new()) {
       return Err(super::claim::held_refusal(&who).into());
     }
   }
-  // r4: recover's STOP line.
-  stop::with_lock(j, || stop::append(j, || stop_line(stop::RECOVER_REASON)))?;
-  // r5: u3 to u7, the judged lock removed.
-  unlock_after_stop(j, seams)?;
-  // r6: recover's own STOP removed, if it is still the one line.
+  stop::with_lock(j, || stop::append(j, || stop_line(stop::RECOVER_REASON)))?; // r4
+  unlock_after_stop(j, seams)?; // r5: u3 to u7; r6 next
   clear_own_stop(j, || {
     format!("STOP was written by an operator while recovering {label}; the brake stays. Remove it to run")
   })?;

@@ -32,7 +32,8 @@ use crate::ground::files::{open_dir_at, Link};
 use crate::ground::journal::Journal;
 
 use super::owner::{read_owner, Owner};
-pub use super::stamp::{Judged, Record, Stamp};
+pub use super::owner::{Judged, Record};
+pub use crate::ground::stamp::Stamp;
 
 /// Subdirectories deeper than this (only a hand makes any) are refused
 /// rather than recursed into without bound.
@@ -43,21 +44,8 @@ pub enum Holding {
   None,
   /// Open: a claim's own, its descriptor used up by the first attempt.
   Open(File),
-  /// Open and flocked (a remover's exclusive flock, a holder's mark): a
-  /// duplicate serves the first attempt, and the flock stays to the end.
+  /// Flocked (a remover's, a holder's mark): a duplicate serves, the flock stays.
   Flocked(Flock<File>),
-}
-
-impl From<Option<File>> for Holding {
-  fn from(held: Option<File>) -> Self {
-    held.map_or(Holding::None, Holding::Open)
-  }
-}
-
-impl From<Option<Flock<File>>> for Holding {
-  fn from(held: Option<Flock<File>>) -> Self {
-    held.map_or(Holding::None, Holding::Flocked)
-  }
 }
 
 /// Removes the judged lock, retrying the failures Node's `rmSync` retries
@@ -67,40 +55,35 @@ impl From<Option<Flock<File>>> for Holding {
 /// What was judged and is no longer there (the name now holds another
 /// directory, a link, or nothing; the directory holds another record) is
 /// left alone: that is another claim's lock, or something a hand put there.
-pub fn remove(j: &Journal, judged: &Judged, held: impl Into<Holding>, max_retries: u32) -> std::io::Result<()> {
-  let (fd, flocked) = match held.into() {
+pub fn remove(j: &Journal, judged: &Judged, held: Holding, max_retries: u32) -> std::io::Result<()> {
+  let (mut held, flocked) = match held {
     Holding::None => (None, None),
-    Holding::Open(file) => (Some(file.into()), None),
+    Holding::Open(file) => (Some(OwnedFd::from(file)), None),
     Holding::Flocked(file) => (file.try_clone().ok().map(Into::into), Some(file)),
   };
-  let removed = remove_retrying(j, judged, fd, max_retries);
+  let Some(lock) = judged.lock else { return Ok(()) };
+  let mut attempt = 0;
+  let removed = loop {
+    attempt += 1;
+    let err = match remove_once(j, lock, (attempt == 1).then_some(judged.record), held.take()) {
+      Ok(()) => break Ok(()),
+      Err(e) => e,
+    };
+    let transient = matches!(err, Errno::EBUSY | Errno::EMFILE | Errno::ENFILE | Errno::ENOTEMPTY | Errno::EPERM);
+    if !transient || attempt > max_retries {
+      break Err(err.into());
+    }
+    std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
+  };
   // p4 (and u7's end): D closed, its mark or flock dropped only now.
   drop(flocked);
   removed
 }
 
-fn remove_retrying(j: &Journal, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
-  let Some(lock) = judged.lock else { return Ok(()) };
-  let mut held = held;
-  let mut attempt = 0;
-  loop {
-    attempt += 1;
-    let err = match remove_once(j, lock, (attempt == 1).then_some(judged.record), held.take()) {
-      Ok(()) => return Ok(()),
-      Err(e) => e,
-    };
-    let transient = matches!(err, Errno::EBUSY | Errno::EMFILE | Errno::ENFILE | Errno::ENOTEMPTY | Errno::EPERM);
-    if !transient || attempt > max_retries {
-      return Err(err.into());
-    }
-    std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
-  }
-}
-
 /// One attempt. `record` is checked on the first attempt only: the first
 /// emptying removes the record it proved.
 fn remove_once(j: &Journal, lock: Stamp, record: Option<Record>, held: Option<OwnedFd>) -> nix::Result<()> {
-  if !lock.is_dir() {
+  if !lock.dir {
     return unlink_name(j, lock);
   }
   let held = match held {
@@ -226,7 +209,7 @@ fn rmdir_if_judged(journal: &OwnedFd, lock: Stamp) -> nix::Result<bool> {
   // the journal, holding no record, whose claimant (if any) holds it by
   // descriptor and so fails to publish or is refused as lost. Nothing
   // outside the journal is reachable from one unlinkat on a name in it.
-  let flag = if lock.is_dir() {
+  let flag = if lock.dir {
     UnlinkatFlags::RemoveDir
   } else {
     // A judged link or file (a hand's): the name is unlinked, never followed.
@@ -253,7 +236,7 @@ fn unlink_by_path(j: &Journal, lock: Stamp) -> nix::Result<()> {
   if Stamp::at(&path) != Some(lock) {
     return Ok(());
   }
-  let flag = if lock.is_dir() {
+  let flag = if lock.dir {
     UnlinkatFlags::RemoveDir
   } else {
     UnlinkatFlags::NoRemoveDir
@@ -424,7 +407,7 @@ mod tests {
     let held = File::open(&lock).expect("held");
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&Journal::new(&dir), &judged, Some(held), 0).expect("removed");
+    remove(&Journal::new(&dir), &judged, Holding::Open(held), 0).expect("removed");
     assert!(intact(&out));
     assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
   }
@@ -445,7 +428,7 @@ mod tests {
         std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
         symlink(&out, &lock).expect("swap");
       }
-      remove(&Journal::new(&dir), &judged, Some(held), 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, Holding::Open(held), 0).expect("removed");
       assert!(intact(&out));
       if moved {
         assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);

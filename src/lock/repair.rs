@@ -1,25 +1,17 @@
-//! The hold a repair takes (`discord-journal repair --apply`): the binding
-//! held by a claim without the STOP gate, after a dead owner's lock is
-//! cleared, all under the guard, and its mark made exclusive so that a
-//! second repair and the command's probe know it for a repair's. Lock
-//! protocol, argued in docs/lock.md's "A repair's hold and release"; the
-//! repair itself (src/operator/repair/) only takes and releases it.
+//! The hold a repair takes (`discord-journal repair --apply`): a dead
+//! owner's lock cleared and a claim without the STOP gate, under the guard,
+//! its mark made exclusive (docs/lock.md's "A repair's hold and release").
 
 use std::fs::File;
 
 use nix::fcntl::{Flock, FlockArg};
-use serde_json::json;
 
+use super::state::{refusal, state_of, Identity, OwnerState, Seams};
+use super::unlock::{clear_pid, unlock_after_stop, Unlocked};
+use super::{claim::hold, guard::guarded, owner::read_pid, owner::Owner};
 use crate::ground::error::{JournalError, Result};
 use crate::ground::files::{open_dir, Link};
 use crate::ground::journal::Journal;
-
-use super::claim::hold;
-use super::guard::guarded;
-use super::owner::{read_pid, Owner};
-use super::state::{refusal, state_of, OwnerState};
-use super::system::System;
-use super::unlock::{clear_pid, unlock_after_stop, Unlocked};
 
 /// How the binding is held while a repair changes it: by a run.lock this
 /// repair made, with its own owner record, released after (a repair killed
@@ -37,15 +29,14 @@ pub struct RepairHold {
 impl RepairHold {
   /// Holds the binding for a repair, as a claim holds it but STOP or no
   /// STOP. A dead owner's lock (or one whose pid is another process now)
-  /// is cleared first, as `unlock` clears it (judged, removed by
-  /// descriptor), so that no `recover` can clear it during the repair and
-  /// let a connector start in its middle. Refuses (exit 3) while another
-  /// repair runs, and while a live owner holds it, or one whose record is
-  /// missing, unreadable or unverifiable, as a claim would. The judgement,
-  /// the clearing and the claim are one operation under the lock guard
-  /// (docs/lock.md): no `recover` or claim runs between them.
+  /// is cleared first, as `unlock` clears it (u3 to u7, without STOP), so
+  /// that no `recover` can clear it during the repair and let a connector
+  /// start in its middle. Refuses (exit 3) while another repair runs, and
+  /// while a live owner holds it, or one whose record is missing,
+  /// unreadable or unverifiable, as a claim would. The judgement, the
+  /// clearing and the claim are one operation under the lock guard (c1,
+  /// docs/lock.md): no `recover` or claim runs between them.
   pub fn take(j: &Journal, now_iso: &str) -> Result<RepairHold> {
-    // c1: the guard, held to the claim's end.
     guarded(j, || {
       if running(j) {
         return Err(JournalError::brake(
@@ -55,9 +46,7 @@ impl RepairHold {
       let mut system = System;
       let mut took_over = None;
       if crate::ground::files::exists(&j.lock()) {
-        let existing = read_pid(j);
-        match state_of(existing.as_ref(), &mut system)? {
-          // u3 to u7 without STOP: no claim of this package runs meanwhile.
+        match state_of(read_pid(j).as_ref(), &mut system)? {
           OwnerState::Dead | OwnerState::Mismatch => {
             if let Unlocked::Cleared(Some(Owner::Valid { pid, .. })) = unlock_after_stop(j, &mut system)? {
               took_over = Some(format!("{pid}"));
@@ -67,17 +56,18 @@ impl RepairHold {
         }
       }
       let pid = f64::from(std::process::id());
-      let me = format!("{pid}");
-      let (Some(start), Some(boot)) = (crate::identity::process_start(&me), crate::identity::boot_id()) else {
+      let (Some(start), Some(boot)) = (crate::identity::process_start(&format!("{pid}")), crate::identity::boot_id()) else {
         return Err(JournalError::failed(
           "cannot read this process's start time or the boot id from /proc; refusing to hold the binding for the repair",
         ));
       };
-      let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
-      // c2 to c7 and c9: a claim without its STOP gate.
-      let held = hold(j, pid, &mut system, || Ok(text))?;
-      let only = held.and_then(mark);
-      Ok(RepairHold { pid, took_over, only })
+      let text = serde_json::json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
+      let held = hold(j, pid, &mut system, || Ok(text))?; // c2 to c7 and c9: no STOP gate
+      Ok(RepairHold {
+        pid,
+        took_over,
+        only: held.and_then(mark),
+      })
     })
   }
 
@@ -88,6 +78,20 @@ impl RepairHold {
       super::held::keep(marked);
     }
     clear_pid(j, Some(self.pid))
+  }
+}
+
+/// The seams' defaults, for the command's own operations, which take no
+/// test seam: identity read from /proc, nothing before a removal.
+pub struct System;
+
+impl Seams for System {
+  type Error = JournalError;
+  fn identity(&mut self, pid: f64) -> Result<Identity> {
+    Ok(Identity::of(pid))
+  }
+  fn before_remove(&mut self) -> Result<()> {
+    Ok(())
   }
 }
 

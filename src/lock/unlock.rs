@@ -26,13 +26,13 @@ pub enum Unlocked {
 /// that was judged (whatever the path names by then is not removed: #10).
 pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocked, S::Error> {
   let path = j.lock();
-  // u3: the judgement, after a young lock's moment to publish.
+  // u3, after a young lock's moment to publish. The judgement's lstat also
+  // answers the reference's `existsSync(lock)` where it can: no name is no
+  // lock, and a name that is not a link exists (the readers take a
+  // successful open as existsSync's yes alike, see files::missing). Only a
+  // link (existsSync follows it: a dangling one is no lock) or a failure
+  // other than ENOENT asks access(2) as well.
   let at = settle(j);
-  // The judgement's lstat also answers the reference's `existsSync(lock)`
-  // where it can: no name is no lock, and a name that is not a link exists
-  // (the readers take a successful open as existsSync's yes alike, see
-  // files::missing). Only a link (existsSync follows it: a dangling one is
-  // no lock) or a failure other than ENOENT asks access(2) as well.
   let present = match &at {
     Ok(meta) => !meta.file_type().is_symlink() || exists(&path),
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -42,49 +42,29 @@ pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocke
     return Ok(Unlocked::NoLock);
   }
   let (rec, judged) = judge_at(j, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
-  let pid = pid_text(&rec);
-  // u4: the owner's state.
-  match state_of(rec.as_ref(), seams)? {
-    OwnerState::Live => {
-      return Err(
-        JournalError::failed(format!(
-          "refusing to unlock: the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"
-        ))
-        .into(),
-      )
-    }
-    OwnerState::Unknown => {
-      return Err(
-        JournalError::failed(format!(
-          "refusing to unlock: pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"
-        ))
-        .into(),
-      )
-    }
-    OwnerState::Invalid => {
-      return Err(
-        JournalError::failed(format!(
-          "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in {} by hand",
-          j.label()
-        ))
-        .into(),
-      )
-    }
-    _ => {}
+  let pid = pid_text(&rec); // u4 below
+  let record = j.named("run.lock/owner.json");
+  let refuse = |why: String| JournalError::failed(format!("refusing to unlock: {why}"));
+  let why = match state_of(rec.as_ref(), seams)? {
+    OwnerState::Live => format!("the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"),
+    OwnerState::Unknown => format!("pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"),
+    OwnerState::Invalid => format!("the owner record cannot be read; nothing removed. Inspect {record} by hand"),
+    _ => String::new(),
+  };
+  if !why.is_empty() {
+    return Err(refuse(why).into());
   }
   // u5: no live process of this package is in the lock removed: its
   // holder's mark (held.rs) is taken exclusively, kept through the removal.
   let vacant = held::vacant_judged(j, &judged).map_err(|who| {
-    JournalError::failed(format!(
-      "refusing to unlock: run.lock is held by {}, which is starting or releasing this binding; nothing removed. {}",
-      who.describe(),
-      crate::ground::text::capitalized(&who.remedy())
+    let remedy = crate::ground::text::capitalized(&who.remedy());
+    refuse(format!(
+      "run.lock is held by {}, which is starting or releasing this binding; nothing removed. {remedy}",
+      who.describe()
     ))
   })?;
-  // u6: the test seam.
-  seams.before_remove()?;
-  // u7: the removal through the held D, its flock kept to the end.
-  remove::remove(j, &judged, vacant, 10).map_err(|e| lock_refusal(j, &e))?;
+  seams.before_remove()?; // u6
+  remove::remove(j, &judged, vacant, 10).map_err(|e| lock_refusal(j, &e))?; // u7, its flock kept to the end
   Ok(Unlocked::Cleared(rec))
 }
 
@@ -144,8 +124,7 @@ const RELEASE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(2
 /// Any other release (a record that names this pid but was not made by
 /// this process's claim) is judged again under the guard.
 pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
-  // p1: the judgement.
-  let (rec, judged) = judge(j);
+  let (rec, judged) = judge(j); // p1
   if !rec.is_some_and(|rec| rec.names(pid)) {
     return Ok(());
   }
@@ -155,10 +134,10 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // refuse (a restart's new connector behind its old one); held by a
     // process that does not let go at once (stopped, perhaps), the release
     // goes on without it.
-    let _guard = super::guard::take_within(j, RELEASE_PATIENCE);
+    let _guard = super::guard::take(j, RELEASE_PATIENCE);
     // p2 to p4 (remove.rs): the mark dropped as the removal ends, then
     // the guard, where had, as this returns.
-    return remove::remove(j, &judged, Some(marked), 0).map_err(|e| lock_refusal(j, &e));
+    return remove::remove(j, &judged, remove::Holding::Flocked(marked), 0).map_err(|e| lock_refusal(j, &e));
   }
   guarded(j, || {
     let (rec, judged) = judge(j);
@@ -180,12 +159,11 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
 /// under the guard, so that no claim, release or recover of this package
 /// runs between the STOP and the removal.
 pub fn unlock<S: Seams>(j: &Journal, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
-  // u1: the guard taken; u2: STOP; u3 to u7 in `unlock_after_stop`; u8:
-  // the guard released as `guarded` returns.
+  // u1: the guard, for every step below.
   guarded(j, || {
-    request_stop()?;
-    unlock_after_stop(j, seams)
-  })
+    request_stop()?; // u2
+    unlock_after_stop(j, seams) // u3 to u7
+  }) // u8 as `guarded` returns
 }
 
 /// `stopTarget`: the verified live owner to signal, or `None`. Never a pid
