@@ -16,9 +16,8 @@ use nix::fcntl::Flock;
 use std::time::Instant;
 
 use super::guard::guarded;
-use super::owner::parse_owner;
+use super::owner::{parse_owner, refusal, Seams};
 use super::remove::{self, lock_refusal, Holding, Judged, Record, Stamp};
-use super::state::{refusal, Seams};
 use crate::ground::holder::Holder;
 
 /// `writePid` after the claimant's identity was read: creates the lock,

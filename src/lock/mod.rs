@@ -17,7 +17,7 @@
 //!
 //! This file is the door: the rooms below, and what each lends the rest
 //! of the crate. `guard` orders this package's operations on the lock,
-//! `owner` reads the record, `state` judges its owner (the ladder and the
+//! `owner` reads the record and judges its owner (the ladder and the
 //! test seams), `claim` is `writePid`, `remove` removes a judged lock by
 //! descriptor, `unlock` and `recover` are the operations that judge a lock
 //! and remove it, `repair` the hold a repair takes (and `System`, the seams
@@ -32,14 +32,13 @@ mod owner;
 mod recover;
 mod remove;
 mod repair;
-mod state;
 mod unlock;
 
 pub use claim::claim;
 pub use guard::guarded;
 pub use held::holder;
+pub use owner::{owner_state, Field, Identity, OwnerState, OwnerView, Seams, UNLOCK_HINT};
 pub use owner::{read_pid, Owner};
 pub use recover::{recover, Recovered};
 pub use repair::{running as repair_running, RepairHold};
-pub use state::{owner_state, Field, Identity, OwnerState, OwnerView, Seams, UNLOCK_HINT};
 pub use unlock::{clear_pid, stop_target, unlock, Unlocked};

@@ -8,9 +8,8 @@ use crate::ground::files::exists;
 use crate::ground::journal::Journal;
 use crate::stop;
 
-use super::owner::read_owner;
+use super::owner::{identified, read_owner, refusal, state_of, Identity, OwnerState, Seams};
 use super::remove;
-use super::state::{identified, refusal, state_of, Identity, OwnerState, Seams};
 use super::unlock::unlock_after_stop;
 
 /// What `recover` found.
@@ -152,7 +151,7 @@ mod tests {
 
   impl Seams for Scans {
     type Error = JournalError;
-    fn identity(&mut self, pid: f64) -> Result<crate::lock::state::Identity> {
+    fn identity(&mut self, pid: f64) -> Result<crate::lock::owner::Identity> {
       self.0.identity(pid)
     }
     fn before_remove(&mut self) -> Result<()> {

@@ -6,9 +6,9 @@ use std::fs::File;
 
 use nix::fcntl::{Flock, FlockArg};
 
-use super::state::{refusal, state_of, Identity, OwnerState, Seams};
+use super::owner::{read_pid, refusal, state_of, Identity, Owner, OwnerState, Seams};
 use super::unlock::{clear_pid, unlock_after_stop, Unlocked};
-use super::{claim::hold, guard::guarded, owner::read_pid, owner::Owner};
+use super::{claim::hold, guard::guarded};
 use crate::ground::error::{JournalError, Result};
 use crate::ground::files::{open_dir, Link};
 use crate::ground::journal::Journal;

@@ -8,9 +8,8 @@ use crate::ground::files::exists;
 use crate::ground::journal::Journal;
 
 use super::held;
-use super::owner::{pid_text, Owner};
+use super::owner::{pid_text, state_of, Owner, OwnerState, Seams};
 use super::remove::{self, judge, judge_at, lock_refusal};
-use super::state::{state_of, OwnerState, Seams};
 
 /// What `unlock` did when it did not refuse.
 #[derive(Debug, PartialEq)]
