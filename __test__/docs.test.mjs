@@ -312,3 +312,88 @@ describe("the house rules", { skip }, () => {
     assert.deepEqual([...indexed("| number | what |\n| --- | --- |\n| #10 | a |\n| PR #1916 | b |\n")], [10, 1916]);
   });
 });
+
+// The lock's protocol read from its document: each step label of
+// docs/lock.md's tables (c0 to c10, p1 to p4, u1 to u8, r0 to r7) stands in
+// a comment at the code under src/lock/ that takes that step, so a reader
+// goes from a row to its lines and back. Within a function (with its doc
+// comment) the labels of one table first appear in the table's order.
+
+/** The step labels of a document's tables, in order: each row whose first cell is a letter and a number. */
+const stepLabels = (text) => [...text.matchAll(/^\| ([a-z]\d+) \|/gm)].map((m) => m[1]);
+
+/** What is wrong with `files` ([name, Rust text]) as the code of `labels`. */
+function labelProblems(labels, files) {
+  const word = new RegExp(`\\b(${[...labels].sort((a, b) => b.length - a.length).join("|")})\\b`, "g");
+  const found = new Set();
+  const problems = [];
+  for (const [name, text] of files) {
+    // A function begins at its doc comment and attributes, if it has any.
+    const lines = text.split("\n");
+    const chunks = [[]];
+    lines.forEach((line, i) => {
+      if (/^\s*(pub(\([^)]*\))?\s+)?fn\s/.test(line)) {
+        let at = chunks.at(-1).length;
+        while (at > 0 && /^\s*(\/\/\/|#\[)/.test(lines[i - chunks.at(-1).length + at - 1])) at--;
+        chunks.push(chunks.at(-1).splice(at));
+      }
+      chunks.at(-1).push(line);
+    });
+    for (const chunk of chunks) {
+      const seen = [];
+      for (const line of chunk) {
+        const at = line.indexOf("//");
+        if (at === -1) continue;
+        for (const m of line.slice(at).matchAll(word)) if (!seen.includes(m[1])) seen.push(m[1]);
+      }
+      seen.forEach((l) => found.add(l));
+      for (let i = 1; i < seen.length; i++) {
+        const before = seen
+          .slice(0, i)
+          .filter((b) => b[0] === seen[i][0])
+          .at(-1);
+        if (before && labels.indexOf(before) > labels.indexOf(seen[i])) problems.push(`${name}: ${seen[i]} after ${before}`);
+      }
+    }
+  }
+  for (const l of labels) if (!found.has(l)) problems.push(`${l}: in no comment under src/lock/`);
+  return problems;
+}
+
+describe("the lock's steps stand at their code", { skip }, () => {
+  const labels = stepLabels(readFileSync(join(docs, "lock.md"), "utf8"));
+
+  test("docs/lock.md's tables give 31 steps", () => {
+    assert.equal(labels.length, 31);
+    assert.equal(new Set(labels).size, 31);
+  });
+
+  test("each step label is in a comment under src/lock/, in table order within a function", () => {
+    const files = repositoryFiles()
+      .filter((f) => f.startsWith("src/lock/") && f.endsWith(".rs"))
+      .map((f) => [f, readFileSync(join(root, f), "utf8")]);
+    assert.deepEqual(labelProblems(labels, files), []);
+  });
+
+  test("a label missing, out of its table's order, or only in code is found", () => {
+    const labels = stepLabels("| step | what |\n| --- | --- |\n| c1 | a |\n| c2 | b |\n| c10 | c |\n| u1 | d |\n");
+    assert.deepEqual(labels, ["c1", "c2", "c10", "u1"]);
+    const rust = [
+      "/// c10 names this one's end",
+      "fn a() {",
+      "  // c1 then u1",
+      "  let c2 = 1;",
+      "}",
+      "",
+      "fn b() {",
+      "  // c2 then c10",
+      "  // c2 again is no step back",
+      "}",
+    ].join("\n");
+    assert.deepEqual(labelProblems(labels, [["x.rs", rust]]), ["x.rs: c1 after c10"]);
+    assert.deepEqual(labelProblems(labels, [["x.rs", "fn a() {\n  // c1, c2\n}\n"]]), [
+      "c10: in no comment under src/lock/",
+      "u1: in no comment under src/lock/",
+    ]);
+  });
+});

@@ -12,8 +12,8 @@ use crate::ground::error::{quiet_io, JournalError, Result, ThrownCode};
 use crate::ground::files::exists;
 use crate::ground::journal::{Journal, STOP, STOP_LOCK};
 use crate::ground::json::{str_eq, units, Doc, Scalar};
-use crate::ground::text::decode_utf8;
-use crate::ground::text::js_trim;
+use crate::ground::stamp::Stamp;
+use crate::ground::text::{decode_utf8, js_trim};
 use crate::ground::time::is_canonical_iso;
 
 /// What `recover` writes, and the only STOP line it will remove.
@@ -162,10 +162,9 @@ pub fn clear_left(j: &Journal) -> Result<StopLock> {
   let (found, held) = judge(j);
   if found == StopLock::Left {
     let path = j.stop_lock();
-    let same = match &held {
-      Some(fd) => crate::ground::files::same_inode(fd, &path),
-      None => true,
-    };
+    let same = held
+      .as_ref()
+      .is_none_or(|fd| Stamp::of_fd(fd).is_some_and(|s| Stamp::at(&path) == Some(s)));
     if same {
       std::fs::remove_dir(&path).map_err(|e| quiet_io(&e, &j.named(STOP_LOCK), "remove"))?;
     }
@@ -429,8 +428,10 @@ mod tests {
     let (held_tx, held_rx) = std::sync::mpsc::channel();
     let (end_tx, end_rx) = std::sync::mpsc::channel::<()>();
     let holder = std::thread::spawn(move || {
-      let guard = crate::ground::guard::take(&Journal::new(&path)).expect("guard");
-      held_tx.send(guard.held()).expect("held");
+      // The guard is an exclusive flock on turns/ (src/lock/guard.rs).
+      let turns = std::fs::File::open(under(&path, &["turns"])).expect("turns");
+      let guard = nix::fcntl::Flock::lock(turns, nix::fcntl::FlockArg::LockExclusiveNonblock);
+      held_tx.send(guard.is_ok()).expect("held");
       let _ = end_rx.recv();
     });
     assert_eq!(held_rx.recv(), Ok(true));

@@ -59,14 +59,13 @@ pub fn open_dir_path(path: &str) -> nix::Result<std::os::fd::OwnedFd> {
   nix::fcntl::open(path, flags, nix::sys::stat::Mode::empty())
 }
 
-/// Whether `path` (not followed) names the inode held open. While it is
-/// held its inode number cannot go to another file, so equal numbers are
-/// the same file.
-pub fn same_inode(held: impl AsFd, path: &str) -> bool {
-  match (nix::sys::stat::fstat(held), nix::sys::stat::lstat(path)) {
-    (Ok(a), Ok(b)) => a.st_dev == b.st_dev && a.st_ino == b.st_ino,
-    _ => false,
-  }
+/// Whether one descriptor more than `fd` can still be had. The reference
+/// works with one free descriptor, and so must every operation here: what
+/// this package takes beyond it (the guard, the STOP mark, a holder's mark,
+/// a remover's flock, a record written early) is taken only where the
+/// operation's own would still be free after it.
+pub fn spare(fd: impl AsFd) -> bool {
+  nix::unistd::dup(fd).is_ok()
 }
 
 /// The directory `name` in the directory `dir` holds open (`AT_FDCWD` for a

@@ -53,9 +53,8 @@ fn region(kind: nix::libc::c_int) -> nix::libc::flock {
 pub fn take(j: &Journal) -> Mark {
   #[cfg(target_os = "linux")]
   if let Some(file) = open(j) {
-    // One descriptor more than the mark's must be free: the update itself
-    // needs one (STOP), as the reference's does with one free.
-    if nix::unistd::dup(&file).is_err() {
+    // The update itself needs one (STOP).
+    if !crate::ground::files::spare(&file) {
       return Mark { _held: None };
     }
     let region = region(nix::libc::F_RDLCK);

@@ -76,7 +76,7 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>, before: Option<String>) -> napi::
       _ => None,
     };
     let out = json!({
-      "guard": first(crate::ground::guard::holders(j), "guard").unwrap_or_default(),
+      "guard": first(crate::lock::guard::holders(j), "guard").unwrap_or_default(),
       "lock": one(crate::lock::holder(j)),
       "stopLock": one(stop_lock),
       "records": crate::lines::RECORD_FILES
@@ -91,13 +91,13 @@ pub fn holders<'e>(env: &'e Env, dir: Dir<'e>, before: Option<String>) -> napi::
 /// Why the journal's lock guard cannot be had here, or `null` (#44).
 #[napi(js_name = "unguarded")]
 pub fn unguarded<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| opt_str(js, crate::ground::guard::unguarded(dir.journal())))
+  export(env, |js| opt_str(js, crate::lock::guard::unguarded(dir.journal())))
 }
 
 /// Whether a repair holds the binding: run.lock flocked by one.
 #[napi(js_name = "repairRunning")]
 pub fn repair_running<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
-  export(env, |js| Ok(js.boolean(repair::running(dir.journal()))?))
+  export(env, |js| Ok(js.boolean(crate::lock::repair_running(dir.journal()))?))
 }
 
 /// The record files, in their one order: the command's list (`lines::record_files`).

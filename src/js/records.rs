@@ -49,8 +49,8 @@ pub fn ensure_journal<'e>(env: &'e Env, dir: Dir<'e>) -> napi::Result<Val<'e>> {
   export(env, |_| {
     let turns = dir.journal().turns();
     // A journal without turns/ is guarded by its directory's flock until
-    // turns/ exists: it is made under that flock (src/ground/guard.rs).
-    let _guard = crate::ground::guard::making_turns(dir.journal())?;
+    // turns/ exists: it is made under that flock (src/lock/guard.rs).
+    let _guard = crate::lock::guard::making_turns(dir.journal())?;
     mkdir_p(&turns)?;
     Ok(dir.val())
   })

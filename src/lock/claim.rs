@@ -15,10 +15,9 @@ use crate::stop;
 use nix::fcntl::Flock;
 use std::time::Instant;
 
-use super::owner::parse_owner;
-use super::remove::{self, lock_refusal, Judged, Record, Stamp};
-use super::state::{refusal, Seams};
-use crate::ground::guard::guarded;
+use super::guard::guarded;
+use super::owner::{parse_owner, refusal, Seams};
+use super::remove::{self, lock_refusal, Holding, Judged, Record, Stamp};
 use crate::ground::holder::Holder;
 
 /// `writePid` after the claimant's identity was read: creates the lock,
@@ -42,9 +41,10 @@ pub fn claim<S: Seams>(
   early: Option<String>,
   owner_text: impl FnOnce() -> Result<String, ThrownCode>,
 ) -> Result<(), S::Error> {
+  // c0 where it can; c1, c2 to c9 inside, c10 as `guarded` returns. The
+  // mark stays while the claim stands: its release finds it (held.rs).
   let mut written = early.and_then(|text| prewrite(j, &text).map(|file| (file, text)));
   let marked = guarded(j, || claim_gated(j, pid, seams, owner_text, true, written.take()))?;
-  // The mark stays while the claim stands: its release finds it (held.rs).
   if let Some(marked) = marked {
     super::held::keep(marked);
   }
@@ -75,6 +75,7 @@ fn claim_gated<S: Seams>(
 ) -> Result<Option<Flock<File>>, S::Error> {
   let lock = j.lock();
   let waited = Instant::now();
+  // c2: mkdir run.lock.
   while let Err(e) = std::fs::DirBuilder::new().mode(0o700).create(&lock) {
     if e.kind() != std::io::ErrorKind::AlreadyExists {
       return Err(quiet_io(&e, &j.named(crate::ground::journal::LOCK), "create").into());
@@ -94,11 +95,11 @@ fn claim_gated<S: Seams>(
   // create a new one at the same path; a publish by path would then
   // overwrite that claimant's record (and this claim's STOP gate would
   // remove its lock). Into a removed directory, the publish fails instead.
-  let mine = open_dir(&lock, Link::NoFollow);
+  let mine = open_dir(&lock, Link::NoFollow); // c3's open; its stamp and mark after c4
   let label = j.named("run.lock/owner.json");
   let (written, text) = match written {
     Some((file, text)) => (Some(file), text),
-    None => (None, owner_text().map_err(|code| code.refusal(&label, "write"))?),
+    None => (None, owner_text().map_err(|code| code.refusal(&label, "write"))?), // c4
   };
   let mine = mine.and_then(|held| match Stamp::of_fd(&held) {
     Some(stamp) => Ok((held, stamp)),
@@ -106,9 +107,8 @@ fn claim_gated<S: Seams>(
   });
   let mut made = match mine {
     Ok((held, stamp)) => Made {
-      path: lock,
       stamp,
-      marked: super::held::mark(&held),
+      marked: super::held::mark(&held), // c3's mark
       held: Some(held),
     },
     Err(e) => {
@@ -120,11 +120,12 @@ fn claim_gated<S: Seams>(
           lock: Some(stamp),
           record: Record::Absent,
         };
-        let _ = remove::remove(j, &judged, None, 0);
+        let _ = remove::remove(j, &judged, Holding::None, 0);
       }
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
+  // c5, c6 and c7 (c6 alone for a record written early).
   let published = match written {
     Some(file) => link_written(j, &made, file),
     None => publish(j, &mut made, &text),
@@ -142,7 +143,7 @@ fn claim_gated<S: Seams>(
         lock: Some(made.stamp),
         record: linked.map_or(Record::Absent, Record::File),
       };
-      let _ = remove::remove(j, &judged, made.held.take().map(Into::into), 0);
+      let _ = remove::remove(j, &judged, made.held.take().map_or(Holding::None, Holding::Open), 0);
       return Err(quiet_io(&e, &label, "write").into());
     }
   };
@@ -153,19 +154,19 @@ fn claim_gated<S: Seams>(
   // The gate: STOP written before this point (by `stop` or `unlock`) means
   // this claim must not stand, however it interleaved with an unlock. The
   // claim releases the directory it made (`clearPid`), not whatever the
-  // path names by now; the record in it is the one this claim wrote.
+  // path names by now; the record in it is the one this claim wrote (c8).
   if gate && stop::requested(j) {
     if parse_owner(&text).names(pid) {
-      remove::remove(j, &judged, made.held.take().map(Into::into), 0).map_err(|e| lock_refusal(j, &e))?;
+      remove::remove(j, &judged, made.held.take().map_or(Holding::None, Holding::Open), 0).map_err(|e| lock_refusal(j, &e))?;
     }
     return Err(JournalError::brake(format!("STOP is present in {}; remove it to run", j.label())).into());
   }
-  // Beyond the reference: the claim stands only if its directory still is
+  // c9, beyond the reference: the claim stands only if its directory still is
   // run.lock and still holds its record. `recover` removes an ownerless lock
   // and then removes its own STOP; a claim that published into that lock
   // after recover judged it, and reached this gate after the STOP was gone,
   // would otherwise stand without a lock, and a second claimant with it.
-  let standing = Stamp::at(&made.path) == Some(made.stamp) && made.held.as_ref().is_some_and(|h| remove::holds(h, judged.record));
+  let standing = Stamp::at(&j.lock()) == Some(made.stamp) && made.held.as_ref().is_some_and(|h| remove::holds(h, judged.record));
   if !standing {
     return Err(lost_claim().into());
   }
@@ -198,9 +199,9 @@ fn releasing(j: &Journal, since: Instant) -> Releasing {
     if !stamp.dir || crate::ground::files::exists(&j.owner()) {
       return Releasing::No;
     }
-    let left = crate::ground::guard::PATIENCE.saturating_sub(since.elapsed());
+    let left = super::guard::PATIENCE.saturating_sub(since.elapsed());
     // A slice at a time, so that a record published meanwhile is seen.
-    match super::held::vacant_seen(&path, stamp, left.min(SLICE), &mut last) {
+    match super::held::vacant(&path, stamp, left.min(SLICE), &mut last) {
       Ok(_) if Stamp::at(&path).is_none() => return Releasing::Gone,
       Ok(_) => return Releasing::No,
       Err(_) if Stamp::at(&path).is_none() => return Releasing::Gone,
@@ -224,11 +225,10 @@ pub(super) fn held_refusal(who: &Holder) -> JournalError {
   ))
 }
 
-/// The directory a claim made: its path, what it is, and the descriptor it
-/// is held by (none for the moment a single free descriptor is needed for
-/// the record).
+/// The directory a claim made (run.lock when it made it): what it is, and
+/// the descriptor it is held by (none for the moment a single free
+/// descriptor is needed for the record).
 struct Made {
-  path: String,
   stamp: Stamp,
   /// The shared flock that marks it held by a live process (held.rs).
   marked: Option<Flock<File>>,
@@ -274,6 +274,7 @@ fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublishe
   let Some(held) = &made.held else {
     return Err(fault(Errno::EBADF.into()));
   };
+  // c5: created exclusively, written, synced.
   let created = openat(
     held,
     TMP,
@@ -305,7 +306,7 @@ fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublishe
         Err(e) => return Err(fault(e)),
       };
       let record = write_record(file, text).map_err(fault)?;
-      let again = open_dir(&made.path, Link::NoFollow).map_err(|_| Unpublished::Lost)?;
+      let again = open_dir(&j.lock(), Link::NoFollow).map_err(|_| Unpublished::Lost)?;
       let there = nix::sys::stat::fstatat(&again, TMP, nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW).map(|st| Stamp::of(&st));
       if Stamp::of_fd(&again) != Some(made.stamp) {
         // Another claim's directory by now: the temporary file this claim
@@ -328,8 +329,8 @@ fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublishe
     return Err(fault(Errno::EBADF.into()));
   };
   let linked = nix::unistd::linkat(held, TMP, held, "owner.json", nix::fcntl::AtFlags::empty());
-  // The temporary file is this claim's: it goes whether or not the record
-  // was linked.
+  // c6 linked it; c7: the temporary file is this claim's: it goes whether
+  // or not the record was linked.
   let removed = nix::unistd::unlinkat(held, TMP, nix::unistd::UnlinkatFlags::NoRemoveDir);
   match linked {
     Ok(()) => {}
@@ -337,14 +338,7 @@ fn publish(j: &Journal, made: &mut Made, text: &str) -> Result<Stamp, Unpublishe
     Err(e) => return Err(fault(e.into())),
   }
   removed.map_err(|e| Unpublished::Fault(e.into(), Some(record)))?;
-  // No fsync of the directory after the link unless durability is asked
-  // for (#14): a power loss that drops the link leaves a lock without a
-  // record, which `recover` clears; see docs/durability.md.
-  crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
-  if crate::ground::durable::on() {
-    crate::ground::durable::dir(j.dir()).map_err(|e| Unpublished::Fault(e, Some(record)))?;
-  }
-  Ok(record)
+  synced(j, held, record)
 }
 
 /// The record written and synced in an unnamed file of the journal
@@ -365,7 +359,7 @@ fn prewrite(j: &Journal, text: &str) -> Option<File> {
     .ok()?;
     let file = File::from(fd);
     // The claim still needs descriptors for its directory and the journal's.
-    nix::unistd::dup(&file).ok()?;
+    crate::ground::files::spare(&file).then_some(())?;
     write_record(file.try_clone().ok()?, text).ok()?;
     Some(file)
   }
@@ -386,7 +380,7 @@ fn link_written(j: &Journal, made: &Made, file: File) -> Result<Stamp, Unpublish
   };
   let record = Stamp::of_fd(&file).ok_or_else(|| fault(Errno::EBADF.into()))?;
   use std::os::fd::AsRawFd;
-  let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd());
+  let proc_path = format!("/proc/self/fd/{}", file.as_raw_fd()); // c6 links it
   match nix::unistd::linkat(
     nix::fcntl::AT_FDCWD,
     proc_path.as_str(),
@@ -398,9 +392,18 @@ fn link_written(j: &Journal, made: &Made, file: File) -> Result<Stamp, Unpublish
     Err(Errno::EEXIST) => return Err(Unpublished::Lost),
     Err(e) => return Err(fault(e.into())),
   }
-  crate::ground::durable::dir_fd(held).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+  synced(j, held, record)
+}
+
+/// The record linked, `record`, after the syncs its directories need. No
+/// fsync of the directory after the link unless durability is asked for
+/// (#14): a power loss that drops the link leaves a lock without a record,
+/// which `recover` clears; see docs/durability.md.
+fn synced(j: &Journal, held: &File, record: Stamp) -> Result<Stamp, Unpublished> {
+  let fault = |e| Unpublished::Fault(e, Some(record));
+  crate::ground::durable::dir_fd(held).map_err(fault)?;
   if crate::ground::durable::on() {
-    crate::ground::durable::dir(j.dir()).map_err(|e| Unpublished::Fault(e, Some(record)))?;
+    crate::ground::durable::dir(j.dir()).map_err(fault)?;
   }
   Ok(record)
 }

@@ -1,8 +1,7 @@
 //! Seams and records the claim, unlock and recover tests share.
 
 use super::claim::claim;
-use super::owner::Owner;
-use super::state::{Field, Identity, Seams};
+use super::owner::{Field, Identity, Owner, Seams};
 use crate::ground::error::{JournalError, Result};
 use crate::ground::journal::Journal;
 

@@ -20,12 +20,14 @@ use std::time::{Duration, Instant};
 use nix::errno::Errno;
 use nix::fcntl::{Flock, FlockArg};
 
-use super::stamp::Stamp;
-use crate::ground::files::{open_dir, Link};
-use crate::ground::guard::{FIRST_LOOK, LOOK_EVERY};
+use super::guard::{FIRST_LOOK, LOOK_EVERY};
+use super::owner::Judged;
+use super::remove::Holding;
+use crate::ground::files::{open_dir, spare, Link};
 use crate::ground::holder::{settle, Holder};
 use crate::ground::journal::Journal;
 use crate::ground::lockers::lock_holders;
+use crate::ground::stamp::Stamp;
 
 /// The directories this process holds the binding by, marked: a release
 /// finds its own here by the inode it judged.
@@ -38,9 +40,8 @@ static HOLDS: Mutex<Vec<Flock<File>>> = Mutex::new(Vec::new());
 /// record, or a hand's).
 pub fn mark(held: &File) -> Option<Flock<File>> {
   let mut file = held.try_clone().ok()?;
-  // One descriptor more must stay free: the claim still needs one for its
-  // record, as the reference's does with one free.
-  if nix::unistd::dup(&file).is_err() {
+  // The claim still needs one for its record.
+  if !spare(&file) {
     return None;
   }
   for _ in 0..200 {
@@ -76,28 +77,31 @@ pub fn take(lock: Stamp) -> Option<Flock<File>> {
 /// probe's shared flock lasts an instant, a release a few system calls.
 const BRIEF: Duration = Duration::from_millis(300);
 
+/// `vacant` of the lock `judged`, as a removal of it holds it.
+pub fn vacant_judged(j: &Journal, judged: &Judged) -> Result<Holding, Holder> {
+  Ok(match judged.lock {
+    Some(lock) if lock.dir => vacant(&j.lock(), lock, Duration::ZERO, &mut Vec::new())?.map_or(Holding::None, Holding::Flocked),
+    _ => Holding::None,
+  })
+}
+
 /// An exclusive flock on the run.lock directory at `path`, if it still is
 /// the judged `lock`: `Ok(Some)` held (no live process of this package is
 /// in it), `Ok(None)` where it is not the judged directory or there is no
 /// flock here, `Err` naming the live process that holds it after `BRIEF`
-/// (or `patience`, for a claim that waits for a release to end).
-pub fn vacant(path: &str, lock: Stamp, patience: Duration) -> Result<Option<Flock<File>>, Holder> {
-  vacant_seen(path, lock, patience, &mut Vec::new())
-}
-
-/// `vacant`, its looks settled against `last` (the look a wait made before
-/// this one, kept across a claim's slices), which it replaces with its
-/// own: a holder that does not move is then seen across two calls (#64).
-pub fn vacant_seen(path: &str, lock: Stamp, patience: Duration, last: &mut Vec<Holder>) -> Result<Option<Flock<File>>, Holder> {
+/// (or `patience`, for a claim that waits for a release to end). Its looks
+/// are settled against `last` (the look a wait made before this one, kept
+/// across a claim's slices), which it replaces with its own: a holder that
+/// does not move is then seen across two calls (#64).
+pub fn vacant(path: &str, lock: Stamp, patience: Duration, last: &mut Vec<Holder>) -> Result<Option<Flock<File>>, Holder> {
   let Ok(file) = open_dir(path, Link::NoFollow) else {
     return Ok(None);
   };
   if Stamp::of_fd(&file) != Some(lock) {
     return Ok(None);
   }
-  // With the last free descriptor the removal goes as the reference's
-  // does, on the defenses that need none (remove.rs): it needs that one.
-  if nix::unistd::dup(&file).is_err() {
+  // The removal needs one: without, it goes on the defenses that need none.
+  if !spare(&file) {
     return Ok(None);
   }
   let Ok(meta) = file.metadata() else { return Ok(None) };
@@ -163,13 +167,13 @@ mod tests {
     let probe = Flock::lock(open_dir(&path, Link::NoFollow).expect("open"), FlockArg::LockSharedNonblock);
     assert!(probe.is_ok());
     drop(probe);
-    let who = vacant(&path, stamp, Duration::ZERO).expect_err("held");
+    let who = vacant(&path, stamp, Duration::ZERO, &mut Vec::new()).expect_err("held");
     assert_eq!(who.pid, std::process::id());
     keep(marked);
     let again = take(stamp).expect("kept");
     assert!(take(stamp).is_none(), "taken once");
     drop(again);
     drop(file);
-    assert!(vacant(&path, stamp, Duration::ZERO).expect("vacant").is_some());
+    assert!(vacant(&path, stamp, Duration::ZERO, &mut Vec::new()).expect("vacant").is_some());
   }
 }

@@ -16,29 +16,29 @@
 //! (#1509): a rename proves nothing about which directory it moved.
 //!
 //! This file is the door: the rooms below, and what each lends the rest
-//! of the crate. `owner` reads the record, `state` judges its owner (the
-//! ladder and the test seams), `claim` is `writePid`, `remove` removes a
-//! judged lock by descriptor (`stamp`: what a judgement rests on),
-//! `unlock` and `recover` are the operations that judge a lock and remove
-//! it, `system` the seams of the command's own operations.
+//! of the crate. `guard` orders this package's operations on the lock,
+//! `owner` reads the record and judges its owner (the ladder and the
+//! test seams), `claim` is `writePid`, `remove` removes a judged lock by
+//! descriptor, `unlock` and `recover` are the operations that judge a lock
+//! and remove it, `repair` the hold a repair takes (and `System`, the seams
+//! of the command's own operations).
 
 mod claim;
 #[cfg(test)]
 mod fixtures;
+pub mod guard;
 mod held;
 mod owner;
 mod recover;
 mod remove;
-mod stamp;
-mod state;
-mod system;
+mod repair;
 mod unlock;
 
-pub use crate::ground::guard::guarded;
-pub use claim::{claim, hold};
-pub use held::{holder, keep as keep_mark};
+pub use claim::claim;
+pub use guard::guarded;
+pub use held::holder;
+pub use owner::{owner_state, Field, Identity, OwnerState, OwnerView, Seams, UNLOCK_HINT};
 pub use owner::{read_pid, Owner};
 pub use recover::{recover, Recovered};
-pub use state::{owner_state, refusal, state_of, Field, Identity, OwnerState, OwnerView, Seams, UNLOCK_HINT};
-pub use system::System;
-pub use unlock::{clear_pid, stop_target, unlock, unlock_after_stop, Unlocked};
+pub use repair::{running as repair_running, RepairHold};
+pub use unlock::{clear_pid, stop_target, unlock, Unlocked};

@@ -2,15 +2,14 @@
 //! the STOP it writes for that removed after, while every operator brake
 //! holds (docs/operators.md).
 
+use super::guard::guarded;
 use crate::ground::error::{JournalError, Result, ThrownCode};
 use crate::ground::files::exists;
-use crate::ground::guard::guarded;
 use crate::ground::journal::Journal;
 use crate::stop;
 
-use super::owner::read_owner;
+use super::owner::{identified, read_owner, refusal, state_of, Identity, OwnerState, Seams};
 use super::remove;
-use super::state::{identified, refusal, state_of, Identity, OwnerState, Seams};
 use super::unlock::unlock_after_stop;
 
 /// What `recover` found.
@@ -28,8 +27,8 @@ pub fn recover<S: Seams>(
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  let mut seams = Prescanned::before_guard(j, seams);
-  guarded(j, || recover_guarded(j, &mut seams, stop_line))
+  let mut seams = Prescanned::before_guard(j, seams); // r0
+  guarded(j, || recover_guarded(j, &mut seams, stop_line)) // r1, r2 to r6 inside, r7 as it returns
 }
 
 /// The seams, with the namespace scan for the owner record made before the
@@ -93,14 +92,14 @@ fn recover_guarded<S: Seams>(
   seams: &mut S,
   stop_line: impl FnOnce(&str) -> Result<String, ThrownCode>,
 ) -> Result<Recovered, S::Error> {
-  let label = j.label();
+  let label = j.label(); // r2 next
   if stop::requested(j) {
     clear_own_stop(j, || format!("STOP is present in {label}; the brake is on. Remove it to run"))?;
   }
   // A record opened through run.lock answers the reference's
   // `existsSync(lock)` before its readPid (the readers take a successful
   // open as existsSync's yes, see files::missing); anything else asks it.
-  let (rec, record) = read_owner(j);
+  let (rec, record) = read_owner(j); // r3: no lock is clean; else the owner judged, and its mark
   if !matches!(record, remove::Record::File(_)) && !exists(&j.lock()) {
     return Ok(Recovered::Clean);
   }
@@ -111,13 +110,13 @@ fn recover_guarded<S: Seams>(
   // A lock a live process holds marked (a release in progress, or an owner
   // this process cannot judge) is refused before recover's STOP is written.
   let path = j.lock();
-  if let Some(lock) = remove::Stamp::at(&path).filter(|s| s.is_dir()) {
-    if let Err(who) = super::held::vacant(&path, lock, std::time::Duration::ZERO) {
+  if let Some(lock) = remove::Stamp::at(&path).filter(|s| s.dir) {
+    if let Err(who) = super::held::vacant(&path, lock, std::time::Duration::ZERO, &mut Vec::new()) {
       return Err(super::claim::held_refusal(&who).into());
     }
   }
-  stop::with_lock(j, || stop::append(j, || stop_line(stop::RECOVER_REASON)))?;
-  unlock_after_stop(j, seams)?;
+  stop::with_lock(j, || stop::append(j, || stop_line(stop::RECOVER_REASON)))?; // r4
+  unlock_after_stop(j, seams)?; // r5: u3 to u7; r6 next
   clear_own_stop(j, || {
     format!("STOP was written by an operator while recovering {label}; the brake stays. Remove it to run")
   })?;
@@ -152,7 +151,7 @@ mod tests {
 
   impl Seams for Scans {
     type Error = JournalError;
-    fn identity(&mut self, pid: f64) -> Result<crate::lock::state::Identity> {
+    fn identity(&mut self, pid: f64) -> Result<crate::lock::owner::Identity> {
       self.0.identity(pid)
     }
     fn before_remove(&mut self) -> Result<()> {

@@ -17,12 +17,13 @@
 //! more per level, as it does in the reference.
 
 use std::ffi::{CStr, CString};
+use std::fs::File;
 use std::os::fd::{AsFd, OwnedFd};
 use std::time::Duration;
 
 use nix::dir::Dir;
 use nix::errno::Errno;
-use nix::fcntl::{open, AtFlags, OFlag, AT_FDCWD};
+use nix::fcntl::{open, AtFlags, Flock, OFlag, AT_FDCWD};
 use nix::sys::stat::{fstatat, Mode};
 use nix::unistd::{unlinkat, UnlinkatFlags};
 
@@ -31,35 +32,52 @@ use crate::ground::files::{open_dir_at, Link};
 use crate::ground::journal::Journal;
 
 use super::owner::{read_owner, Owner};
-pub use super::stamp::{Judged, Record, Stamp};
+pub use super::owner::{Judged, Record};
+pub use crate::ground::stamp::Stamp;
 
 /// Subdirectories deeper than this (only a hand makes any) are refused
 /// rather than recursed into without bound.
 const MAX_DEPTH: usize = 1024;
 
+/// What a remover holds of the judged directory, given to the removal.
+pub enum Holding {
+  None,
+  /// Open: a claim's own, its descriptor used up by the first attempt.
+  Open(File),
+  /// Flocked (a remover's, a holder's mark): a duplicate serves, the flock stays.
+  Flocked(Flock<File>),
+}
+
 /// Removes the judged lock, retrying the failures Node's `rmSync` retries
-/// (`max_retries` times, 20 ms more each time). `held` is the judged
-/// directory already open (a claim's own), used for the first attempt.
+/// (`max_retries` times, 20 ms more each time), through the judged
+/// directory the remover `held` open, if it did, on the first attempt.
 ///
 /// What was judged and is no longer there (the name now holds another
 /// directory, a link, or nothing; the directory holds another record) is
 /// left alone: that is another claim's lock, or something a hand put there.
-pub fn remove(j: &Journal, judged: &Judged, held: Option<OwnedFd>, max_retries: u32) -> std::io::Result<()> {
+pub fn remove(j: &Journal, judged: &Judged, held: Holding, max_retries: u32) -> std::io::Result<()> {
+  let (mut held, flocked) = match held {
+    Holding::None => (None, None),
+    Holding::Open(file) => (Some(OwnedFd::from(file)), None),
+    Holding::Flocked(file) => (file.try_clone().ok().map(Into::into), Some(file)),
+  };
   let Some(lock) = judged.lock else { return Ok(()) };
-  let mut held = held;
   let mut attempt = 0;
-  loop {
+  let removed = loop {
     attempt += 1;
     let err = match remove_once(j, lock, (attempt == 1).then_some(judged.record), held.take()) {
-      Ok(()) => return Ok(()),
+      Ok(()) => break Ok(()),
       Err(e) => e,
     };
     let transient = matches!(err, Errno::EBUSY | Errno::EMFILE | Errno::ENFILE | Errno::ENOTEMPTY | Errno::EPERM);
     if !transient || attempt > max_retries {
-      return Err(err.into());
+      break Err(err.into());
     }
     std::thread::sleep(Duration::from_millis(20 * u64::from(attempt)));
-  }
+  };
+  // p4 (and u7's end): D closed, its mark or flock dropped only now.
+  drop(flocked);
+  removed
 }
 
 /// One attempt. `record` is checked on the first attempt only: the first
@@ -109,7 +127,8 @@ fn remove_once(j: &Journal, lock: Stamp, record: Option<Record>, held: Option<Ow
 /// the order that needs one at a time (empty, close, open the journal).
 fn remove_judged(j: &Journal, lock: Stamp, record: Record, held: OwnedFd) -> nix::Result<()> {
   if let Record::File(_) = record {
-    // The name, never followed: a record that is a link goes as a link.
+    // p2 (and u7's first): the record unlinked through D's descriptor; the
+    // name, never followed: a record that is a link goes as a link.
     gone_too(unlinkat(&held, c"owner.json", UnlinkatFlags::NoRemoveDir))?;
   }
   let journal = match open_journal(j) {
@@ -120,6 +139,8 @@ fn remove_judged(j: &Journal, lock: Stamp, record: Record, held: OwnedFd) -> nix
     }
     Err(e) => return Err(e),
   };
+  // p3: the name run.lock removed through the journal's descriptor, while
+  // it is still D.
   match rmdir_if_judged(&journal, lock) {
     // Renamed away and something else put at the name: the judged
     // directory is emptied through its descriptor, the name left.
@@ -345,7 +366,7 @@ mod tests {
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("record");
     std::fs::write(format!("{lock}/a/b/c/f"), "x").expect("file");
     std::fs::write(format!("{lock}/a/g"), "x").expect("file");
-    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("removed");
+    remove(&Journal::new(&dir), &judged_now(&dir), Holding::None, 0).expect("removed");
     assert!(Stamp::at(&lock).is_none());
   }
 
@@ -356,7 +377,7 @@ mod tests {
     std::fs::create_dir_all(format!("{lock}/real")).expect("lock");
     symlink(&out, format!("{lock}/link")).expect("link");
     symlink(format!("{out}/sub"), format!("{lock}/real/link")).expect("link");
-    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("removed");
+    remove(&Journal::new(&dir), &judged_now(&dir), Holding::None, 0).expect("removed");
     assert!(Stamp::at(&lock).is_none());
     assert!(intact(&out));
   }
@@ -369,7 +390,7 @@ mod tests {
     let judged = judged_now(&dir);
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&Journal::new(&dir), &judged, None, 10).expect("nothing judged is there");
+    remove(&Journal::new(&dir), &judged, Holding::None, 10).expect("nothing judged is there");
     assert!(intact(&out));
     assert!(std::fs::symlink_metadata(&lock).is_ok_and(|m| m.file_type().is_symlink()));
   }
@@ -386,7 +407,7 @@ mod tests {
     let held = File::open(&lock).expect("held");
     std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
     symlink(&out, &lock).expect("swap");
-    remove(&Journal::new(&dir), &judged, Some(held.into()), 0).expect("removed");
+    remove(&Journal::new(&dir), &judged, Holding::Open(held), 0).expect("removed");
     assert!(intact(&out));
     assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
   }
@@ -407,7 +428,7 @@ mod tests {
         std::fs::rename(&lock, format!("{dir}/moved")).expect("away");
         symlink(&out, &lock).expect("swap");
       }
-      remove(&Journal::new(&dir), &judged, Some(held.into()), 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, Holding::Open(held), 0).expect("removed");
       assert!(intact(&out));
       if moved {
         assert_eq!(std::fs::read_dir(format!("{dir}/moved")).expect("moved").count(), 0);
@@ -425,12 +446,12 @@ mod tests {
     std::fs::create_dir_all(&lock).expect("lock");
     let absent = judged_now(&dir);
     std::fs::write(format!("{lock}/owner.json"), "{}").expect("a record published since");
-    remove(&Journal::new(&dir), &absent, None, 0).expect("left");
+    remove(&Journal::new(&dir), &absent, Holding::None, 0).expect("left");
     assert!(std::fs::read(format!("{lock}/owner.json")).is_ok());
     let judged = judged_now(&dir);
     std::fs::remove_dir_all(&lock).expect("gone");
     std::fs::create_dir_all(&lock).expect("another claim's");
-    remove(&Journal::new(&dir), &judged, None, 0).expect("left");
+    remove(&Journal::new(&dir), &judged, Holding::None, 0).expect("left");
     assert!(Stamp::at(&lock).is_some());
   }
 
@@ -447,7 +468,7 @@ mod tests {
         lock: Stamp::at(&lock),
         record: Record::Absent,
       };
-      remove(&Journal::new(&dir), &judged, None, 0).expect("removed");
+      remove(&Journal::new(&dir), &judged, Holding::None, 0).expect("removed");
       assert!(Stamp::at(&lock).is_none(), "{target}");
     }
   }
@@ -458,7 +479,7 @@ mod tests {
     let (out, (dir, lock)) = (outside(&d), journal(&d));
     std::fs::create_dir_all(&dir).expect("journal");
     symlink(&out, &lock).expect("link");
-    remove(&Journal::new(&dir), &judged_now(&dir), None, 0).expect("unlinked");
+    remove(&Journal::new(&dir), &judged_now(&dir), Holding::None, 0).expect("unlinked");
     assert!(Stamp::at(&lock).is_none());
     assert!(intact(&out));
   }

@@ -2,15 +2,14 @@
 //! repair's hold reuse), `clearPid` and `stopTarget`: the operations that
 //! judge a lock's owner and remove the lock that was judged (#10).
 
+use super::guard::guarded;
 use crate::ground::error::{JournalError, Result};
 use crate::ground::files::exists;
-use crate::ground::guard::guarded;
 use crate::ground::journal::Journal;
 
 use super::held;
-use super::owner::{pid_text, Owner};
+use super::owner::{pid_text, state_of, Owner, OwnerState, Seams};
 use super::remove::{self, judge, judge_at, lock_refusal};
-use super::state::{state_of, OwnerState, Seams};
 
 /// What `unlock` did when it did not refuse.
 #[derive(Debug, PartialEq)]
@@ -26,13 +25,13 @@ pub enum Unlocked {
 /// that was judged (whatever the path names by then is not removed: #10).
 pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocked, S::Error> {
   let path = j.lock();
-  let settled = settle(&path);
-  // The judgement's lstat also answers the reference's `existsSync(lock)`
-  // where it can: no name is no lock, and a name that is not a link exists
-  // (the readers take a successful open as existsSync's yes alike, see
-  // files::missing). Only a link (existsSync follows it: a dangling one is
-  // no lock) or a failure other than ENOENT asks access(2) as well.
-  let at = settled;
+  // u3, after a young lock's moment to publish. The judgement's lstat also
+  // answers the reference's `existsSync(lock)` where it can: no name is no
+  // lock, and a name that is not a link exists (the readers take a
+  // successful open as existsSync's yes alike, see files::missing). Only a
+  // link (existsSync follows it: a dangling one is no lock) or a failure
+  // other than ENOENT asks access(2) as well.
+  let at = settle(j);
   let present = match &at {
     Ok(meta) => !meta.file_type().is_symlink() || exists(&path),
     Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
@@ -42,57 +41,29 @@ pub fn unlock_after_stop<S: Seams>(j: &Journal, seams: &mut S) -> Result<Unlocke
     return Ok(Unlocked::NoLock);
   }
   let (rec, judged) = judge_at(j, at.ok().map(|meta| remove::Stamp::of_meta(&meta)));
-  let pid = pid_text(&rec);
-  match state_of(rec.as_ref(), seams)? {
-    OwnerState::Live => {
-      return Err(
-        JournalError::failed(format!(
-          "refusing to unlock: the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"
-        ))
-        .into(),
-      )
-    }
-    OwnerState::Unknown => {
-      return Err(
-        JournalError::failed(format!(
-          "refusing to unlock: pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"
-        ))
-        .into(),
-      )
-    }
-    OwnerState::Invalid => {
-      return Err(
-        JournalError::failed(format!(
-          "refusing to unlock: the owner record cannot be read; nothing removed. Inspect run.lock/owner.json in {} by hand",
-          j.label()
-        ))
-        .into(),
-      )
-    }
-    _ => {}
-  }
-  // No live process of this package is in the lock removed: its holder's
-  // mark (held.rs) is taken exclusively, and kept through the removal.
-  let vacant = match judged.lock {
-    Some(lock) if lock.dir => match held::vacant(&path, lock, std::time::Duration::ZERO) {
-      Ok(vacant) => vacant,
-      Err(who) => {
-        return Err(
-          JournalError::failed(format!(
-            "refusing to unlock: run.lock is held by {}, which is starting or releasing this binding; nothing removed. {}",
-            who.describe(),
-            crate::ground::text::capitalized(&who.remedy())
-          ))
-          .into(),
-        )
-      }
-    },
-    _ => None,
+  let pid = pid_text(&rec); // u4 below
+  let record = j.named("run.lock/owner.json");
+  let refuse = |why: String| JournalError::failed(format!("refusing to unlock: {why}"));
+  let why = match state_of(rec.as_ref(), seams)? {
+    OwnerState::Live => format!("the connector is running (pid {pid}); use stop, and unlock only a lock whose owner is gone"),
+    OwnerState::Unknown => format!("pid {pid} is alive and its identity cannot be verified; nothing removed. Stop that process first"),
+    OwnerState::Invalid => format!("the owner record cannot be read; nothing removed. Inspect {record} by hand"),
+    _ => String::new(),
   };
-  seams.before_remove()?;
-  let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
-  remove::remove(j, &judged, fd, 10).map_err(|e| lock_refusal(j, &e))?;
-  drop(vacant);
+  if !why.is_empty() {
+    return Err(refuse(why).into());
+  }
+  // u5: no live process of this package is in the lock removed: its
+  // holder's mark (held.rs) is taken exclusively, kept through the removal.
+  let vacant = held::vacant_judged(j, &judged).map_err(|who| {
+    let remedy = crate::ground::text::capitalized(&who.remedy());
+    refuse(format!(
+      "run.lock is held by {}, which is starting or releasing this binding; nothing removed. {remedy}",
+      who.describe()
+    ))
+  })?;
+  seams.before_remove()?; // u6
+  remove::remove(j, &judged, vacant, 10).map_err(|e| lock_refusal(j, &e))?; // u7, its flock kept to the end
   Ok(Unlocked::Cleared(rec))
 }
 
@@ -111,15 +82,15 @@ const CLAIMANT_GRACE: std::time::Duration = std::time::Duration::from_millis(100
 /// holds (docs/lock.md, "A journal.mjs process"). The age decides only
 /// whether to wait, never what is judged; a lock older than the grace (a
 /// crashed claim's, as a supervisor's `recover` meets it) is judged at once.
-fn settle(path: &str) -> std::io::Result<std::fs::Metadata> {
+fn settle(j: &Journal) -> std::io::Result<std::fs::Metadata> {
   let begun = std::time::Instant::now();
   loop {
-    let at = std::fs::symlink_metadata(path);
+    let at = std::fs::symlink_metadata(j.lock());
     let Ok(meta) = &at else { return at };
     if !meta.is_dir() || begun.elapsed() >= CLAIMANT_GRACE || !young(meta) {
       return at;
     }
-    if std::fs::symlink_metadata(format!("{path}/owner.json")).is_ok() {
+    if std::fs::symlink_metadata(j.owner()).is_ok() {
       return at;
     }
     std::thread::sleep(std::time::Duration::from_millis(2));
@@ -152,7 +123,7 @@ const RELEASE_PATIENCE: std::time::Duration = std::time::Duration::from_millis(2
 /// Any other release (a record that names this pid but was not made by
 /// this process's claim) is judged again under the guard.
 pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
-  let (rec, judged) = judge(j);
+  let (rec, judged) = judge(j); // p1
   if !rec.is_some_and(|rec| rec.names(pid)) {
     return Ok(());
   }
@@ -162,11 +133,10 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // refuse (a restart's new connector behind its old one); held by a
     // process that does not let go at once (stopped, perhaps), the release
     // goes on without it.
-    let _guard = crate::ground::guard::take_within(j, RELEASE_PATIENCE);
-    let fd = marked.try_clone().ok().map(Into::into);
-    let removed = remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e));
-    drop(marked);
-    return removed;
+    let _guard = super::guard::take(j, RELEASE_PATIENCE);
+    // p2 to p4 (remove.rs): the mark dropped as the removal ends, then
+    // the guard, where had, as this returns.
+    return remove::remove(j, &judged, remove::Holding::Flocked(marked), 0).map_err(|e| lock_refusal(j, &e));
   }
   guarded(j, || {
     let (rec, judged) = judge(j);
@@ -176,15 +146,10 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
     // A lock another live process holds marked is its own, whatever pid
     // its record names (two containers' connectors are each pid 1 in
     // their own namespace): left, as recover and unlock leave it.
-    let vacant = match judged.lock {
-      Some(lock) if lock.dir => match held::vacant(&j.lock(), lock, std::time::Duration::ZERO) {
-        Ok(vacant) => vacant,
-        Err(_) => return Ok(()),
-      },
-      _ => None,
+    let Ok(vacant) = held::vacant_judged(j, &judged) else {
+      return Ok(());
     };
-    let fd = vacant.as_ref().and_then(|v| v.try_clone().ok()).map(Into::into);
-    remove::remove(j, &judged, fd, 0).map_err(|e| lock_refusal(j, &e))
+    remove::remove(j, &judged, vacant, 0).map_err(|e| lock_refusal(j, &e))
   })
 }
 
@@ -193,10 +158,11 @@ pub fn clear_pid(j: &Journal, pid: Option<f64>) -> Result<()> {
 /// under the guard, so that no claim, release or recover of this package
 /// runs between the STOP and the removal.
 pub fn unlock<S: Seams>(j: &Journal, seams: &mut S, request_stop: impl FnOnce() -> Result<(), S::Error>) -> Result<Unlocked, S::Error> {
+  // u1: the guard, for every step below.
   guarded(j, || {
-    request_stop()?;
-    unlock_after_stop(j, seams)
-  })
+    request_stop()?; // u2
+    unlock_after_stop(j, seams) // u3 to u7
+  }) // u8 as `guarded` returns
 }
 
 /// `stopTarget`: the verified live owner to signal, or `None`. Never a pid

@@ -12,6 +12,7 @@ use nix::unistd::{unlinkat, UnlinkatFlags};
 use super::{stamp_of, FilePlan, Opened, Plan, TurnPlan};
 use crate::ground::error::{quiet_io, JournalError, Result};
 use crate::ground::files::{open_dir_at, Link};
+use crate::ground::stamp::Stamp;
 
 /// How long a repair waits for an append that moves to finish before it
 /// refuses (one that does not move ends the wait within about a second).
@@ -152,7 +153,7 @@ fn set_aside_turn(j: &Opened, t: &TurnPlan, stamp: &str) -> std::io::Result<Stri
       let linked = entries(j, ".")?.into_iter().find(|name| {
         name.starts_with(&prefix)
           && nix::sys::stat::fstatat(&j.fd, name.as_str(), nix::fcntl::AtFlags::AT_SYMLINK_NOFOLLOW)
-            .is_ok_and(|st| (st.st_dev, st.st_ino) == (record.st_dev, record.st_ino))
+            .is_ok_and(|st| Stamp::of(&st) == Stamp::of(&record))
       });
       let name = match linked {
         Some(name) => name,

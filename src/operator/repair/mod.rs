@@ -33,10 +33,10 @@ use std::fs::File;
 
 use serde_json::{json, Value};
 
-use crate::ground::error::{quiet_io, JournalError, Result};
+use crate::ground::error::{quiet_io, Result};
 use crate::ground::files::{open_dir, open_dir_at, Link};
 use crate::ground::journal::Journal;
-use crate::lock::{self, OwnerState, System};
+use crate::ground::stamp::Stamp;
 use crate::operator::judge::Damage;
 
 mod apply;
@@ -86,9 +86,9 @@ pub struct FilePlan {
   /// The file has another name (a hard link): it is written anew, as a
   /// file of this name's own.
   pub shared: bool,
-  /// Device, inode and size when planned: a file that changed since is
+  /// The inode and size when planned: a file that changed since is
   /// not mended from this plan.
-  pub stamp: (u64, u64, u64),
+  pub stamp: (Stamp, u64),
 }
 
 impl FilePlan {
@@ -161,10 +161,10 @@ fn open_journal(j: &Journal) -> Result<File> {
   open_dir(j.dir(), Link::Follow).map_err(|e| quiet_io(&e, "the journal directory", "read"))
 }
 
-/// What a file is and how long: device, inode, size.
-fn stamp_of(f: &File) -> std::io::Result<(u64, u64, u64)> {
+/// What a file is and how long: its inode, its size.
+fn stamp_of(f: &File) -> std::io::Result<(Stamp, u64)> {
   let st = nix::sys::stat::fstat(f)?;
-  Ok((st.st_dev as u64, st.st_ino as u64, st.st_size as u64))
+  Ok((Stamp::of(&st), st.st_size as u64))
 }
 
 impl Plan {
@@ -201,111 +201,6 @@ impl Plan {
       "nulls": self.nulls.iter().map(|n| json!({ "file": n.file, "line": n.line })).collect::<Vec<_>>(),
     })
   }
-}
-
-/// How the binding is held while a repair changes it: by a run.lock this
-/// repair made, with its own owner record, released after (a repair killed
-/// midway leaves a dead owner's lock, which the next repair or `recover`
-/// clears). The run.lock directory is flocked while the repair holds it,
-/// which is how a second repair knows it is one (a kill releases it).
-#[derive(Debug)]
-pub struct Held {
-  pid: f64,
-  /// The pid of the dead owner whose lock was cleared to make this one.
-  pub took_over: Option<String>,
-  _only: Option<nix::fcntl::Flock<File>>,
-}
-
-/// Holds the binding for a repair, as a claim holds it but STOP or no
-/// STOP. A dead owner's lock (or one whose pid is another process now) is
-/// cleared first, as `unlock` clears it (judged, removed by descriptor),
-/// so that no `recover` can clear it during the repair and let a connector
-/// start in its middle. Refuses (exit 3) while another repair runs, and
-/// while a live owner holds it, or one whose record is missing, unreadable
-/// or unverifiable, as a claim would. The judgement, the clearing and the
-/// claim are one operation under the lock guard (docs/lock.md): no
-/// `recover` or claim runs between them.
-pub fn hold(j: &Journal, now_iso: &str) -> Result<Held> {
-  lock::guarded(j, || {
-    if running(j) {
-      return Err(JournalError::brake(
-        "another repair is running for this binding; let it finish (a repair holds the binding until it is done)",
-      ));
-    }
-    let mut system = System;
-    let mut took_over = None;
-    if crate::ground::files::exists(&j.lock()) {
-      let existing = lock::read_pid(j);
-      match lock::state_of(existing.as_ref(), &mut system)? {
-        OwnerState::Dead | OwnerState::Mismatch => {
-          if let lock::Unlocked::Cleared(Some(lock::Owner::Valid { pid, .. })) = lock::unlock_after_stop(j, &mut system)? {
-            took_over = Some(format!("{pid}"));
-          }
-        }
-        _ => return Err(lock::refusal(j, &mut system)?),
-      }
-    }
-    let pid = f64::from(std::process::id());
-    let me = format!("{pid}");
-    let (Some(start), Some(boot)) = (crate::identity::process_start(&me), crate::identity::boot_id()) else {
-      return Err(JournalError::failed(
-        "cannot read this process's start time or the boot id from /proc; refusing to hold the binding for the repair",
-      ));
-    };
-    let text = json!({ "pid": pid as u64, "start": start, "boot": boot, "at": now_iso }).to_string();
-    let held = lock::hold(j, pid, &mut system, || Ok(text))?;
-    let only = held.and_then(mark);
-    Ok(Held {
-      pid,
-      took_over,
-      _only: only,
-    })
-  })
-}
-
-/// Whether run.lock is a directory a repair holds flocked: a shared
-/// flock, taken for an instant, is refused. Probes do not exclude one
-/// another; a repair marking its lock in that instant tries again
-/// (`mark`). Another process's exclusive flock on run.lock would read as a
-/// repair: only a message tells it, since a live owner is refused alike.
-pub fn running(j: &Journal) -> bool {
-  let Ok(lock) = open_dir(&j.lock(), Link::NoFollow) else {
-    return false;
-  };
-  matches!(
-    nix::fcntl::Flock::lock(lock, nix::fcntl::FlockArg::LockSharedNonblock),
-    Err((_, nix::errno::Errno::EWOULDBLOCK))
-  )
-}
-
-/// Marks the run.lock this repair made as a repair's: its claim's shared
-/// flock made exclusive, kept while it holds the binding. A probe
-/// (`running`) holds a shared one for an instant, so the mark is tried
-/// again for a while rather than lost to a probe that met it (#34); a flock
-/// that stays held by another (no repair: the guard admits one) leaves it
-/// shared, which only a message tells. A conversion that fails may leave
-/// no flock at all (flock(2) is not atomic there), so the last attempt goes
-/// back to a shared one.
-fn mark(held: nix::fcntl::Flock<File>) -> Option<nix::fcntl::Flock<File>> {
-  use nix::fcntl::FlockArg;
-  for _ in 0..200 {
-    match held.relock(FlockArg::LockExclusiveNonblock) {
-      Ok(()) => return Some(held),
-      Err(nix::errno::Errno::EWOULDBLOCK) => std::thread::sleep(std::time::Duration::from_millis(1)),
-      Err(_) => break,
-    }
-  }
-  held.relock(FlockArg::LockSharedNonblock).ok().map(|()| held)
-}
-
-/// Releases what `hold` took: its mark handed to the holders' list, so
-/// that the release is a holder's own, which no stopped process can hold
-/// up (#44).
-pub fn release(j: &Journal, held: Held) -> Result<()> {
-  if let Some(marked) = held._only {
-    lock::keep_mark(marked);
-  }
-  lock::clear_pid(j, Some(held.pid))
 }
 
 #[cfg(test)]
@@ -566,18 +461,5 @@ mod tests {
     assert_eq!(done[0].quarantine.as_deref(), Some(first.0.as_str()));
     assert_eq!(entries_with(&d, ".aside-"), 1);
     assert_eq!(std::fs::read_to_string(&path).expect("read"), format!("{A}{B}"));
-  }
-
-  #[test]
-  fn a_second_repair_at_once_is_refused() {
-    let d = TempDir::new();
-    let first = hold(&d.journal(), "2021-01-01T00:00:00.000Z").expect("first");
-    assert!(matches!(
-      hold(&d.journal(), "2021-01-01T00:00:00.000Z"),
-      Err(JournalError::Discord { exit_code: 3, ref message }) if message.starts_with("another repair is running")
-    ));
-    release(&d.journal(), first).expect("released");
-    let again = hold(&d.journal(), "2021-01-01T00:00:00.000Z").expect("after the first");
-    release(&d.journal(), again).expect("released");
   }
 }

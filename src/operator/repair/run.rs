@@ -4,9 +4,10 @@
 
 use serde_json::{json, Value};
 
-use super::{clean, hold, pause, plan, release, Done, Opened, Plan};
+use super::{clean, pause, plan, Done, Opened, Plan};
 use crate::ground::error::JournalError;
 use crate::ground::journal::Journal;
+use crate::lock::{guarded, RepairHold};
 use crate::stop::{self, StopLock};
 
 /// What a repair found and did.
@@ -59,14 +60,14 @@ pub fn run<E: From<JournalError>>(j: &Journal, apply: bool, now: impl FnOnce() -
   let opened = Opened::open(j)?;
   // A .stop.lock that an update which died left refuses every STOP
   // update (#34): removed first, under the guard that proves it left.
-  let stop_lock = crate::lock::guarded(j, || stop::clear_left(j))?;
+  let stop_lock = guarded(j, || stop::clear_left(j))?;
   let noted = |e: JournalError| match stop_lock {
     StopLock::Left => e.with_note(".stop.lock, left by a STOP update that did not finish, was removed first"),
     _ => e,
   };
   let now = now()?;
   let stamp: String = now.chars().filter(|c| !matches!(c, '-' | ':')).collect();
-  let held = hold(j, &now).map_err(noted)?;
+  let held = RepairHold::take(j, &now).map_err(noted)?;
   pause::at("held");
   let mut mended = Vec::new();
   let outcome = (|| {
@@ -79,7 +80,7 @@ pub fn run<E: From<JournalError>>(j: &Journal, apply: bool, now: impl FnOnce() -
     Ok::<_, JournalError>((cleaned, plan, Some(std::mem::take(&mut mended))))
   })();
   let took_over = held.took_over.clone();
-  let released = release(j, held);
+  let released = held.release(j);
   // A failure says what was changed before it (#34): the files mended,
   // a dead owner's lock cleared to hold the binding, a .stop.lock removed.
   let (cleaned, plan, done) = outcome.map_err(|e| noted(stopped(e, &mended, took_over.as_deref())))?;

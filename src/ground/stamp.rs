@@ -1,6 +1,6 @@
-//! What a judgement of a lock rests on: the inode a name held when it was
-//! looked at (`Stamp`), and the owner record read (`Record`). The owner
-//! record's reader makes them, the removal compares with them.
+//! "Is this the same inode?", asked one way: the lock's judgements, the
+//! guard's re-entry, a `.stop.lock` proved left, a repair's plan and its
+//! quarantine. While an inode is held open its number goes to no other.
 
 use std::os::fd::AsFd;
 use std::os::unix::fs::MetadataExt;
@@ -9,11 +9,11 @@ use nix::sys::stat::{fstat, FileStat, SFlag};
 
 /// What names one inode while it exists: its device, inode number and
 /// whether it is a directory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Stamp {
   dev: u64,
   ino: u64,
-  pub(super) dir: bool,
+  pub dir: bool,
 }
 
 impl Stamp {
@@ -34,10 +34,6 @@ impl Stamp {
     }
   }
 
-  pub fn is_dir(&self) -> bool {
-    self.dir
-  }
-
   /// The open file's own inode.
   pub fn of_fd(fd: impl AsFd) -> Option<Stamp> {
     fstat(fd).ok().map(|st| Stamp::of(&st))
@@ -47,23 +43,4 @@ impl Stamp {
   pub fn at(path: &str) -> Option<Stamp> {
     std::fs::symlink_metadata(path).ok().map(|m| Stamp::of_meta(&m))
   }
-}
-
-/// The owner record a judgement rests on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Record {
-  /// No owner.json (`existsSync` false).
-  Absent,
-  /// The file the record was read from.
-  File(Stamp),
-  /// A record that could not be opened or read: it never allows a removal.
-  Unread,
-}
-
-/// One lock as it was judged.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Judged {
-  /// `run.lock` itself when it was judged; `None` when nothing was there.
-  pub lock: Option<Stamp>,
-  pub record: Record,
 }

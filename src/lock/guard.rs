@@ -30,7 +30,6 @@
 
 use std::cell::RefCell;
 use std::fs::File;
-use std::os::unix::fs::MetadataExt;
 use std::time::{Duration, Instant};
 
 use nix::fcntl::Flock;
@@ -40,6 +39,7 @@ use crate::ground::files::{open_dir, Flocked, Link, Unflocked};
 use crate::ground::holder::Holder;
 use crate::ground::journal::Journal;
 use crate::ground::lockers::Watch;
+use crate::ground::stamp::Stamp;
 
 /// How long an operation waits for another to finish before it refuses.
 /// Every operation under the guard is a handful of system calls and at most
@@ -52,12 +52,12 @@ thread_local! {
   /// The `turns/` directories (device, inode) this thread holds the guard
   /// of: an operation that a test seam runs inside another (the same
   /// thread, the same journal) does not wait for its own caller.
-  static HELD: RefCell<Vec<(u64, u64)>> = const { RefCell::new(Vec::new()) };
+  static HELD: RefCell<Vec<Stamp>> = const { RefCell::new(Vec::new()) };
 }
 
 /// The guard of one journal, held until dropped.
 pub struct Guard {
-  held: Option<(Flock<File>, (u64, u64))>,
+  held: Option<(Flock<File>, Stamp)>,
 }
 
 impl Drop for Guard {
@@ -85,16 +85,11 @@ impl Guard {
   }
 }
 
-/// Takes the journal's guard, waiting for another process's
-/// operation to end; refuses once it has waited `PATIENCE`, or sooner once
-/// the holder is seen stopped, naming the holder (#44).
-pub fn take(j: &Journal) -> Result<Guard, JournalError> {
-  take_within(j, PATIENCE)
-}
-
-/// `take`, waiting `patience` at most (a holder seen stopped ends it
-/// sooner).
-pub fn take_within(j: &Journal, patience: Duration) -> Result<Guard, JournalError> {
+/// Takes the journal's guard, waiting for another process's operation to
+/// end; refuses once it has waited `patience` (`PATIENCE` but for a
+/// holder's own release), or sooner once the holder is seen stopped,
+/// naming the holder (#44).
+pub fn take(j: &Journal, patience: Duration) -> Result<Guard, JournalError> {
   // A journal without turns/ is guarded by a flock on the journal
   // directory itself, for as long as it has none: turns/ is made only
   // under that flock (`making_turns`), so once it exists no holder of the
@@ -175,13 +170,12 @@ fn turns_made(j: &Journal) -> bool {
 fn take_on(file: File, patience: Duration) -> Result<Guard, JournalError> {
   let unguarded = Guard { held: None };
   let Ok(meta) = file.metadata() else { return Ok(unguarded) };
-  let key = (meta.dev(), meta.ino());
+  let key = Stamp::of_meta(&meta);
   if HELD.with(|h| h.borrow().contains(&key)) {
     return Ok(unguarded);
   }
-  // One descriptor more than the guard's must be free: the operation
-  // itself needs one, as the reference's does.
-  if nix::unistd::dup(&file).is_err() {
+  // The operation itself needs one.
+  if !crate::ground::files::spare(&file) {
     return Ok(unguarded);
   }
   // Waits for the guard; from `FIRST_LOOK` on the watch asks the kernel
@@ -258,7 +252,7 @@ pub fn unguarded(j: &Journal) -> Option<String> {
 
 /// Runs `action` holding the journal's guard.
 pub fn guarded<T, E: From<JournalError>>(j: &Journal, action: impl FnOnce() -> Result<T, E>) -> Result<T, E> {
-  let _guard = take(j)?;
+  let _guard = take(j, PATIENCE)?;
   action()
 }
 
@@ -271,17 +265,17 @@ mod tests {
   fn the_guard_excludes_another_holder_and_is_reentrant_on_its_thread() {
     let d = TempDir::new();
     std::fs::create_dir(format!("{}/turns", d.path())).expect("turns");
-    let first = take(&d.journal()).expect("first");
+    let first = take(&d.journal(), PATIENCE).expect("first");
     assert!(first.held());
     // The same thread, inside: not waited for.
-    let inner = take(&d.journal()).expect("inner");
+    let inner = take(&d.journal(), PATIENCE).expect("inner");
     assert!(!inner.held());
     drop(inner);
     // Another thread waits until the first is dropped.
     let path = d.path().to_string();
     let (tx, rx) = std::sync::mpsc::channel();
     let other = std::thread::spawn(move || {
-      let g = take(&Journal::new(&path)).expect("other");
+      let g = take(&Journal::new(&path), PATIENCE).expect("other");
       tx.send(g.held()).expect("send");
     });
     assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "the other thread waits");
@@ -293,7 +287,7 @@ mod tests {
   #[test]
   fn a_journal_that_cannot_be_opened_runs_unguarded() {
     let d = TempDir::new();
-    let g = take(&Journal::new(format!("{}/missing", d.path()))).expect("unguarded");
+    let g = take(&Journal::new(format!("{}/missing", d.path())), PATIENCE).expect("unguarded");
     assert!(!g.held());
     assert_eq!(unguarded(&d.journal()), None);
   }
@@ -304,7 +298,7 @@ mod tests {
   #[test]
   fn a_journal_without_turns_is_guarded_by_its_directory_until_turns_is_made() {
     let d = TempDir::new();
-    let first = take(&d.journal()).expect("first");
+    let first = take(&d.journal(), PATIENCE).expect("first");
     assert!(first.held(), "guarded without turns/");
     let path = d.path().to_string();
     let (tx, rx) = std::sync::mpsc::channel();
@@ -319,7 +313,7 @@ mod tests {
     assert_eq!(rx.recv_timeout(Duration::from_secs(5)), Ok(()));
     maker.join().expect("join");
     // From now on turns/'s flock is the guard: the directory's is free.
-    let g = take(&d.journal()).expect("turns");
+    let g = take(&d.journal(), PATIENCE).expect("turns");
     assert!(g.held());
     let dir = File::open(d.path()).expect("open");
     assert!(nix::fcntl::Flock::lock(dir, nix::fcntl::FlockArg::LockExclusiveNonblock).is_ok());
@@ -339,13 +333,13 @@ mod tests {
       let d = TempDir::new();
       let j = d.journal();
       make(&j.turns());
-      let first = take(&j).expect("first");
+      let first = take(&j, PATIENCE).expect("first");
       assert!(first.held(), "guarded");
       assert_eq!(unguarded(&j), None);
       let path = d.path().to_string();
       let (tx, rx) = std::sync::mpsc::channel();
       let other = std::thread::spawn(move || {
-        let g = take(&Journal::new(path)).expect("other");
+        let g = take(&Journal::new(path), PATIENCE).expect("other");
         tx.send(g.held()).expect("send");
       });
       assert!(rx.recv_timeout(Duration::from_millis(200)).is_err(), "the other waits");
