@@ -122,6 +122,20 @@ const childOf = (parent) =>
     });
 
 /**
+ * `argv` run under strace, which injects `inject` (`SYSCALL:delay_enter=USEC[:when=N]`)
+ * and traces nothing else; `stderr` is the child's ("pipe" or "inherit").
+ */
+function delayed(inject, argv, stderr) {
+  const call = inject.slice(0, inject.indexOf(":"));
+  const p = spawn("strace", ["-f", "-qq", "-o", "/dev/null", "-e", `trace=${call}`, "-e", `inject=${inject}`, ...argv], {
+    stdio: ["ignore", "pipe", stderr],
+    timeout: 60_000,
+  });
+  children.push(p);
+  return p;
+}
+
+/**
  * The pids that may be named as holding what `flock` (`p`) holds: flock
  * itself and the child it passed its lock to. The child's pid is read, not
  * guessed: under load another process may take the pid after flock's.
@@ -362,28 +376,11 @@ describe("resolve never replaces an outcome", hasStrace, () => {
     const dir = journal();
     const at = new Date(Date.now() - 3 * 3600e3).toISOString();
     M.appendOutbox(dir, { nonce: "n1", status: "intent", at, channel: "1250000003774873600" });
-    const slow = spawn(
-      "strace",
-      [
-        "-f",
-        "-qq",
-        "-o",
-        "/dev/null",
-        "-e",
-        "trace=flock",
-        "-e",
-        "inject=flock:delay_enter=5000000:when=1",
-        process.execPath,
-        bin,
-        "resolve",
-        dir,
-        "--nonce=n1",
-        "--as",
-        "refused",
-      ],
-      { stdio: ["ignore", "pipe", "pipe"], timeout: 60_000 },
+    const slow = delayed(
+      "flock:delay_enter=5000000:when=1",
+      [process.execPath, bin, "resolve", dir, "--nonce=n1", "--as", "refused"],
+      "pipe",
     );
-    children.push(slow);
     let out = "";
     slow.stdout.on("data", (d) => (out += d));
     slow.stderr.on("data", (d) => (out += d));
@@ -547,25 +544,7 @@ describe("every wait names its holder as the waiter can see it", hasFlock, () =>
       "print('locked', flush=True)",
       "time.sleep(40)",
     ].join("\n");
-    const h = spawn(
-      "strace",
-      [
-        "-f",
-        "-qq",
-        "-o",
-        "/dev/null",
-        "-e",
-        "trace=clock_nanosleep",
-        "-e",
-        "inject=clock_nanosleep:delay_enter=30000000",
-        "python3",
-        "-c",
-        script,
-        inbox,
-      ],
-      { stdio: ["ignore", "pipe", "inherit"], timeout: 60_000 },
-    );
-    children.push(h);
+    const h = delayed("clock_nanosleep:delay_enter=30000000", ["python3", "-c", script, inbox], "inherit");
     await new Promise((resolve) => h.stdout.once("data", resolve));
     // The traced process: strace's child, whose main thread stops at its sleep.
     let pid;

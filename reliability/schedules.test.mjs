@@ -697,6 +697,20 @@ describe("PID namespaces", () => {
 
 describe("the lock guard", () => {
   const hasFlock = spawnSync("flock", ["--version"]).status === 0 ? {} : { skip: "no flock(1) here" };
+  /** A claim made while `child` holds the guard: its refusal (or none) and how long it took; then `child` is killed and gone. */
+  async function claimAgainst(dir, child) {
+    const t = performance.now();
+    let refusal;
+    try {
+      M.writePid(dir, process.pid);
+    } catch (e) {
+      refusal = e;
+    }
+    const ms = performance.now() - t;
+    process.kill(-child.pid, "SIGKILL");
+    await new Promise((r) => child.on("close", r));
+    return { refusal, ms };
+  }
   /**
    * flock(1) holding the lock guard (`turns/`'s flock) for `seconds`, asleep
    * (or working: a shell that wakes every 50 ms, so it gains CPU time);
@@ -718,23 +732,13 @@ describe("the lock guard", () => {
     { ...hasFlock, timeout: 60_000 },
     async () => {
       const dir = journal();
-      let child = await holder(dir, 0.6);
-      let t = performance.now();
+      const child = await holder(dir, 0.6);
+      const t = performance.now();
       M.writePid(dir, process.pid);
       const waited = performance.now() - t;
       M.clearPid(dir, process.pid);
       await new Promise((r) => child.on("close", r));
-      child = await holder(dir, 30, true);
-      t = performance.now();
-      let refusal;
-      try {
-        M.writePid(dir, process.pid);
-      } catch (e) {
-        refusal = e;
-      }
-      const gaveUp = performance.now() - t;
-      process.kill(-child.pid, "SIGKILL");
-      await new Promise((r) => child.on("close", r));
+      const { refusal, ms: gaveUp } = await claimAgainst(dir, await holder(dir, 30, true));
       figure(
         "the lock guard",
         `a claim waited ${Math.round(waited)} ms for a 600 ms holder; against a 30 s holder: ${refusal ? `refused after ${Math.round(gaveUp)} ms` : "stood"}`,
@@ -752,19 +756,9 @@ describe("the lock guard", () => {
       assert.equal(existsSync(join(dir, "run.lock")), false, "a claim that refuses for the guard made nothing");
       // An asleep holder (`flock turns sleep 30`) does not move: the wait
       // ends at its second look, about 2.5 s, naming it so (#64).
-      child = await holder(dir, 30);
-      t = performance.now();
-      refusal = undefined;
-      try {
-        M.writePid(dir, process.pid);
-      } catch (e) {
-        refusal = e;
-      }
-      const asleep = performance.now() - t;
-      process.kill(-child.pid, "SIGKILL");
-      await new Promise((r) => child.on("close", r));
-      figure("the lock guard", `against an asleep holder: ${refusal ? `refused after ${Math.round(asleep)} ms` : "stood"}`);
-      assert.match(refusal?.message ?? "", /pid \d+ \(asleep, no CPU time between two looks: .*\), which holds the journal's lock guard/);
+      const { refusal: still, ms: asleep } = await claimAgainst(dir, await holder(dir, 30));
+      figure("the lock guard", `against an asleep holder: ${still ? `refused after ${Math.round(asleep)} ms` : "stood"}`);
+      assert.match(still?.message ?? "", /pid \d+ \(asleep, no CPU time between two looks: .*\), which holds the journal's lock guard/);
       assert.ok(asleep < 5_000, `${asleep} ms`);
     },
   );
